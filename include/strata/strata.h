@@ -1,0 +1,168 @@
+#pragma once
+// libstrata: a bitemporal memory store for AI agents, in one SQLite file.
+//
+// Open a Store, then remember, recall and read memories on two time axes: valid time (when
+// a fact is true in the world) and transaction time (when the store believed it). Times are
+// unix milliseconds. Every fallible call returns absl::Status / absl::StatusOr:
+// InvalidArgument for bad input, NotFound, Unavailable (the file is locked or unreadable),
+// DataLoss (a corrupt file or one written by a newer strata), Internal (a bug).
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace strata {
+
+class Clock;
+
+inline constexpr char kVersion[] = "0.1.0";
+
+enum class Durability {
+  kNormal,  // An acknowledged write survives a crash of the process.
+  kFull,    // It also survives power loss (fsync on every commit).
+};
+
+struct StoreOptions {
+  std::string path;  // The SQLite file; created when absent.
+  Durability durability = Durability::kNormal;
+  const Clock* clock = nullptr;  // Not owned; outlives the Store. Null: the system clock.
+};
+
+// Who a memory is. `workspace` "" is the global workspace.
+struct Identity {
+  std::string category;
+  std::string key;
+  std::string workspace;
+};
+
+// One version of a memory.
+struct Version {
+  int64_t memory_id = 0;  // Stable id of the identity.
+  Identity identity;
+  int64_t version = 0;  // 1 for the first version, then 2, 3, ...
+  std::string body_json;  // As the caller gave it.
+  std::string type;
+  std::vector<std::string> tags;
+  std::optional<std::string> source;
+  std::optional<double> importance;
+  int64_t valid_from_unix_ms = 0;
+  std::optional<int64_t> valid_to_unix_ms;  // Open when absent.
+  int64_t recorded_at_unix_ms = 0;
+  std::optional<int64_t> superseded_at_unix_ms;  // Open (still believed) when absent.
+};
+
+struct WriteRequest {
+  Identity identity;
+  std::string body_json;  // A JSON text (object, string, ...).
+  std::string type = "insight";
+  std::vector<std::string> tags;
+  std::optional<std::string> source;
+  std::optional<double> importance;
+  std::optional<int64_t> valid_from_unix_ms;  // Default: the recorded time.
+  std::optional<int64_t> valid_to_unix_ms;    // Default: open.
+};
+
+enum class WriteAction { kCreated, kUpdated, kUnchanged };
+const char* WriteActionName(WriteAction action);
+
+struct WriteResult {
+  WriteAction action = WriteAction::kCreated;
+  Version version;  // The current version after the write.
+};
+
+struct RecallFilters {
+  std::optional<std::string> category;
+  std::optional<std::string> type;
+  std::optional<std::string> workspace;  // Absent: every workspace.
+  std::vector<std::string> tags;         // A memory must carry every one of them.
+};
+
+struct RecallRequest {
+  std::string query;  // Free text; never interpreted as query syntax.
+  std::string mode = "auto";  // "auto" or "fts5" (dense and hybrid arrive with embeddings).
+  int limit = 10;
+  int offset = 0;
+  RecallFilters filters;
+  std::optional<int64_t> as_of_unix_ms;   // Search what was believed then.
+  std::optional<int64_t> valid_at_unix_ms;  // ... and true at this instant.
+};
+
+struct RecallItem {
+  Version version;
+  double score = 0;  // Higher is better.
+  std::optional<int> fts5_rank;  // 1-based rank in the keyword arm.
+};
+
+struct RecallResult {
+  std::vector<RecallItem> items;
+  std::string mode;  // The mode that ran.
+};
+
+struct HistoryPage {
+  std::vector<Version> versions;  // Newest recorded first.
+  int64_t total = 0;
+  std::vector<int64_t> retracted_at_unix_ms;  // Forget events, oldest first.
+};
+
+struct Stats {
+  int64_t total_memories = 0;   // Identities ever stored and not purged.
+  int64_t active_memories = 0;  // Identities with a current (not forgotten) version.
+  int64_t versions = 0;
+  std::map<std::string, int64_t> active_by_category;
+  int64_t db_file_bytes = 0;
+  int64_t wal_file_bytes = 0;
+  int schema_version = 0;
+  Durability durability = Durability::kNormal;
+  std::string path;
+};
+
+// Thread safety: a Store is used by one thread at a time.
+class Store {
+ public:
+  // Opens or creates the store at options.path, migrating its schema forward. A file from a
+  // newer strata is refused with DataLoss and left untouched.
+  static absl::StatusOr<std::unique_ptr<Store>> Open(const StoreOptions& options);
+  virtual ~Store() = default;
+
+  // Writes a version unless the body and valid bounds are unchanged. Errors: InvalidArgument
+  // (empty category/key, body not JSON, valid_to <= valid_from).
+  virtual absl::StatusOr<WriteResult> Remember(const WriteRequest& request) = 0;
+  // Writes many in one transaction; each item succeeds or fails alone.
+  virtual absl::StatusOr<std::vector<absl::StatusOr<WriteResult>>> RememberBatch(
+      const std::vector<WriteRequest>& requests) = 0;
+
+  virtual absl::StatusOr<RecallResult> Recall(const RecallRequest& request) = 0;
+
+  // The current version. NotFound when absent or forgotten.
+  virtual absl::StatusOr<Version> Get(const Identity& identity) = 0;
+  virtual absl::StatusOr<Version> GetById(int64_t memory_id) = 0;
+  // Every version, newest recorded first. NotFound when the identity never existed.
+  virtual absl::StatusOr<HistoryPage> History(const Identity& identity, int limit,
+                                              int offset) = 0;
+
+  // What was believed at `tx`. nullopt when nothing was.
+  virtual absl::StatusOr<std::optional<Version>> AsOf(const Identity& identity,
+                                                      int64_t tx_unix_ms) = 0;
+  // What, as believed at `tx`, was true at `valid`.
+  virtual absl::StatusOr<std::optional<Version>> Bitemporal(const Identity& identity,
+                                                            int64_t tx_unix_ms,
+                                                            int64_t valid_unix_ms) = 0;
+  // Bitemporal(now, valid).
+  virtual absl::StatusOr<std::optional<Version>> ValidAt(const Identity& identity,
+                                                         int64_t valid_unix_ms) = 0;
+
+  // Ends belief in the current version now; history is kept. False when nothing was current.
+  virtual absl::StatusOr<bool> Forget(const Identity& identity, const std::string& reason) = 0;
+  // Erases every version and index entry of the identity. Returns the versions erased.
+  virtual absl::StatusOr<int64_t> Purge(const Identity& identity) = 0;
+
+  virtual absl::StatusOr<Stats> GetStats() = 0;
+};
+
+}  // namespace strata

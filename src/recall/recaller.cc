@@ -1,0 +1,160 @@
+#include "recall/recaller.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "temporal/timeline.h"
+#include "temporal/version_table.h"
+#include "text/fts_index.h"
+#include "text/fts_query.h"
+#include "util/status_macros.h"
+#include "util/sv.h"
+
+namespace strata::recall {
+namespace {
+
+// Builds the candidate query: the keyword match (or every version when there are no terms),
+// the temporal scope, and the filters, best first. Parameters are bound by name.
+std::string CandidateSql(bool keyword, const RecallRequest& request, bool walk_needed) {
+  std::string sql;
+  if (keyword) {
+    absl::StrAppend(&sql, "SELECT v.id, -bm25(fts, ", text::kTextWeight, ", ", text::kKeyWeight,
+                    ", ", text::kCategoryWeight,
+                    ") AS score FROM fts JOIN versions v ON v.id = fts.rowid "
+                    "JOIN memories m ON m.id = v.memory_id WHERE fts MATCH :match");
+  } else {
+    absl::StrAppend(&sql,
+                    "SELECT v.id, 0.0 AS score FROM versions v "
+                    "JOIN memories m ON m.id = v.memory_id WHERE 1");
+  }
+  if (walk_needed) {
+    // Necessary conditions for the bitemporal winner; the walk decides.
+    absl::StrAppend(&sql,
+                    " AND v.recorded_at_unix_ms <= :tx AND v.valid_from_unix_ms <= :valid"
+                    " AND (v.valid_to_unix_ms IS NULL OR v.valid_to_unix_ms > :valid)");
+  } else if (request.as_of_unix_ms) {
+    absl::StrAppend(&sql,
+                    " AND v.recorded_at_unix_ms <= :tx AND (v.superseded_at_unix_ms IS NULL "
+                    "OR v.superseded_at_unix_ms > :tx)");
+  } else {
+    absl::StrAppend(&sql, " AND v.superseded_at_unix_ms IS NULL");
+  }
+  const RecallFilters& f = request.filters;
+  if (f.category) absl::StrAppend(&sql, " AND m.category = :category");
+  if (f.workspace) absl::StrAppend(&sql, " AND m.workspace = :workspace");
+  if (f.type) absl::StrAppend(&sql, " AND v.type = :type");
+  for (size_t i = 0; i < f.tags.size(); ++i) {
+    absl::StrAppend(&sql, " AND EXISTS (SELECT 1 FROM json_each(v.tags_json) WHERE value = :tag",
+                    i, ")");
+  }
+  absl::StrAppend(&sql, keyword ? " ORDER BY score DESC, v.id"
+                                : " ORDER BY v.recorded_at_unix_ms DESC, v.id DESC");
+  // Without the walk every row is a result, so SQL can page.
+  if (!walk_needed) absl::StrAppend(&sql, " LIMIT :limit OFFSET :offset");
+  return sql;
+}
+
+absl::Status ValidateRequest(const RecallRequest& request) {
+  if (request.limit < 1 || request.limit > kMaxLimit) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("limit: must be between 1 and ", kMaxLimit, ", got ", request.limit));
+  }
+  if (request.offset < 0 || request.offset > kMaxOffset) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("offset: must be between 0 and ", kMaxOffset, ", got ", request.offset));
+  }
+  if (request.filters.tags.size() > 16) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "tags: at most 16 tags may be used as a filter, got ", request.filters.tags.size()));
+  }
+  if (request.mode == "auto" || request.mode == "fts5") return absl::OkStatus();
+  if (request.mode == "dense" || request.mode == "hybrid") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("mode: \"", request.mode,
+                     "\" needs embeddings, which this build of strata does not have yet; use "
+                     "\"fts5\" or leave mode out"));
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "mode: must be one of \"auto\", \"fts5\", got \"", request.mode.substr(0, 40), "\""));
+}
+
+}  // namespace
+
+absl::StatusOr<RecallResult> Recaller::Recall(const RecallRequest& request) {
+  RETURN_IF_ERROR(ValidateRequest(request));
+  const std::vector<std::string> terms = text::QueryTerms(request.query);
+  const bool keyword = !terms.empty();
+  const bool walk_needed = request.valid_at_unix_ms.has_value();
+  const int64_t tx = request.as_of_unix_ms.value_or(clock_->NowUnixMs());
+
+  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare(CandidateSql(keyword, request, walk_needed)));
+  auto bind = [&s](const char* name, auto value) {
+    if (const int index = s.ParameterIndex(name); index > 0) s.Bind(index, value);
+  };
+  if (keyword) bind(":match", std::string_view(text::MatchExpression(terms)));
+  bind(":tx", tx);
+  if (walk_needed) bind(":valid", *request.valid_at_unix_ms);
+  const RecallFilters& f = request.filters;
+  if (f.category) bind(":category", std::string_view(*f.category));
+  if (f.workspace) bind(":workspace", std::string_view(*f.workspace));
+  if (f.type) bind(":type", std::string_view(*f.type));
+  for (size_t i = 0; i < f.tags.size(); ++i) {
+    bind(absl::StrCat(":tag", i).c_str(), std::string_view(f.tags[i]));
+  }
+  bind(":limit", int64_t{request.limit});
+  bind(":offset", int64_t{request.offset});
+
+  struct Candidate {
+    int64_t version_id;
+    double score;
+  };
+  std::vector<Candidate> hits;
+  temporal::VersionTable table(db_);
+  // For the walk: each identity's winner at (tx, valid), computed once.
+  absl::flat_hash_map<int64_t, std::optional<int64_t>> winner_by_memory;
+  int skipped = 0;
+  while (static_cast<int>(hits.size()) < request.limit) {
+    ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) break;
+    const Candidate c{.version_id = s.Int(0), .score = s.Double(1)};
+    if (walk_needed) {
+      // Load outside the statement's row: VersionTable uses other statements only.
+      ASSIGN_OR_RETURN(temporal::VersionRow candidate, table.LoadVersion(c.version_id));
+      const int64_t memory_id = candidate.version.memory_id;
+      auto it = winner_by_memory.find(memory_id);
+      if (it == winner_by_memory.end()) {
+        ASSIGN_OR_RETURN(std::vector<temporal::VersionRow> rows, table.LoadVersions(memory_id));
+        ASSIGN_OR_RETURN(std::vector<int64_t> retractions, table.LoadRetractions(memory_id));
+        std::vector<temporal::VersionTimes> times;
+        times.reserve(rows.size());
+        for (const auto& r : rows) times.push_back(r.Times());
+        std::optional<int64_t> winner;
+        if (auto i = temporal::TrueAt(times, retractions, tx, *request.valid_at_unix_ms)) {
+          winner = rows[*i].version_id;
+        }
+        it = winner_by_memory.emplace(memory_id, winner).first;
+      }
+      if (it->second != c.version_id) continue;
+      if (skipped < request.offset) {
+        ++skipped;
+        continue;
+      }
+    }
+    hits.push_back(c);
+  }
+
+  RecallResult result{.mode = "fts5"};
+  result.items.reserve(hits.size());
+  for (size_t i = 0; i < hits.size(); ++i) {
+    ASSIGN_OR_RETURN(temporal::VersionRow row, table.LoadVersion(hits[i].version_id));
+    RecallItem item{.version = std::move(row.version), .score = hits[i].score};
+    if (keyword) item.fts5_rank = request.offset + static_cast<int>(i) + 1;
+    result.items.push_back(std::move(item));
+  }
+  return result;
+}
+
+}  // namespace strata::recall

@@ -1,0 +1,173 @@
+#include "store/db.h"
+
+#include <sqlite3.h>
+
+#include "absl/strings/str_cat.h"
+#include "util/sv.h"
+
+namespace strata::store {
+
+Stmt::~Stmt() {
+  if (stmt_ != nullptr) {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
+}
+
+Stmt& Stmt::Bind(int index, int64_t value) {
+  sqlite3_bind_int64(stmt_, index, value);
+  return *this;
+}
+Stmt& Stmt::Bind(int index, std::string_view value) {
+  sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()),
+                    SQLITE_TRANSIENT);
+  return *this;
+}
+Stmt& Stmt::Bind(int index, double value) {
+  sqlite3_bind_double(stmt_, index, value);
+  return *this;
+}
+Stmt& Stmt::Bind(int index, std::optional<int64_t> value) {
+  return value ? Bind(index, *value) : BindNull(index);
+}
+Stmt& Stmt::BindNull(int index) {
+  sqlite3_bind_null(stmt_, index);
+  return *this;
+}
+
+int Stmt::ParameterIndex(const char* name) const {
+  return sqlite3_bind_parameter_index(stmt_, name);
+}
+
+absl::StatusOr<bool> Stmt::Step() {
+  const int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  return db_->ErrorStatus(rc, sqlite3_sql(stmt_));
+}
+
+absl::Status Stmt::Run() {
+  while (true) {
+    auto row = Step();
+    if (!row.ok()) return row.status();
+    if (!*row) return absl::OkStatus();
+  }
+}
+
+bool Stmt::IsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+int64_t Stmt::Int(int col) const { return sqlite3_column_int64(stmt_, col); }
+double Stmt::Double(int col) const { return sqlite3_column_double(stmt_, col); }
+std::string_view Stmt::Text(int col) const {
+  const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, col));
+  if (p == nullptr) return {};
+  return {p, static_cast<size_t>(sqlite3_column_bytes(stmt_, col))};
+}
+std::optional<int64_t> Stmt::OptInt(int col) const {
+  if (IsNull(col)) return std::nullopt;
+  return Int(col);
+}
+
+absl::StatusOr<std::unique_ptr<Db>> Db::Open(const std::string& path, const DbOptions& options) {
+  sqlite3* handle = nullptr;
+  const int flags = (options.read_only ? SQLITE_OPEN_READONLY
+                                       : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
+                    SQLITE_OPEN_NOMUTEX;
+  const int rc = sqlite3_open_v2(path.c_str(), &handle, flags, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string message = handle ? sqlite3_errmsg(handle) : sqlite3_errstr(rc);
+    sqlite3_close_v2(handle);
+    return absl::UnavailableError(absl::StrCat("cannot open database ", path, ": ", message));
+  }
+  sqlite3_extended_result_codes(handle, 1);
+  sqlite3_busy_timeout(handle, options.busy_timeout_ms);
+  auto db = std::unique_ptr<Db>(new Db(handle, path));
+  // journal_mode=WAL reads the header, so a file that is not a database fails here.
+  std::string pragmas = absl::StrCat(
+      options.read_only ? "" : "PRAGMA journal_mode=WAL;",
+      "PRAGMA synchronous=", options.durability == Durability::kFull ? "FULL" : "NORMAL", ";",
+      "PRAGMA foreign_keys=ON;"
+      "PRAGMA temp_store=MEMORY;"
+      "PRAGMA cache_size=-65536;");
+  if (absl::Status s = db->Exec(pragmas); !s.ok()) return s;
+  return db;
+}
+
+Db::~Db() {
+  for (auto& [sql, stmt] : cache_) sqlite3_finalize(stmt);
+  sqlite3_close_v2(handle_);
+}
+
+absl::Status Db::Exec(std::string_view sql) {
+  char* error = nullptr;
+  const std::string text(sql);
+  const int rc = sqlite3_exec(handle_, text.c_str(), nullptr, nullptr, &error);
+  if (rc == SQLITE_OK) return absl::OkStatus();
+  std::string message = error ? error : sqlite3_errstr(rc);
+  sqlite3_free(error);
+  absl::Status status = ErrorStatus(rc, sql.substr(0, 80));
+  return absl::Status(status.code(), absl::StrCat(message, " (in: ", ToAbsl(sql.substr(0, 80)), ")"));
+}
+
+absl::StatusOr<Stmt> Db::Prepare(std::string_view sql) {
+  auto it = cache_.find(ToAbsl(sql));
+  if (it == cache_.end()) {
+    sqlite3_stmt* stmt = nullptr;
+    const int rc = sqlite3_prepare_v3(handle_, sql.data(), static_cast<int>(sql.size()),
+                                      SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
+    if (rc != SQLITE_OK) return ErrorStatus(rc, sql);
+    it = cache_.emplace(std::string(sql), stmt).first;
+  }
+  return Stmt(it->second, this);
+}
+
+int64_t Db::LastInsertRowId() const { return sqlite3_last_insert_rowid(handle_); }
+int64_t Db::Changes() const { return sqlite3_changes64(handle_); }
+
+absl::Status Db::ErrorStatus(int rc, std::string_view context) const {
+  std::string message =
+      absl::StrCat("sqlite: ", sqlite3_errmsg(handle_), " [", rc, "] in: ", ToAbsl(context.substr(0, 120)));
+  switch (rc & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return absl::UnavailableError(
+          absl::StrCat("the database is busy (another process holds its lock); ", message));
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+      return absl::DataLossError(message);
+    case SQLITE_READONLY:
+    case SQLITE_CANTOPEN:
+    case SQLITE_FULL:
+    case SQLITE_IOERR:
+      return absl::UnavailableError(message);
+    case SQLITE_CONSTRAINT:
+      return absl::FailedPreconditionError(message);
+    default:
+      return absl::InternalError(message);
+  }
+}
+
+absl::StatusOr<Transaction> Transaction::Begin(Db& db) {
+  if (absl::Status s = db.Exec("BEGIN IMMEDIATE"); !s.ok()) return s;
+  return Transaction(&db);
+}
+
+Transaction::~Transaction() {
+  if (db_ != nullptr) db_->Exec("ROLLBACK").IgnoreError();
+}
+
+absl::Status Transaction::Commit() {
+  Db* db = db_;
+  absl::Status s = db->Exec("COMMIT");
+  if (s.ok()) db_ = nullptr;
+  return s;
+}
+
+absl::Status Transaction::Savepoint() { return db_->Exec("SAVEPOINT item"); }
+absl::Status Transaction::RollbackToSavepoint() {
+  absl::Status s = db_->Exec("ROLLBACK TO item");
+  if (!s.ok()) return s;
+  return db_->Exec("RELEASE item");
+}
+absl::Status Transaction::ReleaseSavepoint() { return db_->Exec("RELEASE item"); }
+
+}  // namespace strata::store

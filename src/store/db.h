@@ -1,0 +1,121 @@
+#pragma once
+// The SQLite handle: opening with our pragmas, cached prepared statements, transactions.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace strata::store {
+
+enum class Durability {
+  kNormal,  // WAL + synchronous=NORMAL: an acknowledged write survives a process crash.
+  kFull,    // WAL + synchronous=FULL: it also survives power loss.
+};
+
+struct DbOptions {
+  Durability durability = Durability::kNormal;
+  bool read_only = false;
+  // How long a write waits for another process's lock before failing with Unavailable.
+  int busy_timeout_ms = 5000;
+};
+
+class Db;
+
+// A borrowed, cached prepared statement. Binds, steps and reads columns; resets itself
+// (releasing any read snapshot) when destroyed. Column and parameter indexes: Bind is
+// 1-based like SQLite, Column* are 0-based.
+// Thread safety: none; used by the thread that owns the Db.
+class Stmt {
+ public:
+  Stmt(Stmt&& other) noexcept : stmt_(other.stmt_), db_(other.db_) { other.stmt_ = nullptr; }
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+  ~Stmt();
+
+  Stmt& Bind(int index, int64_t value);
+  Stmt& Bind(int index, std::string_view value);
+  Stmt& Bind(int index, double value);
+  Stmt& Bind(int index, std::optional<int64_t> value);
+  Stmt& BindNull(int index);
+  // 1-based index of the named parameter (":name"), or 0 when the statement has none.
+  int ParameterIndex(const char* name) const;
+
+  // Advances: true when a row is available, false when done.
+  absl::StatusOr<bool> Step();
+  // Steps until done (for statements that return no rows).
+  absl::Status Run();
+
+  bool IsNull(int col) const;
+  int64_t Int(int col) const;
+  double Double(int col) const;
+  std::string_view Text(int col) const;
+  std::optional<int64_t> OptInt(int col) const;
+
+ private:
+  friend class Db;
+  Stmt(sqlite3_stmt* stmt, Db* db) : stmt_(stmt), db_(db) {}
+  sqlite3_stmt* stmt_;  // Not owned: the Db's cache owns it.
+  Db* db_;              // Not owned; outlives this.
+};
+
+// One SQLite connection.
+// Thread safety: none; one thread uses a Db at a time (SQLite's "one connection per thread").
+class Db {
+ public:
+  // Opens (creating if absent, unless read_only) the database at `path` with WAL journaling.
+  // Errors: Unavailable (cannot open), DataLoss (not a database).
+  static absl::StatusOr<std::unique_ptr<Db>> Open(const std::string& path,
+                                                  const DbOptions& options);
+  ~Db();
+
+  // Executes one or more statements without results.
+  absl::Status Exec(std::string_view sql);
+  // Returns the cached statement for `sql`, compiling it on first use.
+  absl::StatusOr<Stmt> Prepare(std::string_view sql);
+
+  int64_t LastInsertRowId() const;
+  int64_t Changes() const;
+  const std::string& path() const { return path_; }
+
+  // Maps the connection's last error (after result code `rc`) to a Status.
+  absl::Status ErrorStatus(int rc, std::string_view context) const;
+
+ private:
+  Db(sqlite3* handle, std::string path) : handle_(handle), path_(std::move(path)) {}
+
+  sqlite3* handle_;  // Owned.
+  std::string path_;
+  absl::flat_hash_map<std::string, sqlite3_stmt*> cache_;  // Owned statements.
+};
+
+// A write transaction (BEGIN IMMEDIATE) that rolls back unless committed.
+// Thread safety: as its Db.
+class Transaction {
+ public:
+  static absl::StatusOr<Transaction> Begin(Db& db);
+  Transaction(Transaction&& other) noexcept : db_(other.db_) { other.db_ = nullptr; }
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+  ~Transaction();
+
+  absl::Status Commit();
+  // Undoes the writes since `Savepoint()`; used so one bad item fails only itself.
+  absl::Status Savepoint();
+  absl::Status RollbackToSavepoint();
+  absl::Status ReleaseSavepoint();
+
+ private:
+  explicit Transaction(Db* db) : db_(db) {}
+  Db* db_;  // Not owned; null once committed or moved from.
+};
+
+}  // namespace strata::store

@@ -1,0 +1,94 @@
+#include "store/schema.h"
+
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "util/status_macros.h"
+
+namespace strata::store {
+namespace {
+
+// Append only: a released migration is never edited, a change is a new entry.
+const std::vector<const char*>& Migrations() {
+  static const auto* const kMigrations = new std::vector<const char*>{
+      // 1: identities, versions on two time axes, retractions, keyword index.
+      R"sql(
+CREATE TABLE memories (
+  id INTEGER PRIMARY KEY,
+  category TEXT NOT NULL,
+  key TEXT NOT NULL,
+  workspace TEXT NOT NULL DEFAULT '',
+  created_at_unix_ms INTEGER NOT NULL,
+  -- The latest recorded_at or retraction of this identity; the next event must be later.
+  last_event_at_unix_ms INTEGER NOT NULL,
+  -- NULL while the identity is retracted (forgotten).
+  current_version_id INTEGER,
+  version_count INTEGER NOT NULL DEFAULT 0,
+  UNIQUE (category, key, workspace)
+);
+CREATE TABLE versions (
+  id INTEGER PRIMARY KEY,
+  memory_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+  version INTEGER NOT NULL,
+  body_json TEXT NOT NULL,
+  -- FNV-1a 64 of the body in normal form (compact JSON); detects unchanged rewrites.
+  body_hash INTEGER NOT NULL,
+  type TEXT NOT NULL,
+  tags_json TEXT NOT NULL DEFAULT '[]',
+  source TEXT,
+  importance REAL,
+  valid_from_unix_ms INTEGER NOT NULL,
+  valid_to_unix_ms INTEGER,
+  recorded_at_unix_ms INTEGER NOT NULL,
+  superseded_at_unix_ms INTEGER,
+  UNIQUE (memory_id, version)
+);
+CREATE TABLE retractions (
+  memory_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+  retracted_at_unix_ms INTEGER NOT NULL,
+  reason TEXT,
+  PRIMARY KEY (memory_id, retracted_at_unix_ms)
+) WITHOUT ROWID;
+-- Contentless: the text lives in versions.body_json; rowid = versions.id.
+CREATE VIRTUAL TABLE fts USING fts5(
+  text, key, category,
+  content = '',
+  tokenize = 'porter unicode61 remove_diacritics 2'
+);
+)sql",
+  };
+  return *kMigrations;
+}
+
+}  // namespace
+
+int LatestSchemaVersion() { return static_cast<int>(Migrations().size()); }
+
+absl::StatusOr<int> SchemaVersion(Db& db) {
+  ASSIGN_OR_RETURN(Stmt stmt, db.Prepare("PRAGMA user_version"));
+  ASSIGN_OR_RETURN(bool row, stmt.Step());
+  if (!row) return absl::InternalError("PRAGMA user_version returned no row");
+  return static_cast<int>(stmt.Int(0));
+}
+
+absl::Status Migrate(Db& db) {
+  ASSIGN_OR_RETURN(const int current, SchemaVersion(db));
+  const int latest = LatestSchemaVersion();
+  if (current > latest) {
+    return absl::DataLossError(absl::StrCat(
+        db.path(), " was written by a newer strata (schema version ", current,
+        "; this build understands up to ", latest, "); upgrade strata to open it"));
+  }
+  for (int v = current; v < latest; ++v) {
+    ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db));
+    // Another process may have migrated while we waited for the lock.
+    ASSIGN_OR_RETURN(const int now, SchemaVersion(db));
+    if (now > v) continue;
+    RETURN_IF_ERROR(db.Exec(Migrations()[v]));
+    RETURN_IF_ERROR(db.Exec(absl::StrCat("PRAGMA user_version = ", v + 1)));
+    RETURN_IF_ERROR(txn.Commit());
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace strata::store

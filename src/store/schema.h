@@ -1,0 +1,20 @@
+#pragma once
+// The schema as numbered migrations, tracked in PRAGMA user_version.
+
+#include "absl/status/status.h"
+#include "store/db.h"
+
+namespace strata::store {
+
+// The schema version this build writes.
+int LatestSchemaVersion();
+
+// Applies every migration newer than the file's user_version, each in its own transaction.
+// A file whose user_version is newer than LatestSchemaVersion() is refused with DataLoss and
+// not modified.
+absl::Status Migrate(Db& db);
+
+// The file's PRAGMA user_version.
+absl::StatusOr<int> SchemaVersion(Db& db);
+
+}  // namespace strata::store

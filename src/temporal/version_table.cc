@@ -1,0 +1,210 @@
+#include "temporal/version_table.h"
+
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "util/status_macros.h"
+
+namespace strata::temporal {
+namespace {
+
+constexpr char kVersionColumns[] =
+    "v.id, v.memory_id, v.version, v.body_json, v.body_hash, v.type, v.tags_json, v.source, "
+    "v.importance, v.valid_from_unix_ms, v.valid_to_unix_ms, v.recorded_at_unix_ms, "
+    "v.superseded_at_unix_ms, m.category, m.key, m.workspace";
+
+VersionRow ReadVersion(const store::Stmt& s) {
+  VersionRow row;
+  row.version_id = s.Int(0);
+  row.body_hash = static_cast<uint64_t>(s.Int(4));
+  Version& v = row.version;
+  v.memory_id = s.Int(1);
+  v.version = s.Int(2);
+  v.body_json = std::string(s.Text(3));
+  v.type = std::string(s.Text(5));
+  v.tags = ParseTags(s.Text(6));
+  if (!s.IsNull(7)) v.source = std::string(s.Text(7));
+  if (!s.IsNull(8)) v.importance = s.Double(8);
+  v.valid_from_unix_ms = s.Int(9);
+  v.valid_to_unix_ms = s.OptInt(10);
+  v.recorded_at_unix_ms = s.Int(11);
+  v.superseded_at_unix_ms = s.OptInt(12);
+  v.identity = {.category = std::string(s.Text(13)),
+                .key = std::string(s.Text(14)),
+                .workspace = std::string(s.Text(15))};
+  return row;
+}
+
+IdentityRow ReadIdentity(const store::Stmt& s) {
+  return {.memory_id = s.Int(0),
+          .identity = {.category = std::string(s.Text(1)),
+                       .key = std::string(s.Text(2)),
+                       .workspace = std::string(s.Text(3))},
+          .last_event_at_unix_ms = s.Int(4),
+          .current_version_id = s.OptInt(5),
+          .version_count = s.Int(6)};
+}
+
+constexpr char kIdentityColumns[] =
+    "id, category, key, workspace, last_event_at_unix_ms, current_version_id, version_count";
+
+}  // namespace
+
+VersionTimes VersionRow::Times() const {
+  return {.valid_from_unix_ms = version.valid_from_unix_ms,
+          .valid_to_unix_ms = version.valid_to_unix_ms,
+          .recorded_at_unix_ms = version.recorded_at_unix_ms,
+          .superseded_at_unix_ms = version.superseded_at_unix_ms};
+}
+
+absl::StatusOr<std::optional<IdentityRow>> VersionTable::FindIdentity(const Identity& identity) {
+  static const std::string sql = absl::StrCat("SELECT ", kIdentityColumns,
+                                              " FROM memories WHERE category = ?1 AND key = ?2 "
+                                              "AND workspace = ?3");
+  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare(sql));
+  s.Bind(1, identity.category).Bind(2, identity.key).Bind(3, identity.workspace);
+  ASSIGN_OR_RETURN(bool row, s.Step());
+  if (!row) return std::nullopt;
+  return ReadIdentity(s);
+}
+
+absl::StatusOr<std::optional<IdentityRow>> VersionTable::FindIdentityById(int64_t memory_id) {
+  static const std::string sql =
+      absl::StrCat("SELECT ", kIdentityColumns, " FROM memories WHERE id = ?1");
+  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare(sql));
+  s.Bind(1, memory_id);
+  ASSIGN_OR_RETURN(bool row, s.Step());
+  if (!row) return std::nullopt;
+  return ReadIdentity(s);
+}
+
+absl::StatusOr<int64_t> VersionTable::InsertIdentity(const Identity& identity,
+                                                     int64_t now_unix_ms) {
+  ASSIGN_OR_RETURN(store::Stmt s,
+                   db_->Prepare("INSERT INTO memories (category, key, workspace, "
+                                "created_at_unix_ms, last_event_at_unix_ms) "
+                                "VALUES (?1, ?2, ?3, ?4, ?5)"));
+  // last_event starts before now so that the first version may be recorded at now.
+  s.Bind(1, identity.category).Bind(2, identity.key).Bind(3, identity.workspace);
+  s.Bind(4, now_unix_ms).Bind(5, now_unix_ms - 1);
+  RETURN_IF_ERROR(s.Run());
+  return db_->LastInsertRowId();
+}
+
+absl::StatusOr<VersionRow> VersionTable::LoadVersion(int64_t version_id) {
+  static const std::string sql =
+      absl::StrCat("SELECT ", kVersionColumns,
+                   " FROM versions v JOIN memories m ON m.id = v.memory_id WHERE v.id = ?1");
+  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare(sql));
+  s.Bind(1, version_id);
+  ASSIGN_OR_RETURN(bool row, s.Step());
+  if (!row) return absl::NotFoundError(absl::StrCat("no version with id ", version_id));
+  return ReadVersion(s);
+}
+
+absl::StatusOr<std::vector<VersionRow>> VersionTable::LoadVersions(int64_t memory_id) {
+  static const std::string sql =
+      absl::StrCat("SELECT ", kVersionColumns,
+                   " FROM versions v JOIN memories m ON m.id = v.memory_id "
+                   "WHERE v.memory_id = ?1 ORDER BY v.version");
+  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare(sql));
+  s.Bind(1, memory_id);
+  std::vector<VersionRow> rows;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) break;
+    rows.push_back(ReadVersion(s));
+  }
+  return rows;
+}
+
+absl::StatusOr<std::vector<int64_t>> VersionTable::LoadRetractions(int64_t memory_id) {
+  ASSIGN_OR_RETURN(store::Stmt s,
+                   db_->Prepare("SELECT retracted_at_unix_ms FROM retractions "
+                                "WHERE memory_id = ?1 ORDER BY retracted_at_unix_ms"));
+  s.Bind(1, memory_id);
+  std::vector<int64_t> out;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) break;
+    out.push_back(s.Int(0));
+  }
+  return out;
+}
+
+absl::Status VersionTable::AppendVersion(const IdentityRow& identity, VersionRow& row) {
+  Version& v = row.version;
+  if (identity.current_version_id) {
+    ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare("UPDATE versions SET superseded_at_unix_ms = ?1 "
+                                                 "WHERE id = ?2"));
+    s.Bind(1, v.recorded_at_unix_ms).Bind(2, *identity.current_version_id);
+    RETURN_IF_ERROR(s.Run());
+  }
+  v.memory_id = identity.memory_id;
+  v.version = identity.version_count + 1;
+  {
+    ASSIGN_OR_RETURN(
+        store::Stmt s,
+        db_->Prepare("INSERT INTO versions (memory_id, version, body_json, body_hash, type, "
+                     "tags_json, source, importance, valid_from_unix_ms, valid_to_unix_ms, "
+                     "recorded_at_unix_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"));
+    s.Bind(1, v.memory_id).Bind(2, v.version).Bind(3, v.body_json);
+    s.Bind(4, static_cast<int64_t>(row.body_hash)).Bind(5, v.type).Bind(6, TagsToJson(v.tags));
+    if (v.source) s.Bind(7, *v.source); else s.BindNull(7);
+    if (v.importance) s.Bind(8, *v.importance); else s.BindNull(8);
+    s.Bind(9, v.valid_from_unix_ms).Bind(10, v.valid_to_unix_ms).Bind(11, v.recorded_at_unix_ms);
+    RETURN_IF_ERROR(s.Run());
+  }
+  row.version_id = db_->LastInsertRowId();
+  ASSIGN_OR_RETURN(store::Stmt s,
+                   db_->Prepare("UPDATE memories SET current_version_id = ?1, version_count = ?2, "
+                                "last_event_at_unix_ms = ?3 WHERE id = ?4"));
+  s.Bind(1, row.version_id).Bind(2, v.version).Bind(3, v.recorded_at_unix_ms);
+  s.Bind(4, identity.memory_id);
+  return s.Run();
+}
+
+absl::Status VersionTable::Retract(const IdentityRow& identity, int64_t at_unix_ms,
+                                   const std::string& reason) {
+  if (identity.current_version_id) {
+    ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare("UPDATE versions SET superseded_at_unix_ms = ?1 "
+                                                 "WHERE id = ?2"));
+    s.Bind(1, at_unix_ms).Bind(2, *identity.current_version_id);
+    RETURN_IF_ERROR(s.Run());
+  }
+  {
+    ASSIGN_OR_RETURN(store::Stmt s,
+                     db_->Prepare("INSERT INTO retractions (memory_id, retracted_at_unix_ms, "
+                                  "reason) VALUES (?1, ?2, ?3)"));
+    s.Bind(1, identity.memory_id).Bind(2, at_unix_ms);
+    if (reason.empty()) s.BindNull(3); else s.Bind(3, reason);
+    RETURN_IF_ERROR(s.Run());
+  }
+  ASSIGN_OR_RETURN(store::Stmt s,
+                   db_->Prepare("UPDATE memories SET current_version_id = NULL, "
+                                "last_event_at_unix_ms = ?1 WHERE id = ?2"));
+  s.Bind(1, at_unix_ms).Bind(2, identity.memory_id);
+  return s.Run();
+}
+
+absl::Status VersionTable::DeleteIdentity(int64_t memory_id) {
+  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare("DELETE FROM memories WHERE id = ?1"));
+  s.Bind(1, memory_id);
+  return s.Run();
+}
+
+std::vector<std::string> ParseTags(std::string_view tags_json) {
+  std::vector<std::string> tags;
+  nlohmann::json parsed = nlohmann::json::parse(tags_json, nullptr, /*allow_exceptions=*/false);
+  if (!parsed.is_array()) return tags;
+  for (const auto& t : parsed) {
+    if (t.is_string()) tags.push_back(t.get<std::string>());
+  }
+  return tags;
+}
+
+std::string TagsToJson(const std::vector<std::string>& tags) {
+  return nlohmann::json(tags).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace strata::temporal
