@@ -1,0 +1,5 @@
+// strata: parses the command line and starts the server (see server/cli.h).
+
+#include "server/cli.h"
+
+int main(int argc, char** argv) { return strata::server::Main(argc, argv); }

@@ -1,0 +1,230 @@
+#include "mcp/dispatcher.h"
+
+#include <simdjson.h>
+
+#include <exception>
+
+#include "absl/strings/str_cat.h"
+#include "strata/strata.h"
+#include "util/sv.h"
+
+namespace strata::mcp {
+namespace {
+
+using nlohmann::json;
+
+std::string Dump(const json& value) {
+  return value.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+json ErrorResponse(const json& id, int code, const std::string& message) {
+  return {{"jsonrpc", "2.0"}, {"id", id}, {"error", {{"code", code}, {"message", message}}}};
+}
+
+json Response(const json& id, json result) {
+  return {{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}};
+}
+
+json ToNlohmann(simdjson::dom::element e) {
+  switch (e.type()) {
+    case simdjson::dom::element_type::OBJECT: {
+      json out = json::object();
+      simdjson::dom::object object;
+      if (e.get(object) != simdjson::SUCCESS) return out;
+      for (auto field : object) {
+        out[std::string(field.key)] = ToNlohmann(field.value);
+      }
+      return out;
+    }
+    case simdjson::dom::element_type::ARRAY: {
+      json out = json::array();
+      simdjson::dom::array array;
+      if (e.get(array) != simdjson::SUCCESS) return out;
+      for (auto child : array) out.push_back(ToNlohmann(child));
+      return out;
+    }
+    case simdjson::dom::element_type::STRING:
+      return std::string(e.get_string().value_unsafe());
+    case simdjson::dom::element_type::INT64:
+      return e.get_int64().value_unsafe();
+    case simdjson::dom::element_type::UINT64:
+      return e.get_uint64().value_unsafe();
+    case simdjson::dom::element_type::DOUBLE:
+      return e.get_double().value_unsafe();
+    case simdjson::dom::element_type::BOOL:
+      return e.get_bool().value_unsafe();
+    case simdjson::dom::element_type::NULL_VALUE:
+      return nullptr;
+  }
+  return nullptr;
+}
+
+std::string ParseErrorMessage(simdjson::error_code error, int max_depth) {
+  switch (error) {
+    case simdjson::UTF8_ERROR:
+      return "Parse error: the message is not valid UTF-8";
+    case simdjson::DEPTH_ERROR:
+      return absl::StrCat("Parse error: JSON nested deeper than ", max_depth, " levels");
+    case simdjson::NUMBER_ERROR:
+      return "Parse error: a number is out of range";
+    default:
+      return absl::StrCat("Parse error: not valid JSON (", simdjson::error_message(error), ")");
+  }
+}
+
+const char* kInstructions =
+    "strata is a long-term memory. Use remember to store facts, decisions, preferences and "
+    "conventions under a category and key; recall to find them again by topic; history, "
+    "as_of and valid_at to see how a memory changed over time; forget when something stops "
+    "being true.";
+
+}  // namespace
+
+class Dispatcher::Parser {
+ public:
+  explicit Parser(int max_depth) : max_depth_(max_depth) {}
+  // Parses one line into `out`; on failure returns the error message.
+  std::optional<std::string> Parse(std::string_view line, json& out) {
+    simdjson::padded_string padded(line.data(), line.size());
+    if (parser_.allocate(padded.size(), max_depth_) != simdjson::SUCCESS) {
+      return std::string("Parse error: the message is too large");
+    }
+    simdjson::dom::element root;
+    if (auto error = parser_.parse(padded).get(root); error != simdjson::SUCCESS) {
+      return ParseErrorMessage(error, max_depth_);
+    }
+    out = ToNlohmann(root);
+    return std::nullopt;
+  }
+
+ private:
+  int max_depth_;
+  simdjson::dom::parser parser_;
+};
+
+Dispatcher::Dispatcher(tools::ToolRegistry* registry, DispatcherOptions options)
+    : registry_(registry),
+      options_(options),
+      parser_(std::make_unique<Parser>(options.max_depth)),
+      tools_list_(registry->List()) {}
+
+Dispatcher::~Dispatcher() = default;
+
+std::string Dispatcher::ErrorLine(int code, const std::string& message) {
+  return Dump(ErrorResponse(nullptr, code, message));
+}
+
+std::optional<std::string> Dispatcher::HandleLine(std::string_view line) {
+  if (line.find_first_not_of(" \t\r") == std::string_view::npos) return std::nullopt;
+  json message;
+  if (auto error = parser_->Parse(line, message)) return ErrorLine(kParseError, *error);
+  if (message.is_array()) {
+    if (message.empty()) return ErrorLine(kInvalidRequest, "Invalid Request: empty batch");
+    if (message.size() > options_.max_batch) {
+      return ErrorLine(kInvalidRequest, absl::StrCat("Invalid Request: a batch may hold at most ",
+                                                     options_.max_batch, " messages, got ",
+                                                     message.size()));
+    }
+    json responses = json::array();
+    for (const json& m : message) {
+      json r = HandleMessage(m);
+      if (!r.is_null()) responses.push_back(std::move(r));
+    }
+    if (responses.empty()) return std::nullopt;
+    return Dump(responses);
+  }
+  json response = HandleMessage(message);
+  if (response.is_null()) return std::nullopt;
+  return Dump(response);
+}
+
+json Dispatcher::HandleMessage(const json& message) {
+  if (!message.is_object()) {
+    return ErrorResponse(nullptr, kInvalidRequest, "Invalid Request: a message must be an object");
+  }
+  json id = nullptr;
+  const bool has_id = message.contains("id");
+  if (has_id) {
+    const json& raw = message["id"];
+    if (!raw.is_string() && !raw.is_number() && !raw.is_null()) {
+      return ErrorResponse(nullptr, kInvalidRequest,
+                           "Invalid Request: id must be a string, a number or null");
+    }
+    id = raw;
+  }
+  auto method = message.find("method");
+  if (method == message.end()) {
+    // A response to a request of ours (we send none) is not answered.
+    if (message.contains("result") || message.contains("error")) return nullptr;
+    return ErrorResponse(id, kInvalidRequest, "Invalid Request: method is missing");
+  }
+  if (message.value("jsonrpc", json()) != "2.0") {
+    return has_id ? ErrorResponse(id, kInvalidRequest, "Invalid Request: jsonrpc must be \"2.0\"")
+                  : json(nullptr);
+  }
+  if (!method->is_string()) {
+    return ErrorResponse(id, kInvalidRequest, "Invalid Request: method must be a string");
+  }
+  const std::string& name = method->get_ref<const std::string&>();
+  const json params = message.value("params", json::object());
+  if (!has_id) {
+    // Notifications: initialized, cancelled (requests run to completion before the next line
+    // is read, so there is nothing in flight to cancel), and anything else: never answered.
+    return nullptr;
+  }
+  if (!params.is_object() && !params.is_array()) {
+    return ErrorResponse(id, kInvalidParams, "Invalid params: params must be an object");
+  }
+  try {
+    return HandleRequest(name, params, id);
+  } catch (const std::exception& e) {
+    return ErrorResponse(id, kInternalError, absl::StrCat("Internal error: ", e.what()));
+  }
+}
+
+json Dispatcher::HandleRequest(const std::string& method, const json& params, const json& id) {
+  if (method == "initialize") return Response(id, Initialize(params));
+  if (method == "ping") return Response(id, json::object());
+  if (method == "tools/list") return Response(id, {{"tools", tools_list_}});
+  if (method == "tools/call") return CallTool(params, id);
+  return ErrorResponse(id, kMethodNotFound, absl::StrCat("Method not found: ", method));
+}
+
+json Dispatcher::Initialize(const json& params) {
+  std::string requested =
+      params.is_object() ? params.value("protocolVersion", std::string()) : std::string();
+  protocol_version_ = std::end(kProtocolVersions)[-1];
+  for (const char* v : kProtocolVersions) {
+    if (requested == v) protocol_version_ = v;
+  }
+  return {{"protocolVersion", protocol_version_},
+          {"capabilities", {{"tools", {{"listChanged", false}}}}},
+          {"serverInfo", {{"name", "strata"}, {"title", "strata memory store"},
+                          {"version", kVersion}}},
+          {"instructions", kInstructions}};
+}
+
+json Dispatcher::CallTool(const json& params, const json& id) {
+  if (!params.is_object() || !params.contains("name") || !params["name"].is_string()) {
+    return ErrorResponse(id, kInvalidParams, "Invalid params: name must be a tool name string");
+  }
+  const std::string& name = params["name"].get_ref<const std::string&>();
+  std::optional<tools::ToolRegistry::Resolved> tool = registry_->Find(name);
+  if (!tool) {
+    return ErrorResponse(id, kInvalidParams,
+                         absl::StrCat("Unknown tool: \"", name.substr(0, 80),
+                                      "\"; available: ", registry_->ListedNames()));
+  }
+  const json arguments = params.value("arguments", json::object());
+  absl::StatusOr<json> result = registry_->Call(*tool, arguments);
+  if (!result.ok()) {
+    return Response(id, {{"content", {{{"type", "text"}, {"text", std::string(result.status().message())}}}},
+                         {"isError", true}});
+  }
+  json content = {{{"type", "text"}, {"text", Dump(*result)}}};
+  return Response(id, {{"content", std::move(content)},
+                       {"structuredContent", *std::move(result)},
+                       {"isError", false}});
+}
+
+}  // namespace strata::mcp

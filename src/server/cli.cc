@@ -1,0 +1,308 @@
+#include "server/cli.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "mcp/dispatcher.h"
+#include "server/stdio_loop.h"
+#include "strata/strata.h"
+#include "tools/registry.h"
+#include "util/time_parse.h"
+
+namespace strata::server {
+namespace {
+
+using nlohmann::json;
+
+constexpr char kUsage[] = R"(strata: a memory store for AI agents (MCP over stdio)
+
+usage:
+  strata [serve] [options]          speak MCP on stdin/stdout (what an agent host runs)
+  strata remember --category C --key K (--body TEXT | --body-json JSON)
+                  [--type T] [--tags a,b] [--workspace W] [--valid-from T] [--valid-to T]
+  strata recall [QUERY] [--limit N] [--category C] [--type T] [--tags a,b]
+                [--workspace W] [--as-of T] [--valid-at T]
+  strata history CATEGORY KEY [--workspace W] [--limit N]
+  strata stats
+  strata --version | --help
+
+options:
+  --db PATH              the database file (default: $STRATA_DB, else
+                         $XDG_DATA_HOME/strata/memory.db, else ~/.local/share/strata/memory.db)
+  --durability MODE      normal (default): an acknowledged write survives a crash of strata;
+                         full: it also survives power loss
+  --compat perseus-vault list tools under their Perseus Vault names
+  --tool-prefix P        list canonical tools as P<name>
+  --max-line-bytes N     longest accepted MCP message (default 8388608)
+  --json                 print the tool's JSON result instead of text
+Times (T) are unix milliseconds or ISO-8601, e.g. 2026-03-01 or 2026-03-01T12:00:00Z.
+)";
+
+struct CommandLine {
+  std::string command = "serve";
+  std::vector<std::string> positional;
+  std::map<std::string, std::string> options;  // --name value / --name=value
+  bool json_output = false;
+};
+
+bool IsFlag(const std::string& name) {
+  return name == "json" || name == "help" || name == "version";
+}
+
+bool Parse(int argc, char** argv, CommandLine& out, std::string& error) {
+  bool command_seen = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg.rfind("--", 0) == 0 && arg.size() > 2) {
+      std::string name = arg.substr(2);
+      std::string value;
+      if (const size_t eq = name.find('='); eq != std::string::npos) {
+        value = name.substr(eq + 1);
+        name = name.substr(0, eq);
+      } else if (IsFlag(name)) {
+        value = "true";
+      } else if (i + 1 < argc) {
+        value = argv[++i];
+      } else {
+        error = absl::StrCat("--", name, " needs a value");
+        return false;
+      }
+      if (name == "json") {
+        out.json_output = true;
+      } else {
+        out.options[name] = value;
+      }
+    } else if (!command_seen && out.positional.empty()) {
+      out.command = arg;
+      command_seen = true;
+    } else {
+      out.positional.push_back(arg);
+    }
+  }
+  return true;
+}
+
+std::string DefaultDbPath() {
+  if (const char* env = std::getenv("STRATA_DB"); env && *env) return env;
+  std::filesystem::path base;
+  if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg) {
+    base = xdg;
+  } else if (const char* home = std::getenv("HOME"); home && *home) {
+    base = std::filesystem::path(home) / ".local" / "share";
+  } else {
+    base = ".";
+  }
+  return (base / "strata" / "memory.db").string();
+}
+
+std::string Option(const CommandLine& cl, const std::string& name, const std::string& fallback = "") {
+  auto it = cl.options.find(name);
+  return it == cl.options.end() ? fallback : it->second;
+}
+
+// --foo-bar value -> args["foo_bar"] = value, for the options a command takes.
+void CopyOptions(const CommandLine& cl, std::initializer_list<const char*> names, json& args) {
+  for (const char* name : names) {
+    auto it = cl.options.find(name);
+    if (it == cl.options.end()) continue;
+    std::string key = name;
+    for (char& c : key) {
+      if (c == '-') c = '_';
+    }
+    if (key == "tags") {
+      args[key] = absl::StrSplit(it->second, ',', absl::SkipEmpty());
+    } else if (key == "limit") {
+      args[key] = it->second;  // Numeric strings are accepted by the tools.
+    } else {
+      args[key] = it->second;
+    }
+  }
+}
+
+std::string Time(const json& v) { return v.is_number() ? FormatUnixMs(v.get<int64_t>()) : "open"; }
+
+std::string Preview(const json& version, size_t max_chars) {
+  const json& body = version["body"];
+  std::string text;
+  if (body.is_string()) {
+    text = body.get<std::string>();
+  } else if (body.is_object() && body.contains("text") && body["text"].is_string()) {
+    text = body["text"].get<std::string>();
+  } else {
+    text = version["body_json"].get<std::string>();
+  }
+  for (char& c : text) {
+    if (c == '\n') c = ' ';
+  }
+  if (text.size() > max_chars) text = text.substr(0, max_chars) + "...";
+  return text;
+}
+
+void PrintText(const std::string& command, const json& r) {
+  if (command == "remember") {
+    std::cout << r["action"].get<std::string>() << " " << r["category"].get<std::string>() << "/"
+              << r["key"].get<std::string>() << " (id " << r["id"] << ", version "
+              << r["version"] << ", recorded " << Time(r["recorded_at"]) << ")\n";
+  } else if (command == "recall") {
+    if (r["items"].empty()) std::cout << "no memories found\n";
+    int n = 0;
+    for (const json& item : r["items"]) {
+      std::printf("%2d. %s/%s  (score %.3f, v%lld)\n    %s\n", ++n,
+                  item["category"].get<std::string>().c_str(),
+                  item["key"].get<std::string>().c_str(), item["score"].get<double>(),
+                  static_cast<long long>(item["version"].get<int64_t>()),
+                  Preview(item, 160).c_str());
+    }
+  } else if (command == "history") {
+    if (!r["found"].get<bool>()) {
+      std::cout << "no memory " << r["category"].get<std::string>() << "/"
+                << r["key"].get<std::string>() << "\n";
+      return;
+    }
+    std::cout << r["category"].get<std::string>() << "/" << r["key"].get<std::string>() << ": "
+              << r["total"] << " version(s), newest first\n";
+    for (const json& v : r["versions"]) {
+      std::cout << "  v" << v["version"] << "  believed " << Time(v["recorded_at"]) << " .. "
+                << Time(v["superseded_at"]) << "\n      true " << Time(v["valid_from"]) << " .. "
+                << Time(v["valid_to"]) << "\n      " << Preview(v, 160) << "\n";
+    }
+    for (const json& t : r["forgotten_at"]) std::cout << "  forgotten at " << Time(t) << "\n";
+  } else {
+    std::cout << "memories: " << r["active_memories"] << " active, " << r["forgotten_memories"]
+              << " forgotten; versions: " << r["versions"] << "\n";
+    for (const auto& [category, count] : r["by_category"].items()) {
+      std::cout << "  " << category << ": " << count << "\n";
+    }
+    std::cout << "database: " << r["path"].get<std::string>() << " ("
+              << r["db_file_size_bytes"] << " bytes, WAL " << r["wal_file_size_bytes"]
+              << " bytes, schema v" << r["schema_version"] << ", durability "
+              << r["durability"].get<std::string>() << ")\n";
+  }
+}
+
+int RunCommand(const CommandLine& cl, tools::ToolRegistry& registry) {
+  json args = json::object();
+  const std::string& c = cl.command;
+  if (c == "remember") {
+    CopyOptions(cl, {"category", "key", "body-json", "type", "tags", "workspace", "valid-from",
+                     "valid-to", "source"},
+                args);
+    if (cl.options.count("body")) args["body"] = Option(cl, "body");
+  } else if (c == "recall") {
+    std::string query;
+    for (const std::string& word : cl.positional) absl::StrAppend(&query, query.empty() ? "" : " ", word);
+    args["query"] = query;
+    CopyOptions(cl, {"limit", "category", "type", "tags", "workspace", "as-of", "valid-at", "mode"},
+                args);
+  } else if (c == "history") {
+    if (cl.positional.size() != 2) {
+      std::cerr << "strata history: give CATEGORY and KEY\n";
+      return 2;
+    }
+    args["category"] = cl.positional[0];
+    args["key"] = cl.positional[1];
+    CopyOptions(cl, {"workspace", "limit"}, args);
+  } else if (c != "stats") {
+    std::cerr << "strata: unknown command \"" << c << "\"\n\n" << kUsage;
+    return 2;
+  }
+  auto tool = registry.Find(c);
+  absl::StatusOr<json> result = registry.Call(*tool, args);
+  if (!result.ok()) {
+    std::cerr << "strata " << c << ": " << result.status().message() << "\n";
+    return 1;
+  }
+  if (cl.json_output) {
+    std::cout << result->dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+  } else {
+    PrintText(c, *result);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int Main(int argc, char** argv) {
+  CommandLine cl;
+  std::string error;
+  if (!Parse(argc, argv, cl, error)) {
+    std::cerr << "strata: " << error << "\n";
+    return 2;
+  }
+  if (cl.options.count("version")) {
+    std::cout << "strata " << kVersion << "\n";
+    return 0;
+  }
+  if (cl.options.count("help") || cl.command == "help") {
+    std::cout << kUsage;
+    return 0;
+  }
+  StoreOptions store_options{.path = Option(cl, "db", DefaultDbPath())};
+  const std::string durability = Option(cl, "durability", "normal");
+  if (durability == "full") {
+    store_options.durability = Durability::kFull;
+  } else if (durability != "normal") {
+    std::cerr << "strata: --durability must be normal or full, got \"" << durability << "\"\n";
+    return 2;
+  }
+  tools::RegistryOptions registry_options{.prefix = Option(cl, "tool-prefix")};
+  if (const std::string compat = Option(cl, "compat"); compat == "perseus-vault") {
+    registry_options.list_perseus_names = true;
+  } else if (!compat.empty()) {
+    std::cerr << "strata: --compat must be perseus-vault, got \"" << compat << "\"\n";
+    return 2;
+  }
+  StdioOptions stdio_options;
+  if (const std::string max = Option(cl, "max-line-bytes"); !max.empty()) {
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(max.c_str(), &end, 10);
+    if (end == max.c_str() || *end != '\0' || v < 1024) {
+      std::cerr << "strata: --max-line-bytes must be an integer >= 1024, got \"" << max << "\"\n";
+      return 2;
+    }
+    stdio_options.max_line_bytes = v;
+  }
+  for (const auto& [name, value] : cl.options) {
+    static const char* const kKnown[] = {
+        "db", "durability", "compat", "tool-prefix", "max-line-bytes", "category", "key",
+        "body", "body-json", "type", "tags", "workspace", "valid-from", "valid-to", "source",
+        "limit", "as-of", "valid-at", "mode"};
+    if (std::find(std::begin(kKnown), std::end(kKnown), name) == std::end(kKnown)) {
+      std::cerr << "strata: unknown option --" << name << "\n\n" << kUsage;
+      return 2;
+    }
+  }
+
+  const std::filesystem::path db_path(store_options.path);
+  if (db_path.has_parent_path()) {
+    std::error_code ec;
+    std::filesystem::create_directories(db_path.parent_path(), ec);
+  }
+  absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(store_options);
+  if (!store.ok()) {
+    std::cerr << "strata: " << store.status().message() << "\n";
+    return 1;
+  }
+  tools::ToolRegistry registry(store->get(), registry_options);
+  if (cl.command != "serve") return RunCommand(cl, registry);
+
+  InstallSignalHandlers();
+  mcp::Dispatcher dispatcher(&registry, mcp::DispatcherOptions{});
+  std::cerr << "strata " << kVersion << ": serving MCP on stdio, database "
+            << store_options.path << "\n";
+  return ServeStdio(dispatcher, STDIN_FILENO, STDOUT_FILENO, stdio_options);
+}
+
+}  // namespace strata::server

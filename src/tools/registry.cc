@@ -1,0 +1,127 @@
+#include "tools/registry.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace strata::tools {
+namespace {
+
+using nlohmann::json;
+
+// Perseus Vault argument names and the canonical names they stand for.
+constexpr std::pair<const char*, const char*> kPerseusArgs[] = {
+    {"workspace_hash", "workspace"},   {"valid_from_unix_ms", "valid_from"},
+    {"valid_to_unix_ms", "valid_to"},  {"as_of_unix_ms", "as_of"},
+    {"valid_at_unix_ms", "valid_at"},  {"tx_at_unix_ms", "tx_at"},
+    {"batch_category", "category"},    {"batch_limit", "limit"},
+};
+
+// Rewrites a Perseus Vault call's arguments into canonical names.
+json CanonicalArgs(const json& args) {
+  if (!args.is_object()) return args;
+  json out = args;
+  for (const auto& [perseus, canonical] : kPerseusArgs) {
+    auto it = out.find(perseus);
+    if (it == out.end()) continue;
+    if (!out.contains(canonical)) out[canonical] = *it;
+    out.erase(perseus);
+  }
+  if (auto it = out.find("skip_dedup"); it != out.end()) {
+    if (it->is_boolean() && !out.contains("dedup")) out["dedup"] = !it->get<bool>();
+    out.erase("skip_dedup");
+  }
+  return out;
+}
+
+// The inputSchema a Perseus Vault client expects: the same arguments under its names.
+json PerseusInputSchema(const ToolSpec& spec) {
+  json schema = spec.input_schema;
+  json& props = schema["properties"];
+  auto rename = [&](const char* from, const char* to) {
+    if (!props.contains(from)) return;
+    props[to] = props[from];
+    props.erase(from);
+    if (schema.contains("required")) {
+      for (json& r : schema["required"]) {
+        if (r == from) r = to;
+      }
+    }
+  };
+  for (const auto& [perseus, canonical] : kPerseusArgs) {
+    // recall keeps `valid_at` (COMPAT.md); the others take `valid_at_unix_ms`.
+    if (std::string_view(canonical) == "valid_at" && spec.name == "recall") continue;
+    if (std::string_view(perseus) == "batch_category" || std::string_view(perseus) == "batch_limit") {
+      continue;
+    }
+    rename(canonical, perseus);
+  }
+  if (props.contains("dedup")) {
+    props.erase("dedup");
+    props["skip_dedup"] = {{"type", "boolean"},
+                           {"description", "true stores the memory even if it duplicates another."}};
+  }
+  return schema;
+}
+
+}  // namespace
+
+ToolRegistry::ToolRegistry(Store* store, RegistryOptions options)
+    : store_(store), options_(std::move(options)) {
+  for (auto family : {WriteTools, ReadTools, RecallTools, AdminTools}) {
+    for (ToolSpec& spec : family()) specs_.push_back(std::move(spec));
+  }
+}
+
+json ToolRegistry::List() const {
+  json tools = json::array();
+  for (const ToolSpec& spec : specs_) {
+    const bool perseus = options_.list_perseus_names && !spec.perseus_name.empty();
+    tools.push_back({
+        {"name", perseus ? spec.perseus_name : options_.prefix + spec.name},
+        {"title", spec.title},
+        {"description", spec.description},
+        {"inputSchema", perseus ? PerseusInputSchema(spec) : spec.input_schema},
+        {"outputSchema", spec.output_schema},
+        {"annotations", spec.annotations},
+    });
+    tools.back()["annotations"]["title"] = spec.title;
+  }
+  return tools;
+}
+
+std::optional<ToolRegistry::Resolved> ToolRegistry::Find(std::string_view name) const {
+  for (const ToolSpec& spec : specs_) {
+    if (name == spec.name || (!options_.prefix.empty() && name == options_.prefix + spec.name)) {
+      return Resolved{.spec = &spec, .dialect = Dialect::kCanonical};
+    }
+    if (!spec.perseus_name.empty() && name == spec.perseus_name) {
+      return Resolved{.spec = &spec, .dialect = Dialect::kPerseusVault};
+    }
+  }
+  return std::nullopt;
+}
+
+absl::StatusOr<json> ToolRegistry::Call(const Resolved& tool, const json& args) const {
+  const ToolContext ctx{.store = store_, .dialect = tool.dialect};
+  const json empty = json::object();
+  const json& given = args.is_null() ? empty : args;
+  if (!given.is_object()) {
+    return absl::InvalidArgumentError("arguments: must be an object");
+  }
+  if (tool.dialect == Dialect::kPerseusVault) return tool.spec->handler(ctx, CanonicalArgs(given));
+  return tool.spec->handler(ctx, given);
+}
+
+std::string ToolRegistry::ListedNames() const {
+  std::vector<std::string> names;
+  for (const ToolSpec& spec : specs_) {
+    names.push_back(options_.list_perseus_names && !spec.perseus_name.empty()
+                        ? spec.perseus_name
+                        : options_.prefix + spec.name);
+  }
+  return absl::StrJoin(names, ", ");
+}
+
+}  // namespace strata::tools

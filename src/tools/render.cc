@@ -1,0 +1,109 @@
+#include "tools/render.h"
+
+namespace strata::tools {
+namespace {
+
+using nlohmann::json;
+
+json OptInt(const std::optional<int64_t>& v) { return v ? json(*v) : json(nullptr); }
+
+}  // namespace
+
+json VersionJson(const Version& v, Dialect dialect) {
+  json body = json::parse(v.body_json, nullptr, /*allow_exceptions=*/false);
+  if (body.is_discarded()) body = v.body_json;
+  json out = {
+      {"id", v.memory_id},
+      {"category", v.identity.category},
+      {"key", v.identity.key},
+      {"workspace", v.identity.workspace},
+      {"version", v.version},
+      {"body_json", v.body_json},
+      {"body", body},
+      {"type", v.type},
+      {"tags", v.tags},
+      {"source", v.source ? json(*v.source) : json(nullptr)},
+      {"importance", v.importance ? json(*v.importance) : json(nullptr)},
+      {"valid_from", v.valid_from_unix_ms},
+      {"valid_to", OptInt(v.valid_to_unix_ms)},
+      {"recorded_at", v.recorded_at_unix_ms},
+      {"superseded_at", OptInt(v.superseded_at_unix_ms)},
+  };
+  if (dialect == Dialect::kPerseusVault) {
+    out["entity_type"] = v.type;
+    out["workspace_hash"] = v.identity.workspace;
+    out["valid_from_unix_ms"] = v.valid_from_unix_ms;
+    out["valid_to_unix_ms"] = OptInt(v.valid_to_unix_ms);
+    out["recorded_at_unix_ms"] = v.recorded_at_unix_ms;
+    out["invalidated_at_unix_ms"] = OptInt(v.superseded_at_unix_ms);
+    out["is_live_version"] = !v.superseded_at_unix_ms.has_value();
+  }
+  return out;
+}
+
+json VersionSchema() {
+  const json nullable_int = {{"type", json::array({"integer", "null"})}};
+  return {
+      {"type", "object"},
+      {"properties",
+       {
+           {"id", {{"type", "integer"}, {"description", "Stable id of the memory"}}},
+           {"category", {{"type", "string"}}},
+           {"key", {{"type", "string"}}},
+           {"workspace", {{"type", "string"}}},
+           {"version", {{"type", "integer"}, {"description", "1 for the first version"}}},
+           {"body_json", {{"type", "string"}, {"description", "The body as stored (JSON text)"}}},
+           {"body", {{"description", "The body, parsed"}}},
+           {"type", {{"type", "string"}}},
+           {"tags", {{"type", "array"}, {"items", {{"type", "string"}}}}},
+           {"source", {{"type", json::array({"string", "null"})}}},
+           {"importance", {{"type", json::array({"number", "null"})}}},
+           {"valid_from", {{"type", "integer"}, {"description", "Unix ms; true in the world from"}}},
+           {"valid_to", nullable_int},
+           {"recorded_at", {{"type", "integer"}, {"description", "Unix ms; believed from"}}},
+           {"superseded_at", nullable_int},
+       }},
+      {"required", json::array({"id", "category", "key", "version", "body_json", "type", "tags",
+                                "valid_from", "recorded_at"})},
+  };
+}
+
+absl::StatusOr<Identity> ReadIdentity(const Args& args) {
+  Identity identity;
+  absl::StatusOr<std::string> category = args.RequiredString("category");
+  if (!category.ok()) return category.status();
+  absl::StatusOr<std::string> key = args.RequiredString("key");
+  if (!key.ok()) return key.status();
+  absl::StatusOr<std::optional<std::string>> workspace =
+      args.OptionalString("workspace");
+  if (!workspace.ok()) return workspace.status();
+  return Identity{.category = *std::move(category),
+                  .key = *std::move(key),
+                  .workspace = workspace->value_or("")};
+}
+
+json StringProp(const std::string& description) {
+  return {{"type", "string"}, {"description", description}};
+}
+
+json IntProp(const std::string& description) {
+  return {{"type", "integer"}, {"description", description}};
+}
+
+json TimeProp(const std::string& description) {
+  return {{"type", json::array({"integer", "string"})},
+          {"description", description +
+                              " Unix milliseconds, or an ISO-8601 time such as 2026-03-01 or "
+                              "2026-03-01T12:00:00Z."}};
+}
+
+json IdentityProps() {
+  return {
+      {"category", StringProp("Category of the memory, e.g. \"preference\", \"decision\".")},
+      {"key", StringProp("Key of the memory within its category, e.g. \"editor\".")},
+      {"workspace", StringProp("Workspace (project) the memory belongs to; \"\" (the default) "
+                               "is global.")},
+  };
+}
+
+}  // namespace strata::tools

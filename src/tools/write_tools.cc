@@ -1,0 +1,295 @@
+// remember, remember_batch, forget, purge.
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "tools/args.h"
+#include "tools/render.h"
+#include "tools/tool.h"
+#include "util/status_macros.h"
+
+namespace strata::tools {
+namespace {
+
+using nlohmann::json;
+
+constexpr size_t kMaxBatchItems = 10000;
+constexpr size_t kMaxBodyBytes = 1 << 20;
+
+// The body as a JSON text: `body` (any JSON value) or `body_json` (a JSON text; text that is
+// not JSON is kept as a JSON string).
+absl::StatusOr<std::string> ReadBody(const Args& args) {
+  const json* body = args.Raw("body");
+  const json* body_json = args.Raw("body_json");
+  if (body != nullptr && body_json != nullptr) {
+    return absl::InvalidArgumentError("body: give either body or body_json, not both");
+  }
+  std::string text;
+  if (body_json != nullptr) {
+    if (!body_json->is_string()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "body_json: must be a string holding JSON text, got ", JsonTypeName(*body_json)));
+    }
+    text = body_json->get<std::string>();
+    if (!json::accept(text)) text = json(text).dump();
+  } else if (body != nullptr) {
+    text = body->dump(-1, ' ', false, json::error_handler_t::replace);
+  } else {
+    return absl::InvalidArgumentError(
+        "body: required (an object or a string; or body_json, a JSON text)");
+  }
+  if (text.size() > kMaxBodyBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("body: at most ", kMaxBodyBytes, " bytes, got ", text.size()));
+  }
+  return text;
+}
+
+absl::StatusOr<WriteRequest> ReadWrite(const json& object) {
+  if (!object.is_object()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("item: must be an object, got ", JsonTypeName(object)));
+  }
+  const Args args(object);
+  WriteRequest r;
+  ASSIGN_OR_RETURN(r.identity, ReadIdentity(args));
+  ASSIGN_OR_RETURN(r.body_json, ReadBody(args));
+  ASSIGN_OR_RETURN(std::optional<std::string> type, args.OptionalString("type"));
+  if (type) r.type = *std::move(type);
+  ASSIGN_OR_RETURN(r.tags, args.StringList("tags", 64));
+  ASSIGN_OR_RETURN(r.source, args.OptionalString("source"));
+  ASSIGN_OR_RETURN(r.importance, args.OptionalNumber("importance"));
+  ASSIGN_OR_RETURN(r.valid_from_unix_ms, args.OptionalTime("valid_from"));
+  ASSIGN_OR_RETURN(r.valid_to_unix_ms, args.OptionalTime("valid_to"));
+  // Accepted for the write-path contract; near-duplicate merging is not in this build, so
+  // every write is stored either way.
+  RETURN_IF_ERROR(args.OptionalBool("dedup").status());
+  return r;
+}
+
+json WriteResultJson(const WriteResult& result) {
+  const Version& v = result.version;
+  return {
+      {"ok", true},
+      {"action", WriteActionName(result.action)},
+      {"id", v.memory_id},
+      {"category", v.identity.category},
+      {"key", v.identity.key},
+      {"workspace", v.identity.workspace},
+      {"version", v.version},
+      {"recorded_at", v.recorded_at_unix_ms},
+      {"valid_from", v.valid_from_unix_ms},
+      {"valid_to", v.valid_to_unix_ms ? json(*v.valid_to_unix_ms) : json(nullptr)},
+  };
+}
+
+json WriteInputProps() {
+  json props = IdentityProps();
+  props["body"] = {{"description",
+                    "The memory: an object (e.g. {\"text\": \"...\"}) or a string. Its string "
+                    "values are searchable."}};
+  props["body_json"] = StringProp("Alternative to body: the memory as a JSON text.");
+  props["type"] = StringProp("Kind of memory, e.g. insight (default), decision, fact.");
+  props["tags"] = {{"type", "array"},
+                   {"items", {{"type", "string"}}},
+                   {"description", "Labels to filter recall by (at most 64)."}};
+  props["source"] = StringProp("Where this came from (a file, a conversation, a URL).");
+  props["importance"] = {{"type", "number"}, {"description", "Optional weight, e.g. 0 to 1."}};
+  props["valid_from"] =
+      TimeProp("When the fact became true in the world (default: now).");
+  props["valid_to"] = TimeProp("When the fact stopped being true (default: still true).");
+  props["dedup"] = {{"type", "boolean"},
+                    {"description", "false stores the memory even if it duplicates another."}};
+  return props;
+}
+
+json WriteResultSchema() {
+  return {{"type", "object"},
+          {"properties",
+           {{"ok", {{"type", "boolean"}}},
+            {"action",
+             {{"type", "string"}, {"enum", json::array({"created", "updated", "unchanged"})}}},
+            {"id", {{"type", "integer"}}},
+            {"category", {{"type", "string"}}},
+            {"key", {{"type", "string"}}},
+            {"workspace", {{"type", "string"}}},
+            {"version", {{"type", "integer"}}},
+            {"recorded_at", {{"type", "integer"}}},
+            {"valid_from", {{"type", "integer"}}},
+            {"valid_to", {{"type", json::array({"integer", "null"})}}}}},
+          {"required", json::array({"ok", "action", "id", "category", "key", "version"})}};
+}
+
+absl::StatusOr<json> Remember(const ToolContext& ctx, const json& args) {
+  ASSIGN_OR_RETURN(WriteRequest request, ReadWrite(args));
+  ASSIGN_OR_RETURN(WriteResult result, ctx.store->Remember(request));
+  return WriteResultJson(result);
+}
+
+absl::StatusOr<json> RememberBatch(const ToolContext& ctx, const json& args) {
+  const json* items = Args(args).Raw("items");
+  if (items == nullptr) return absl::InvalidArgumentError("items: required");
+  if (!items->is_array()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("items: must be an array of memories, got ", JsonTypeName(*items)));
+  }
+  if (items->size() > kMaxBatchItems) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "items: at most ", kMaxBatchItems, " per batch, got ", items->size()));
+  }
+  // Items that fail to parse never reach the store; `slot` maps store results back.
+  std::vector<json> results(items->size());
+  std::vector<WriteRequest> requests;
+  std::vector<size_t> slot;
+  for (size_t i = 0; i < items->size(); ++i) {
+    absl::StatusOr<WriteRequest> request = ReadWrite((*items)[i]);
+    if (request.ok()) {
+      requests.push_back(*std::move(request));
+      slot.push_back(i);
+    } else {
+      results[i] = {{"ok", false}, {"error", std::string(request.status().message())}};
+    }
+  }
+  ASSIGN_OR_RETURN(std::vector<absl::StatusOr<WriteResult>> written,
+                   ctx.store->RememberBatch(requests));
+  for (size_t j = 0; j < written.size(); ++j) {
+    results[slot[j]] = written[j].ok() ? WriteResultJson(*written[j])
+                                       : json{{"ok", false},
+                                              {"error", std::string(written[j].status().message())}};
+  }
+  json counts = {{"created", 0}, {"updated", 0}, {"unchanged", 0}, {"failed", 0}};
+  for (size_t i = 0; i < results.size(); ++i) {
+    results[i]["index"] = i;
+    if (results[i]["ok"].get<bool>()) {
+      counts[results[i]["action"].get<std::string>()] =
+          counts[results[i]["action"].get<std::string>()].get<int>() + 1;
+    } else {
+      counts["failed"] = counts["failed"].get<int>() + 1;
+    }
+  }
+  json out = counts;
+  out["ok"] = counts["failed"].get<int>() == 0;
+  out["results"] = std::move(results);
+  return out;
+}
+
+absl::StatusOr<json> Forget(const ToolContext& ctx, const json& args) {
+  const Args a(args);
+  ASSIGN_OR_RETURN(Identity identity, ReadIdentity(a));
+  ASSIGN_OR_RETURN(std::optional<std::string> reason, a.OptionalString("reason"));
+  ASSIGN_OR_RETURN(bool forgotten, ctx.store->Forget(identity, reason.value_or("")));
+  return json{{"found", forgotten},
+              {"forgotten", forgotten},
+              {"category", identity.category},
+              {"key", identity.key},
+              {"workspace", identity.workspace}};
+}
+
+absl::StatusOr<json> Purge(const ToolContext& ctx, const json& args) {
+  ASSIGN_OR_RETURN(Identity identity, ReadIdentity(Args(args)));
+  ASSIGN_OR_RETURN(int64_t erased, ctx.store->Purge(identity));
+  return json{{"found", erased > 0},
+              {"purged_versions", erased},
+              {"category", identity.category},
+              {"key", identity.key},
+              {"workspace", identity.workspace}};
+}
+
+}  // namespace
+
+std::vector<ToolSpec> WriteTools() {
+  std::vector<ToolSpec> tools;
+  tools.push_back({
+      .name = "remember",
+      .perseus_name = "perseus_vault_remember",
+      .title = "Remember",
+      .description =
+          "Store a memory under (category, key). Writing the same key again creates a new "
+          "version and keeps the old one in history; an identical body changes nothing "
+          "(action \"unchanged\"). Give valid_from/valid_to when the fact was or will be true "
+          "at other times than now.",
+      .input_schema = {{"type", "object"},
+                       {"properties", WriteInputProps()},
+                       {"required", json::array({"category", "key"})}},
+      .output_schema = WriteResultSchema(),
+      .annotations = {{"readOnlyHint", false}, {"destructiveHint", false},
+                      {"idempotentHint", true}, {"openWorldHint", false}},
+      .handler = Remember,
+  });
+  tools.push_back({
+      .name = "remember_batch",
+      .title = "Remember many",
+      .description =
+          "Store many memories in one transaction (up to 10000). Each item takes the arguments "
+          "of remember and gets its own result; a bad item fails alone.",
+      .input_schema = {{"type", "object"},
+                       {"properties",
+                        {{"items",
+                          {{"type", "array"},
+                           {"items", {{"type", "object"}, {"properties", WriteInputProps()}}},
+                           {"description", "The memories to store."}}}}},
+                       {"required", json::array({"items"})}},
+      .output_schema =
+          {{"type", "object"},
+           {"properties",
+            {{"ok", {{"type", "boolean"}, {"description", "true when no item failed"}}},
+             {"created", {{"type", "integer"}}},
+             {"updated", {{"type", "integer"}}},
+             {"unchanged", {{"type", "integer"}}},
+             {"failed", {{"type", "integer"}}},
+             {"results", {{"type", "array"}, {"items", {{"type", "object"}}}}}}},
+           {"required", json::array({"ok", "results", "failed"})}},
+      .annotations = {{"readOnlyHint", false}, {"destructiveHint", false},
+                      {"idempotentHint", true}, {"openWorldHint", false}},
+      .handler = RememberBatch,
+  });
+  tools.push_back({
+      .name = "forget",
+      .perseus_name = "perseus_vault_forget",
+      .title = "Forget",
+      .description =
+          "Stop believing a memory from now on. Nothing is deleted: history and as_of still "
+          "show what was believed before; recall no longer returns it. Use purge to erase.",
+      .input_schema = {{"type", "object"},
+                       {"properties",
+                        [] {
+                          json p = IdentityProps();
+                          p["reason"] = StringProp("Why it is forgotten (kept in history).");
+                          return p;
+                        }()},
+                       {"required", json::array({"category", "key"})}},
+      .output_schema = {{"type", "object"},
+                        {"properties",
+                         {{"found", {{"type", "boolean"},
+                                     {"description", "false when nothing was current"}}},
+                          {"forgotten", {{"type", "boolean"}}},
+                          {"category", {{"type", "string"}}},
+                          {"key", {{"type", "string"}}}}},
+                        {"required", json::array({"found", "category", "key"})}},
+      .annotations = {{"readOnlyHint", false}, {"destructiveHint", true},
+                      {"idempotentHint", true}, {"openWorldHint", false}},
+      .handler = Forget,
+  });
+  tools.push_back({
+      .name = "purge",
+      .title = "Purge",
+      .description =
+          "Erase a memory completely: every version, its history and its index entries. "
+          "Cannot be undone; prefer forget unless the data must be gone.",
+      .input_schema = {{"type", "object"},
+                       {"properties", IdentityProps()},
+                       {"required", json::array({"category", "key"})}},
+      .output_schema = {{"type", "object"},
+                        {"properties",
+                         {{"found", {{"type", "boolean"}}},
+                          {"purged_versions", {{"type", "integer"}}}}},
+                        {"required", json::array({"found", "purged_versions"})}},
+      .annotations = {{"readOnlyHint", false}, {"destructiveHint", true},
+                      {"idempotentHint", true}, {"openWorldHint", false}},
+      .handler = Purge,
+  });
+  return tools;
+}
+
+}  // namespace strata::tools
