@@ -153,7 +153,7 @@ class Store {
   virtual absl::StatusOr<std::optional<Version>> Bitemporal(const Identity& identity,
                                                             int64_t tx_unix_ms,
                                                             int64_t valid_unix_ms) = 0;
-  // Bitemporal(now, valid).
+  // Bitemporal(now, valid), where "now" includes every event recorded so far.
   virtual absl::StatusOr<std::optional<Version>> ValidAt(const Identity& identity,
                                                          int64_t valid_unix_ms) = 0;
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <system_error>
 
 #include <nlohmann/json.hpp>
@@ -14,9 +15,10 @@
 #include "strata/strata.h"
 #include "temporal/timeline.h"
 #include "temporal/version_table.h"
+#include "text/body_text.h"
 #include "text/fts_index.h"
+#include "store/checkpointer.h"
 #include "util/clock.h"
-#include "util/hash.h"
 #include "util/status_macros.h"
 
 namespace strata {
@@ -27,6 +29,8 @@ constexpr size_t kMaxKeyBytes = 1024;
 constexpr size_t kMaxTypeBytes = 128;
 constexpr size_t kMaxTags = 64;
 constexpr size_t kMaxTagBytes = 256;
+// The WAL is checkpointed in the background once it holds this many pages (16 MiB at 4 KiB).
+constexpr int kCheckpointPages = 4096;
 
 absl::Status ValidateIdentity(const Identity& identity) {
   if (identity.category.empty()) {
@@ -46,15 +50,6 @@ absl::Status ValidateIdentity(const Identity& identity) {
                                                    " bytes, got ", identity.workspace.size()));
   }
   return absl::OkStatus();
-}
-
-// Returns the hash of the body's normal form (compact JSON, sorted keys).
-absl::StatusOr<uint64_t> NormalBodyHash(const std::string& body_json) {
-  nlohmann::json parsed = nlohmann::json::parse(body_json, nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_discarded()) {
-    return absl::InvalidArgumentError("body_json: must be a JSON text (object, array, string...)");
-  }
-  return Fnv1a64(parsed.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 absl::Status ValidateWrite(const WriteRequest& r) {
@@ -83,8 +78,10 @@ absl::Status ValidateWrite(const WriteRequest& r) {
 
 class StoreImpl final : public Store {
  public:
-  StoreImpl(std::unique_ptr<store::Db> db, const Clock* clock, Durability durability)
+  StoreImpl(std::unique_ptr<store::Db> db, std::unique_ptr<store::Checkpointer> checkpointer,
+            const Clock* clock, Durability durability)
       : db_(std::move(db)),
+        checkpointer_(std::move(checkpointer)),
         clock_(clock),
         durability_(durability),
         versions_(db_.get()),
@@ -93,9 +90,9 @@ class StoreImpl final : public Store {
 
   absl::StatusOr<WriteResult> Remember(const WriteRequest& request) override {
     RETURN_IF_ERROR(ValidateWrite(request));
-    ASSIGN_OR_RETURN(const uint64_t hash, NormalBodyHash(request.body_json));
+    ASSIGN_OR_RETURN(const text::ParsedBody body, text::ParseBody(request.body_json));
     ASSIGN_OR_RETURN(store::Transaction txn, store::Transaction::Begin(*db_));
-    ASSIGN_OR_RETURN(WriteResult result, RememberInTransaction(request, hash));
+    ASSIGN_OR_RETURN(WriteResult result, RememberInTransaction(request, body));
     RETURN_IF_ERROR(txn.Commit());
     return result;
   }
@@ -107,14 +104,14 @@ class StoreImpl final : public Store {
     ASSIGN_OR_RETURN(store::Transaction txn, store::Transaction::Begin(*db_));
     for (const WriteRequest& request : requests) {
       absl::Status valid = ValidateWrite(request);
-      absl::StatusOr<uint64_t> hash =
-          valid.ok() ? NormalBodyHash(request.body_json) : absl::StatusOr<uint64_t>(valid);
-      if (!hash.ok()) {
-        results.push_back(hash.status());
+      absl::StatusOr<text::ParsedBody> body =
+          valid.ok() ? text::ParseBody(request.body_json) : absl::StatusOr<text::ParsedBody>(valid);
+      if (!body.ok()) {
+        results.push_back(body.status());
         continue;
       }
       RETURN_IF_ERROR(txn.Savepoint());
-      absl::StatusOr<WriteResult> result = RememberInTransaction(request, *hash);
+      absl::StatusOr<WriteResult> result = RememberInTransaction(request, *body);
       if (result.ok()) {
         RETURN_IF_ERROR(txn.ReleaseSavepoint());
       } else {
@@ -181,7 +178,9 @@ class StoreImpl final : public Store {
 
   absl::StatusOr<std::optional<Version>> ValidAt(const Identity& identity,
                                                  int64_t valid_unix_ms) override {
-    return Bitemporal(identity, clock_->NowUnixMs(), valid_unix_ms);
+    // "As believed now" is every recorded event, including one stamped a millisecond ahead
+    // of the clock to keep transaction time strictly increasing.
+    return Bitemporal(identity, std::numeric_limits<int64_t>::max(), valid_unix_ms);
   }
 
   absl::StatusOr<bool> Forget(const Identity& identity, const std::string& reason) override {
@@ -249,13 +248,14 @@ class StoreImpl final : public Store {
     return std::max(clock_->NowUnixMs(), row.last_event_at_unix_ms + 1);
   }
 
-  absl::StatusOr<WriteResult> RememberInTransaction(const WriteRequest& request, uint64_t hash) {
+  absl::StatusOr<WriteResult> RememberInTransaction(const WriteRequest& request,
+                                                    const text::ParsedBody& body) {
     ASSIGN_OR_RETURN(std::optional<temporal::IdentityRow> existing,
                      versions_.FindIdentity(request.identity));
     if (existing && existing->current_version_id) {
       ASSIGN_OR_RETURN(temporal::VersionRow current,
                        versions_.LoadVersion(*existing->current_version_id));
-      if (IsUnchanged(request, hash, current)) {
+      if (IsUnchanged(request, body.normal_hash, current)) {
         return WriteResult{.action = WriteAction::kUnchanged, .version = std::move(current.version)};
       }
     }
@@ -267,7 +267,7 @@ class StoreImpl final : public Store {
       ASSIGN_OR_RETURN(const int64_t id, versions_.InsertIdentity(request.identity, now));
       identity = {.memory_id = id, .identity = request.identity, .last_event_at_unix_ms = now - 1};
     }
-    temporal::VersionRow row{.body_hash = hash};
+    temporal::VersionRow row{.body_hash = body.normal_hash};
     Version& v = row.version;
     v.identity = request.identity;
     v.body_json = request.body_json;
@@ -285,7 +285,7 @@ class StoreImpl final : public Store {
           "), got ", *v.valid_to_unix_ms));
     }
     RETURN_IF_ERROR(versions_.AppendVersion(identity, row));
-    RETURN_IF_ERROR(fts_.Add(row.version_id, v.body_json, v.identity.key, v.identity.category));
+    RETURN_IF_ERROR(fts_.Add(row.version_id, body.text, v.identity.key, v.identity.category));
     return WriteResult{.action = identity.version_count == 0 ? WriteAction::kCreated
                                                              : WriteAction::kUpdated,
                        .version = std::move(row.version)};
@@ -346,6 +346,8 @@ class StoreImpl final : public Store {
   }
 
   std::unique_ptr<store::Db> db_;
+  // Declared after db_, so it stops (with a final checkpoint) before db_ closes.
+  std::unique_ptr<store::Checkpointer> checkpointer_;
   const Clock* clock_;  // Not owned; outlives this.
   Durability durability_;
   temporal::VersionTable versions_;
@@ -374,8 +376,12 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) 
                                                       : store::Durability::kNormal};
   ASSIGN_OR_RETURN(std::unique_ptr<store::Db> db, store::Db::Open(options.path, db_options));
   RETURN_IF_ERROR(store::Migrate(*db));
+  ASSIGN_OR_RETURN(std::unique_ptr<store::Checkpointer> checkpointer,
+                   store::Checkpointer::Start(options.path, db_options, kCheckpointPages));
+  RETURN_IF_ERROR(checkpointer->Attach(*db));
   const Clock* clock = options.clock ? options.clock : SystemClock::Get();
-  return std::unique_ptr<Store>(new StoreImpl(std::move(db), clock, options.durability));
+  return std::unique_ptr<Store>(
+      new StoreImpl(std::move(db), std::move(checkpointer), clock, options.durability));
 }
 
 }  // namespace strata

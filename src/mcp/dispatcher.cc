@@ -191,8 +191,11 @@ json Dispatcher::HandleRequest(const std::string& method, const json& params, co
 }
 
 json Dispatcher::Initialize(const json& params) {
-  std::string requested =
-      params.is_object() ? params.value("protocolVersion", std::string()) : std::string();
+  std::string requested;
+  if (params.is_object()) {
+    auto it = params.find("protocolVersion");
+    if (it != params.end() && it->is_string()) requested = it->get<std::string>();
+  }
   protocol_version_ = std::end(kProtocolVersions)[-1];
   for (const char* v : kProtocolVersions) {
     if (requested == v) protocol_version_ = v;

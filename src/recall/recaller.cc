@@ -1,5 +1,6 @@
 #include "recall/recaller.h"
 
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -88,7 +89,9 @@ absl::StatusOr<RecallResult> Recaller::Recall(const RecallRequest& request) {
   const std::vector<std::string> terms = text::QueryTerms(request.query);
   const bool keyword = !terms.empty();
   const bool walk_needed = request.valid_at_unix_ms.has_value();
-  const int64_t tx = request.as_of_unix_ms.value_or(clock_->NowUnixMs());
+  // Without as_of, the current belief: every recorded event, including one stamped a
+  // millisecond ahead of the clock to keep transaction time strictly increasing.
+  const int64_t tx = request.as_of_unix_ms.value_or(std::numeric_limits<int64_t>::max());
 
   ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare(CandidateSql(keyword, request, walk_needed)));
   auto bind = [&s](const char* name, auto value) {

@@ -91,7 +91,9 @@ int ServeStdio(mcp::Dispatcher& dispatcher, int in_fd, int out_fd, const StdioOp
       if (g_stop) break;
     }
     buffer.erase(0, line_start);
-    if (buffer.size() > options.max_line_bytes) {
+    // A trailing '\r' may be the first half of a CRLF ending and does not count.
+    const size_t pending = buffer.size() - (!buffer.empty() && buffer.back() == '\r' ? 1 : 0);
+    if (pending > options.max_line_bytes) {
       // Drop the partial line now so memory stays bounded; answer once it ends.
       if (!discarding && !too_long()) return 1;
       discarding = true;

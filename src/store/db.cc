@@ -87,7 +87,8 @@ absl::StatusOr<std::unique_ptr<Db>> Db::Open(const std::string& path, const DbOp
       "PRAGMA synchronous=", options.durability == Durability::kFull ? "FULL" : "NORMAL", ";",
       "PRAGMA foreign_keys=ON;"
       "PRAGMA temp_store=MEMORY;"
-      "PRAGMA cache_size=-65536;");
+      "PRAGMA cache_size=-65536;"
+      "PRAGMA journal_size_limit=67108864;");
   if (absl::Status s = db->Exec(pragmas); !s.ok()) return s;
   return db;
 }
@@ -102,10 +103,8 @@ absl::Status Db::Exec(std::string_view sql) {
   const std::string text(sql);
   const int rc = sqlite3_exec(handle_, text.c_str(), nullptr, nullptr, &error);
   if (rc == SQLITE_OK) return absl::OkStatus();
-  std::string message = error ? error : sqlite3_errstr(rc);
   sqlite3_free(error);
-  absl::Status status = ErrorStatus(rc, sql.substr(0, 80));
-  return absl::Status(status.code(), absl::StrCat(message, " (in: ", ToAbsl(sql.substr(0, 80)), ")"));
+  return ErrorStatus(rc, sql);
 }
 
 absl::StatusOr<Stmt> Db::Prepare(std::string_view sql) {
@@ -118,6 +117,17 @@ absl::StatusOr<Stmt> Db::Prepare(std::string_view sql) {
     it = cache_.emplace(std::string(sql), stmt).first;
   }
   return Stmt(it->second, this);
+}
+
+void Db::SetWalHook(std::function<void(int)> hook) {
+  wal_hook_ = std::move(hook);
+  sqlite3_wal_hook(
+      handle_,
+      [](void* self, sqlite3*, const char*, int pages) {
+        static_cast<Db*>(self)->wal_hook_(pages);
+        return SQLITE_OK;
+      },
+      this);
 }
 
 int64_t Db::LastInsertRowId() const { return sqlite3_last_insert_rowid(handle_); }

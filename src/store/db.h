@@ -2,6 +2,7 @@
 // The SQLite handle: opening with our pragmas, cached prepared statements, transactions.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -86,6 +87,10 @@ class Db {
   int64_t Changes() const;
   const std::string& path() const { return path_; }
 
+  // Calls `hook(wal_pages)` after each commit on this connection, with the WAL's size in
+  // pages. The hook runs on the committing thread and must not use this connection.
+  void SetWalHook(std::function<void(int)> hook);
+
   // Maps the connection's last error (after result code `rc`) to a Status.
   absl::Status ErrorStatus(int rc, std::string_view context) const;
 
@@ -95,6 +100,7 @@ class Db {
   sqlite3* handle_;  // Owned.
   std::string path_;
   absl::flat_hash_map<std::string, sqlite3_stmt*> cache_;  // Owned statements.
+  std::function<void(int)> wal_hook_;
 };
 
 // A write transaction (BEGIN IMMEDIATE) that rolls back unless committed.

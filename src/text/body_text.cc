@@ -2,6 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "absl/strings/str_cat.h"
+#include "util/hash.h"
+
 namespace strata::text {
 namespace {
 
@@ -14,13 +17,54 @@ void Collect(const nlohmann::json& value, std::string& out) {
   }
 }
 
+// True when no array or object in `json_text` nests deeper than `max_depth`. Strings are
+// skipped, so brackets inside them do not count. Checked before parsing: the parser recurses.
+bool DepthWithin(std::string_view json_text, int max_depth) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < json_text.size(); ++i) {
+    const char c = json_text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth) return false;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 std::string BodyText(std::string_view body_json) {
+  if (!DepthWithin(body_json, kMaxBodyDepth)) return std::string(body_json);
   nlohmann::json parsed = nlohmann::json::parse(body_json, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_discarded()) return std::string(body_json);
   std::string out;
   Collect(parsed, out);
+  return out;
+}
+
+absl::StatusOr<ParsedBody> ParseBody(std::string_view body_json) {
+  if (!DepthWithin(body_json, kMaxBodyDepth)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "body_json: nested deeper than ", kMaxBodyDepth, " levels of arrays and objects"));
+  }
+  nlohmann::json parsed = nlohmann::json::parse(body_json, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded()) {
+    return absl::InvalidArgumentError("body_json: must be a JSON text (object, array, string...)");
+  }
+  ParsedBody out;
+  out.normal_hash =
+      Fnv1a64(parsed.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  Collect(parsed, out.text);
   return out;
 }
 

@@ -21,7 +21,8 @@ class FtsIndex {
  public:
   explicit FtsIndex(store::Db* db) : db_(db) {}
 
-  absl::Status Add(int64_t version_id, std::string_view body_json, std::string_view key,
+  // `text` is the version's searchable text (text::BodyText of its body).
+  absl::Status Add(int64_t version_id, std::string_view text, std::string_view key,
                    std::string_view category);
   absl::Status Remove(int64_t version_id, std::string_view body_json, std::string_view key,
                       std::string_view category);

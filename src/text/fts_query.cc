@@ -26,27 +26,30 @@ bool IsTokenByte(unsigned char c) {
 }  // namespace
 
 std::vector<std::string> QueryTerms(std::string_view query) {
-  std::vector<std::string> terms;
-  bool has_content_word = false;
+  std::vector<std::string> content;  // Terms that are not stop words, in query order.
+  std::vector<std::string> stop;     // Stop words, used only when there is nothing else.
   size_t i = 0;
-  while (i < query.size() && terms.size() < kMaxTerms * 2) {
+  while (i < query.size() && content.size() < kMaxTerms) {
     while (i < query.size() && !IsTokenByte(static_cast<unsigned char>(query[i]))) ++i;
     const size_t start = i;
     while (i < query.size() && IsTokenByte(static_cast<unsigned char>(query[i]))) ++i;
     if (i == start) break;
-    std::string term(query.substr(start, std::min(i - start, kMaxTermBytes)));
+    size_t length = std::min(i - start, kMaxTermBytes);
+    // Never cut a UTF-8 sequence: back off over continuation bytes.
+    while (length < i - start && length > 0 &&
+           (static_cast<unsigned char>(query[start + length]) & 0xC0) == 0x80) {
+      --length;
+    }
+    std::string term(query.substr(start, length));
     for (char& c : term) {
       if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
     }
-    if (std::find(terms.begin(), terms.end(), term) != terms.end()) continue;
-    has_content_word = has_content_word || !IsStopWord(term);
-    terms.push_back(std::move(term));
+    std::vector<std::string>& list = IsStopWord(term) ? stop : content;
+    if (std::find(list.begin(), list.end(), term) == list.end()) list.push_back(std::move(term));
   }
-  if (has_content_word) {
-    std::erase_if(terms, [](const std::string& t) { return IsStopWord(t); });
-  }
-  if (terms.size() > kMaxTerms) terms.resize(kMaxTerms);
-  return terms;
+  if (!content.empty()) return content;
+  if (stop.size() > kMaxTerms) stop.resize(kMaxTerms);
+  return stop;
 }
 
 std::string MatchExpression(const std::vector<std::string>& terms) {

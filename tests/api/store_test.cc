@@ -1,1 +1,1311 @@
-// Placeholder: tests for this unit are being written.
+// The libstrata facade through its public API: the write path, the time-axis reads of
+// DESIGN.md §3, forget and purge, history, batches, keyword recall, schema refusal, stats.
+
+#include "strata/strata.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "store/db.h"
+#include "store/schema.h"
+#include "testing/status_matchers.h"
+#include "testing/temp_dir.h"
+#include "util/clock.h"
+
+namespace strata {
+namespace {
+
+using ::strata::testing::IsOk;
+using ::strata::testing::StatusIs;
+using ::testing::_;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+using ::testing::UnorderedElementsAre;
+
+constexpr int64_t kNow = 1772323200000;  // 2026-03-01T00:00:00Z
+constexpr int64_t kDay = 24 * 60 * 60 * 1000;
+constexpr int64_t kMinute = 60 * 1000;
+
+// `days` days from kNow, the "now" of the scenarios.
+constexpr int64_t Day(int64_t days) { return kNow + days * kDay; }
+
+// The body a time-axis read found, "<none>" when it found nothing, or the error.
+std::string Found(const absl::StatusOr<std::optional<Version>>& found) {
+  if (!found.ok()) return "<error: " + found.status().ToString() + ">";
+  return found->has_value() ? (*found)->body_json : "<none>";
+}
+
+// The keys of a recall's items, best first, or the error as the only element.
+std::vector<std::string> Keys(const absl::StatusOr<RecallResult>& result) {
+  if (!result.ok()) return {"<error: " + result.status().ToString() + ">"};
+  std::vector<std::string> keys;
+  for (const RecallItem& item : result->items) keys.push_back(item.version.identity.key);
+  return keys;
+}
+
+RecallRequest Query(std::string query) {
+  RecallRequest request;
+  request.query = std::move(query);
+  request.mode = "fts5";
+  return request;
+}
+
+class StoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_NO_FATAL_FAILURE(OpenStore()); }
+
+  void OpenStore() {
+    ASSERT_OK_AND_ASSIGN(store_, Store::Open({.path = path_, .clock = &clock_}));
+  }
+
+  static Identity Id(std::string key, std::string category = "facts",
+                     std::string workspace = "") {
+    return {.category = std::move(category), .key = std::move(key),
+            .workspace = std::move(workspace)};
+  }
+
+  static WriteRequest Req(const Identity& identity, std::string body_json,
+                          std::optional<int64_t> valid_from = std::nullopt,
+                          std::optional<int64_t> valid_to = std::nullopt) {
+    WriteRequest request;
+    request.identity = identity;
+    request.body_json = std::move(body_json);
+    request.valid_from_unix_ms = valid_from;
+    request.valid_to_unix_ms = valid_to;
+    return request;
+  }
+
+  // Remembers and returns the result; fails the test on error.
+  WriteResult Write(const Identity& identity, std::string body_json,
+                    std::optional<int64_t> valid_from = std::nullopt,
+                    std::optional<int64_t> valid_to = std::nullopt) {
+    absl::StatusOr<WriteResult> result =
+        store_->Remember(Req(identity, std::move(body_json), valid_from, valid_to));
+    EXPECT_OK(result);
+    return result.ok() ? *result : WriteResult{};
+  }
+
+  strata::testing::TempDir dir_;
+  std::string path_ = dir_.File("memory.db");
+  FakeClock clock_{kNow};
+  std::unique_ptr<Store> store_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// The five scenarios of DESIGN.md §3.
+
+class Scenario : public StoreTest {};
+
+TEST_F(Scenario, RetroactiveCorrection) {
+  const Identity id = Id("alice.title", "people");
+  Write(id, R"("senior engineer")", Day(-300), Day(-60));
+  clock_.Advance(kMinute);
+  Write(id, R"("staff engineer")", Day(-60));
+
+  EXPECT_EQ(Found(store_->ValidAt(id, Day(-150))), R"("senior engineer")");
+  EXPECT_EQ(Found(store_->ValidAt(id, Day(-10))), R"("staff engineer")");
+  EXPECT_EQ(Found(store_->ValidAt(id, Day(-320))), "<none>");
+}
+
+TEST_F(Scenario, FutureDatedFacts) {
+  const Identity id = Id("alice.salary", "people");
+  Write(id, R"("120k")", Day(-400), Day(30));
+  clock_.Advance(kMinute);
+  Write(id, R"("150k")", Day(30));
+
+  EXPECT_EQ(Found(store_->ValidAt(id, Day(0))), R"("120k")");
+  EXPECT_EQ(Found(store_->ValidAt(id, Day(45))), R"("150k")");
+}
+
+TEST_F(Scenario, BeliefVersusTruth) {
+  const Identity id = Id("project.status", "projects");
+  const int64_t t0 = clock_.NowUnixMs();
+  Write(id, R"("on-track")", Day(-20));
+  clock_.Advance(kMinute);
+  Write(id, R"("at-risk")", Day(-20));
+
+  EXPECT_EQ(Found(store_->AsOf(id, t0)), R"("on-track")");
+  EXPECT_EQ(Found(store_->ValidAt(id, Day(-10))), R"("at-risk")");
+  EXPECT_EQ(Found(store_->Bitemporal(id, t0, Day(-10))), R"("on-track")");
+  EXPECT_EQ(Found(store_->Bitemporal(id, clock_.NowUnixMs(), Day(-10))), R"("at-risk")");
+}
+
+TEST_F(Scenario, OutOfOrderArrival) {
+  const Identity id = Id("model.default", "config");
+  Write(id, R"("opus-4-8")", Day(-5));
+  clock_.Advance(kMinute);
+  Write(id, R"("opus-4-7")", Day(-90), Day(-5));
+
+  EXPECT_EQ(Found(store_->ValidAt(id, Day(-40))), R"("opus-4-7")");
+  EXPECT_EQ(Found(store_->ValidAt(id, Day(-1))), R"("opus-4-8")");
+}
+
+TEST_F(Scenario, ClosedPeriod) {
+  const Identity id = Id("alice.vehicle", "people");
+  Write(id, R"("bike")", Day(-200), Day(-30));
+
+  EXPECT_EQ(Found(store_->ValidAt(id, Day(-100))), R"("bike")");
+  EXPECT_EQ(Found(store_->ValidAt(id, Day(-5))), "<none>");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Time-axis reads beyond the scenarios.
+
+class TimeAxis : public StoreTest {};
+
+TEST_F(TimeAxis, AsOfUsesHalfOpenBeliefIntervals) {
+  const Identity id = Id("k");
+  const WriteResult v1 = Write(id, R"("one")");
+  clock_.Advance(10);
+  const WriteResult v2 = Write(id, R"("two")");
+
+  EXPECT_EQ(Found(store_->AsOf(id, v1.version.recorded_at_unix_ms - 1)), "<none>");
+  EXPECT_EQ(Found(store_->AsOf(id, v1.version.recorded_at_unix_ms)), R"("one")");
+  EXPECT_EQ(Found(store_->AsOf(id, v2.version.recorded_at_unix_ms - 1)), R"("one")");
+  EXPECT_EQ(Found(store_->AsOf(id, v2.version.recorded_at_unix_ms)), R"("two")");
+  EXPECT_EQ(Found(store_->AsOf(id, Day(1000))), R"("two")");
+}
+
+TEST_F(TimeAxis, LaterVersionStartingEarlierDoesNotCloseNewerOnesPeriod) {
+  // Walk semantics: "alpha" [-100, inf) is closed at -50 by the later-recorded "beta"
+  // [-50, inf); a still later "gamma" [-200, -150) closes neither.
+  const Identity id = Id("k");
+  Write(id, R"("alpha")", Day(-100));
+  clock_.Advance(1);
+  Write(id, R"("beta")", Day(-50));
+  clock_.Advance(1);
+  Write(id, R"("gamma")", Day(-200), Day(-150));
+
+  EXPECT_EQ(Found(store_->ValidAt(id, Day(-175))), R"("gamma")");
+  EXPECT_EQ(Found(store_->ValidAt(id, Day(-120))), "<none>");
+  EXPECT_EQ(Found(store_->ValidAt(id, Day(-75))), R"("alpha")");
+  EXPECT_EQ(Found(store_->ValidAt(id, Day(-50) - 1)), R"("alpha")");
+  EXPECT_EQ(Found(store_->ValidAt(id, Day(-50))), R"("beta")");
+  EXPECT_EQ(Found(store_->ValidAt(id, Day(10))), R"("beta")");
+}
+
+// The second write is recorded at kNow + 1 while the clock still reads kNow. Reads "now"
+// (valid_at, and recall with valid_at) must see every acknowledged write, as Get does.
+TEST_F(TimeAxis, ValidAtRightAfterASameMillisecondUpdateSeesTheUpdate) {
+  const Identity id = Id("k");
+  Write(id, R"("lynx one")");
+  Write(id, R"("lynx two")");
+  ASSERT_OK_AND_ASSIGN(const Version current, store_->Get(id));
+  EXPECT_EQ(current.body_json, R"("lynx two")");
+  EXPECT_EQ(Found(store_->ValidAt(id, kNow + 10)), R"("lynx two")");
+  RecallRequest valid_at = Query("lynx");
+  valid_at.valid_at_unix_ms = kNow + 10;
+  ASSERT_OK_AND_ASSIGN(const RecallResult result, store_->Recall(valid_at));
+  ASSERT_EQ(result.items.size(), 1u);
+  EXPECT_EQ(result.items[0].version.body_json, R"("lynx two")");
+}
+
+TEST_F(TimeAxis, UnknownIdentityIsNotFoundOnEveryAxis) {
+  const Identity id = Id("never");
+  EXPECT_EQ(Found(store_->AsOf(id, kNow)), "<none>");
+  EXPECT_EQ(Found(store_->ValidAt(id, kNow)), "<none>");
+  EXPECT_EQ(Found(store_->Bitemporal(id, kNow, kNow)), "<none>");
+  EXPECT_THAT(store_->Get(id), StatusIs(absl::StatusCode::kNotFound, HasSubstr("never")));
+}
+
+TEST_F(TimeAxis, EmptyKeyIsRejected) {
+  EXPECT_THAT(store_->AsOf(Id(""), kNow),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("key")));
+  EXPECT_THAT(store_->ValidAt(Id("k", ""), kNow),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("category")));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Remember.
+
+class Remember : public StoreTest {};
+
+TEST_F(Remember, FirstWriteCreatesVersionOneRecordedNowAndValidFromNow) {
+  const WriteResult r = Write(Id("k"), R"({"text": "hello"})");
+  EXPECT_EQ(r.action, WriteAction::kCreated);
+  EXPECT_STREQ(WriteActionName(r.action), "created");
+  EXPECT_EQ(r.version.version, 1);
+  EXPECT_EQ(r.version.recorded_at_unix_ms, kNow);
+  EXPECT_EQ(r.version.valid_from_unix_ms, kNow);
+  EXPECT_EQ(r.version.valid_to_unix_ms, std::nullopt);
+  EXPECT_EQ(r.version.superseded_at_unix_ms, std::nullopt);
+  EXPECT_EQ(r.version.type, "insight");
+  EXPECT_EQ(r.version.body_json, R"({"text": "hello"})");
+
+  ASSERT_OK_AND_ASSIGN(const Version got, store_->Get(Id("k")));
+  EXPECT_EQ(got.body_json, R"({"text": "hello"})");
+  EXPECT_EQ(got.memory_id, r.version.memory_id);
+  ASSERT_OK_AND_ASSIGN(const Version by_id, store_->GetById(r.version.memory_id));
+  EXPECT_EQ(by_id.body_json, R"({"text": "hello"})");
+}
+
+TEST_F(Remember, BodyIsStoredVerbatim) {
+  const std::string body = "{ \"b\" : 2,\n  \"a\" : [1, 2] }";
+  Write(Id("k"), body);
+  ASSERT_OK_AND_ASSIGN(const Version got, store_->Get(Id("k")));
+  EXPECT_EQ(got.body_json, body);
+}
+
+TEST_F(Remember, ChangedBodyUpdatesAndSupersedesThePreviousVersion) {
+  const WriteResult v1 = Write(Id("k"), R"("one")");
+  clock_.Advance(5);
+  const WriteResult v2 = Write(Id("k"), R"("two")");
+  EXPECT_EQ(v2.action, WriteAction::kUpdated);
+  EXPECT_STREQ(WriteActionName(v2.action), "updated");
+  EXPECT_EQ(v2.version.version, 2);
+  EXPECT_EQ(v2.version.memory_id, v1.version.memory_id);
+  EXPECT_EQ(v2.version.recorded_at_unix_ms, kNow + 5);
+
+  ASSERT_OK_AND_ASSIGN(const HistoryPage page, store_->History(Id("k"), 10, 0));
+  ASSERT_EQ(page.versions.size(), 2u);
+  EXPECT_EQ(page.versions[1].superseded_at_unix_ms, kNow + 5);
+  EXPECT_EQ(page.versions[0].superseded_at_unix_ms, std::nullopt);
+}
+
+TEST_F(Remember, SameBodyWithDifferentWhitespaceAndKeyOrderIsUnchanged) {
+  const WriteResult v1 = Write(Id("k"), R"({"a":1,"b":[1,2],"c":{"x":"y"}})");
+  clock_.Advance(5);
+  const WriteResult again =
+      Write(Id("k"), "{ \"c\": {\"x\" : \"y\"},\n \"b\" : [ 1, 2 ], \"a\": 1 }");
+  EXPECT_EQ(again.action, WriteAction::kUnchanged);
+  EXPECT_STREQ(WriteActionName(again.action), "unchanged");
+  EXPECT_EQ(again.version.version, 1);
+  EXPECT_EQ(again.version.recorded_at_unix_ms, v1.version.recorded_at_unix_ms);
+
+  ASSERT_OK_AND_ASSIGN(const HistoryPage page, store_->History(Id("k"), 10, 0));
+  EXPECT_EQ(page.total, 1);
+}
+
+TEST_F(Remember, DifferentArrayOrderIsAChange) {
+  Write(Id("k"), R"({"a":[1,2]})");
+  EXPECT_EQ(Write(Id("k"), R"({"a":[2,1]})").action, WriteAction::kUpdated);
+}
+
+TEST_F(Remember, SameBodyWithSameValidBoundsIsUnchanged) {
+  Write(Id("k"), R"("x")", Day(-10), Day(10));
+  clock_.Advance(5);
+  const WriteResult again = Write(Id("k"), R"("x")", Day(-10), Day(10));
+  EXPECT_EQ(again.action, WriteAction::kUnchanged);
+  EXPECT_EQ(again.version.version, 1);
+}
+
+TEST_F(Remember, SameBodyWithDifferentValidFromIsAChange) {
+  Write(Id("k"), R"("x")", Day(-10));
+  clock_.Advance(5);
+  const WriteResult again = Write(Id("k"), R"("x")", Day(-20));
+  EXPECT_EQ(again.action, WriteAction::kUpdated);
+  EXPECT_EQ(again.version.version, 2);
+  EXPECT_EQ(again.version.valid_from_unix_ms, Day(-20));
+}
+
+TEST_F(Remember, SameBodyWithDifferentValidToIsAChange) {
+  Write(Id("k"), R"("x")", Day(-10), Day(10));
+  clock_.Advance(5);
+  const WriteResult again = Write(Id("k"), R"("x")", Day(-10), Day(20));
+  EXPECT_EQ(again.action, WriteAction::kUpdated);
+  EXPECT_EQ(again.version.valid_to_unix_ms, Day(20));
+}
+
+TEST_F(Remember, SameBodyClosingAnOpenPeriodIsAChange) {
+  Write(Id("k"), R"("x")", Day(-10));
+  clock_.Advance(5);
+  const WriteResult again = Write(Id("k"), R"("x")", std::nullopt, Day(10));
+  EXPECT_EQ(again.action, WriteAction::kUpdated);
+  EXPECT_EQ(again.version.version, 2);
+}
+
+TEST_F(Remember, SameMillisecondWritesGetIncreasingRecordedAt) {
+  const WriteResult v1 = Write(Id("k"), R"("one")");
+  const WriteResult v2 = Write(Id("k"), R"("two")");
+  const WriteResult v3 = Write(Id("k"), R"("three")");
+  EXPECT_EQ(v1.version.recorded_at_unix_ms, kNow);
+  EXPECT_EQ(v2.version.recorded_at_unix_ms, kNow + 1);
+  EXPECT_EQ(v3.version.recorded_at_unix_ms, kNow + 2);
+  EXPECT_EQ(v1.version.version, 1);
+  EXPECT_EQ(v2.version.version, 2);
+  EXPECT_EQ(v3.version.version, 3);
+  // The default valid_from is the (bumped) recorded time.
+  EXPECT_EQ(v3.version.valid_from_unix_ms, kNow + 2);
+
+  // The clock moving less than the bump still yields a later instant.
+  clock_.Advance(1);
+  const WriteResult v4 = Write(Id("k"), R"("four")");
+  EXPECT_EQ(v4.version.recorded_at_unix_ms, kNow + 3);
+  clock_.Advance(100);
+  const WriteResult v5 = Write(Id("k"), R"("five")");
+  EXPECT_EQ(v5.version.recorded_at_unix_ms, kNow + 101);
+
+  // Every belief interval has non-zero width, so each version is visible to AsOf.
+  EXPECT_EQ(Found(store_->AsOf(Id("k"), kNow)), R"("one")");
+  EXPECT_EQ(Found(store_->AsOf(Id("k"), kNow + 1)), R"("two")");
+  EXPECT_EQ(Found(store_->AsOf(Id("k"), kNow + 2)), R"("three")");
+  EXPECT_EQ(Found(store_->AsOf(Id("k"), kNow + 3)), R"("four")");
+}
+
+TEST_F(Remember, RecordedAtIsPerIdentity) {
+  const WriteResult a = Write(Id("a"), R"("one")");
+  const WriteResult b = Write(Id("b"), R"("one")");
+  EXPECT_EQ(a.version.recorded_at_unix_ms, kNow);
+  EXPECT_EQ(b.version.recorded_at_unix_ms, kNow);
+  EXPECT_NE(a.version.memory_id, b.version.memory_id);
+}
+
+TEST_F(Remember, NewVersionDoesNotInheritValidPeriod) {
+  Write(Id("k"), R"("one")", Day(-10), Day(-5));
+  clock_.Advance(5);
+  const WriteResult v2 = Write(Id("k"), R"("two")");
+  EXPECT_EQ(v2.version.valid_from_unix_ms, kNow + 5);
+  EXPECT_EQ(v2.version.valid_to_unix_ms, std::nullopt);
+}
+
+TEST_F(Remember, WorkspacesAreSeparateIdentities) {
+  Write(Id("k", "facts", ""), R"("global")");
+  const WriteResult w = Write(Id("k", "facts", "proj"), R"("scoped")");
+  EXPECT_EQ(w.action, WriteAction::kCreated);
+  ASSERT_OK_AND_ASSIGN(const Version global, store_->Get(Id("k", "facts", "")));
+  ASSERT_OK_AND_ASSIGN(const Version scoped, store_->Get(Id("k", "facts", "proj")));
+  EXPECT_EQ(global.body_json, R"("global")");
+  EXPECT_EQ(scoped.body_json, R"("scoped")");
+}
+
+TEST_F(Remember, KeepsTypeTagsSourceAndImportance) {
+  WriteRequest request = Req(Id("k"), R"("x")");
+  request.type = "decision";
+  request.tags = {"a", "b"};
+  request.source = "chat";
+  request.importance = 0.75;
+  ASSERT_OK(store_->Remember(request));
+  ASSERT_OK_AND_ASSIGN(const Version got, store_->Get(Id("k")));
+  EXPECT_EQ(got.type, "decision");
+  EXPECT_THAT(got.tags, ElementsAre("a", "b"));
+  EXPECT_EQ(got.source, "chat");
+  EXPECT_EQ(got.importance, 0.75);
+}
+
+TEST_F(Remember, SurvivesReopening) {
+  Write(Id("k"), R"("kept")");
+  store_.reset();
+  ASSERT_NO_FATAL_FAILURE(OpenStore());
+  ASSERT_OK_AND_ASSIGN(const Version got, store_->Get(Id("k")));
+  EXPECT_EQ(got.body_json, R"("kept")");
+}
+
+TEST_F(Remember, ValidToEqualToValidFromIsRejected) {
+  EXPECT_THAT(store_->Remember(Req(Id("k"), R"("x")", Day(-1), Day(-1))),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("valid_to")));
+  EXPECT_THAT(store_->History(Id("k"), 10, 0), StatusIs(absl::StatusCode::kNotFound, _));
+}
+
+TEST_F(Remember, ValidToBeforeValidFromIsRejected) {
+  EXPECT_THAT(store_->Remember(Req(Id("k"), R"("x")", Day(-1), Day(-2))),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("valid_to")));
+}
+
+TEST_F(Remember, ValidToAloneBeforeTheRecordedTimeIsRejected) {
+  EXPECT_THAT(store_->Remember(Req(Id("k"), R"("x")", std::nullopt, Day(-1))),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("valid_to")));
+  EXPECT_THAT(store_->Remember(Req(Id("k"), R"("x")", std::nullopt, kNow)),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("valid_to")));
+  // Nothing was stored by the failed writes, not even the identity.
+  EXPECT_THAT(store_->History(Id("k"), 10, 0), StatusIs(absl::StatusCode::kNotFound, _));
+
+  const WriteResult ok = Write(Id("k"), R"("x")", std::nullopt, kNow + 1);
+  EXPECT_EQ(ok.version.valid_from_unix_ms, kNow);
+  EXPECT_EQ(ok.version.valid_to_unix_ms, kNow + 1);
+}
+
+TEST_F(Remember, ValidToAloneEqualToTheBumpedRecordedTimeIsRejected) {
+  Write(Id("k"), R"("one")");
+  // The clock has not moved, so the next version would be recorded at kNow + 1.
+  EXPECT_THAT(store_->Remember(Req(Id("k"), R"("two")", std::nullopt, kNow + 1)),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("valid_to")));
+  ASSERT_OK_AND_ASSIGN(const HistoryPage page, store_->History(Id("k"), 10, 0));
+  EXPECT_EQ(page.total, 1);
+  ASSERT_OK_AND_ASSIGN(const Version got, store_->Get(Id("k")));
+  EXPECT_EQ(got.body_json, R"("one")");
+}
+
+TEST_F(Remember, EmptyCategoryOrKeyIsRejected) {
+  EXPECT_THAT(store_->Remember(Req(Id("k", ""), R"("x")")),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("category")));
+  EXPECT_THAT(store_->Remember(Req(Id(""), R"("x")")),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("key")));
+}
+
+TEST_F(Remember, BodyThatIsNotJsonIsRejected) {
+  for (const std::string body : {"not json", "{", "", "{\"a\":1} trailing", "'single'",
+                                 "{\"a\":}", "[1,]"}) {
+    EXPECT_THAT(store_->Remember(Req(Id("k"), body)),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("body_json")))
+        << "body: " << body;
+  }
+  EXPECT_THAT(store_->History(Id("k"), 10, 0), StatusIs(absl::StatusCode::kNotFound, _));
+}
+
+// Remembers `body` in a fresh store. Returns 0 when it is rejected with InvalidArgument
+// naming body_json, 1 for another error, 2 when it is stored.
+int RememberRejectsBody(const std::string& body) {
+  strata::testing::TempDir dir;
+  FakeClock clock(kNow);
+  absl::StatusOr<std::unique_ptr<Store>> store =
+      Store::Open({.path = dir.File("deep.db"), .clock = &clock});
+  if (!store.ok()) return 3;
+  WriteRequest request;
+  request.identity = {.category = "facts", .key = "deep"};
+  request.body_json = body;
+  const absl::StatusOr<WriteResult> result = (*store)->Remember(request);
+  if (result.ok()) return 2;
+  return result.status().code() == absl::StatusCode::kInvalidArgument &&
+                 absl::StrContains(result.status().message(), "body_json")
+             ? 0
+             : 1;
+}
+
+// DESIGN.md §9: bad input, deep nesting included, never kills the process; it gets a clear
+// error. Run in a child process so that a crash fails this test only.
+TEST(RememberDeathTest, DeeplyNestedBodyIsRejectedWithoutCrashing) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  constexpr int kDepth = 100000;  // A 200 KB body, far below any line limit.
+  const std::string body = std::string(kDepth, '[') + std::string(kDepth, ']');
+  EXPECT_EXIT(std::exit(RememberRejectsBody(body)),
+              ::testing::ExitedWithCode(0), "");
+}
+
+TEST_F(Remember, AnyJsonTextIsAccepted) {
+  for (const std::string body : {R"("a string")", R"({"a":1})", "[1,2]", "42", "null"}) {
+    EXPECT_OK(store_->Remember(Req(Id("k"), body))) << "body: " << body;
+    clock_.Advance(1);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Forget.
+
+class Forget : public StoreTest {};
+
+TEST_F(Forget, ReturnsTrueThenFalse) {
+  Write(Id("k"), R"("x")");
+  ASSERT_OK_AND_ASSIGN(const bool first, store_->Forget(Id("k"), "obsolete"));
+  EXPECT_TRUE(first);
+  ASSERT_OK_AND_ASSIGN(const bool again, store_->Forget(Id("k"), "obsolete"));
+  EXPECT_FALSE(again);
+}
+
+TEST_F(Forget, UnknownIdentityReturnsFalse) {
+  ASSERT_OK_AND_ASSIGN(const bool forgotten, store_->Forget(Id("never"), ""));
+  EXPECT_FALSE(forgotten);
+}
+
+TEST_F(Forget, EmptyKeyIsRejected) {
+  EXPECT_THAT(store_->Forget(Id(""), ""),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("key")));
+}
+
+TEST_F(Forget, GetIsNotFoundAfterwards) {
+  const WriteResult v1 = Write(Id("k"), R"("x")");
+  ASSERT_OK(store_->Forget(Id("k"), ""));
+  EXPECT_THAT(store_->Get(Id("k")), StatusIs(absl::StatusCode::kNotFound, HasSubstr("forgotten")));
+  EXPECT_THAT(store_->GetById(v1.version.memory_id),
+              StatusIs(absl::StatusCode::kNotFound, _));
+}
+
+TEST_F(Forget, PastBeliefsStayVisibleToAsOfAndHistory) {
+  Write(Id("k"), R"("x")");
+  clock_.Advance(10);
+  ASSERT_OK(store_->Forget(Id("k"), "wrong"));
+  const int64_t forgotten_at = kNow + 10;
+
+  EXPECT_EQ(Found(store_->AsOf(Id("k"), forgotten_at - 1)), R"("x")");
+  EXPECT_EQ(Found(store_->AsOf(Id("k"), forgotten_at)), "<none>");
+  EXPECT_EQ(Found(store_->Bitemporal(Id("k"), forgotten_at - 1, kNow)), R"("x")");
+  EXPECT_EQ(Found(store_->ValidAt(Id("k"), kNow)), "<none>");
+
+  ASSERT_OK_AND_ASSIGN(const HistoryPage page, store_->History(Id("k"), 10, 0));
+  EXPECT_EQ(page.total, 1);
+  ASSERT_EQ(page.versions.size(), 1u);
+  EXPECT_EQ(page.versions[0].body_json, R"("x")");
+  EXPECT_EQ(page.versions[0].superseded_at_unix_ms, forgotten_at);
+  EXPECT_THAT(page.retracted_at_unix_ms, ElementsAre(forgotten_at));
+}
+
+TEST_F(Forget, InTheSameMillisecondEndsBeliefOneMillisecondLater) {
+  Write(Id("k"), R"("x")");
+  ASSERT_OK(store_->Forget(Id("k"), ""));
+  ASSERT_OK_AND_ASSIGN(const HistoryPage page, store_->History(Id("k"), 10, 0));
+  EXPECT_THAT(page.retracted_at_unix_ms, ElementsAre(kNow + 1));
+  EXPECT_EQ(Found(store_->AsOf(Id("k"), kNow)), R"("x")");
+  EXPECT_EQ(Found(store_->AsOf(Id("k"), kNow + 1)), "<none>");
+}
+
+TEST_F(Forget, RecallNoLongerReturnsIt) {
+  Write(Id("k"), R"("zebra crossing")");
+  Write(Id("other"), R"("zebra stripes")");
+  ASSERT_THAT(Keys(store_->Recall(Query("zebra"))), UnorderedElementsAre("k", "other"));
+  ASSERT_OK(store_->Forget(Id("k"), ""));
+  EXPECT_THAT(Keys(store_->Recall(Query("zebra"))), ElementsAre("other"));
+  EXPECT_THAT(Keys(store_->Recall(Query(""))), ElementsAre("other"));
+  clock_.Advance(10);
+  RecallRequest valid_at = Query("zebra");
+  valid_at.valid_at_unix_ms = kNow;
+  EXPECT_THAT(Keys(store_->Recall(valid_at)), ElementsAre("other"));
+}
+
+// The forget below is recorded at kNow + 1 (one past the write, the clock having not moved).
+// DESIGN.md §3: valid_at(v) is bitemporal(now, v), and a forget ends belief "now": once
+// Forget has returned, reads "now" must not see the forgotten version, even while the clock
+// has not yet reached the bumped instant.
+TEST_F(Forget, ValidAtRightAfterASameMillisecondForgetFindsNothing) {
+  Write(Id("k"), R"("zebra crossing")");
+  ASSERT_OK(store_->Forget(Id("k"), ""));
+  EXPECT_THAT(store_->Get(Id("k")), StatusIs(absl::StatusCode::kNotFound, _));
+  EXPECT_EQ(Found(store_->ValidAt(Id("k"), kNow)), "<none>");
+  RecallRequest valid_at = Query("zebra");
+  valid_at.valid_at_unix_ms = kNow;
+  EXPECT_THAT(Keys(store_->Recall(valid_at)), IsEmpty());
+}
+
+TEST_F(Forget, RememberingAgainStartsANewVersion) {
+  const WriteResult v1 = Write(Id("k"), R"("x")");
+  clock_.Advance(10);
+  ASSERT_OK(store_->Forget(Id("k"), ""));
+  const int64_t forgotten_at = kNow + 10;
+  clock_.Advance(10);
+  // The same body as before the forget: still a new version, since nothing is current.
+  const WriteResult v2 = Write(Id("k"), R"("x")");
+  EXPECT_NE(v2.action, WriteAction::kUnchanged);
+  EXPECT_EQ(v2.version.version, 2);
+  EXPECT_EQ(v2.version.memory_id, v1.version.memory_id);
+  EXPECT_EQ(v2.version.recorded_at_unix_ms, kNow + 20);
+  EXPECT_EQ(v2.version.valid_from_unix_ms, kNow + 20);
+
+  ASSERT_OK_AND_ASSIGN(const Version got, store_->Get(Id("k")));
+  EXPECT_EQ(got.version, 2);
+  ASSERT_OK_AND_ASSIGN(const HistoryPage page, store_->History(Id("k"), 10, 0));
+  EXPECT_EQ(page.total, 2);
+  EXPECT_THAT(page.retracted_at_unix_ms, ElementsAre(forgotten_at));
+
+  // Between the forget and the revival nothing was believed, on either read.
+  EXPECT_EQ(Found(store_->AsOf(Id("k"), forgotten_at + 5)), "<none>");
+  EXPECT_EQ(Found(store_->Bitemporal(Id("k"), forgotten_at + 5, kNow + 1)), "<none>");
+  // Before the forget the first version; after the revival the second.
+  EXPECT_EQ(Found(store_->Bitemporal(Id("k"), forgotten_at - 1, kNow + 1)), R"("x")");
+  ASSERT_OK_AND_ASSIGN(std::optional<Version> now, store_->ValidAt(Id("k"), kNow + 25));
+  ASSERT_TRUE(now.has_value());
+  EXPECT_EQ(now->version, 2);
+}
+
+TEST_F(Forget, RevivalStartsAfreshWithoutTheForgottenPeriods) {
+  // v1 is valid from kNow on; after the forget, v2 is valid only from kNow + 20. An instant
+  // before that is no longer covered by v1: the forget ended belief in the whole identity.
+  Write(Id("k"), R"("old")");
+  clock_.Advance(10);
+  ASSERT_OK(store_->Forget(Id("k"), ""));
+  clock_.Advance(10);
+  Write(Id("k"), R"("new")");
+  EXPECT_EQ(Found(store_->ValidAt(Id("k"), kNow + 5)), "<none>");
+  EXPECT_EQ(Found(store_->ValidAt(Id("k"), kNow + 20)), R"("new")");
+}
+
+TEST_F(Forget, RevivalInTheSameMillisecondIsRecordedAfterTheForget) {
+  Write(Id("k"), R"("x")");
+  ASSERT_OK(store_->Forget(Id("k"), ""));  // At kNow + 1.
+  const WriteResult v2 = Write(Id("k"), R"("y")");
+  EXPECT_EQ(v2.version.recorded_at_unix_ms, kNow + 2);
+  EXPECT_EQ(Found(store_->AsOf(Id("k"), kNow + 1)), "<none>");
+  EXPECT_EQ(Found(store_->AsOf(Id("k"), kNow + 2)), R"("y")");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Purge.
+
+class Purge : public StoreTest {};
+
+TEST_F(Purge, ErasesEveryVersion) {
+  Write(Id("k"), R"("walrus one")");
+  clock_.Advance(10);
+  Write(Id("k"), R"("walrus two")");
+  clock_.Advance(10);
+  Write(Id("keep"), R"("walrus kept")");
+
+  ASSERT_OK_AND_ASSIGN(const int64_t erased, store_->Purge(Id("k")));
+  EXPECT_EQ(erased, 2);
+
+  EXPECT_THAT(store_->History(Id("k"), 10, 0), StatusIs(absl::StatusCode::kNotFound, _));
+  EXPECT_THAT(store_->Get(Id("k")), StatusIs(absl::StatusCode::kNotFound, _));
+  EXPECT_EQ(Found(store_->AsOf(Id("k"), kNow + 5)), "<none>");
+  EXPECT_EQ(Found(store_->Bitemporal(Id("k"), kNow + 5, kNow + 5)), "<none>");
+  EXPECT_THAT(Keys(store_->Recall(Query("walrus"))), ElementsAre("keep"));
+  EXPECT_THAT(Keys(store_->Recall(Query(""))), ElementsAre("keep"));
+}
+
+TEST_F(Purge, RecallInThePastNeverReturnsIt) {
+  Write(Id("k"), R"("narwhal one")");
+  clock_.Advance(10);
+  Write(Id("k"), R"("narwhal two")");
+  clock_.Advance(10);
+  ASSERT_OK(store_->Purge(Id("k")));
+
+  for (const std::string query : {"narwhal", "one", ""}) {
+    for (const int64_t t : {kNow, kNow + 5, kNow + 10, kNow + 15}) {
+      RecallRequest as_of = Query(query);
+      as_of.as_of_unix_ms = t;
+      EXPECT_THAT(Keys(store_->Recall(as_of)), IsEmpty()) << query << " as_of " << t;
+      RecallRequest valid_at = Query(query);
+      valid_at.valid_at_unix_ms = t;
+      EXPECT_THAT(Keys(store_->Recall(valid_at)), IsEmpty()) << query << " valid_at " << t;
+      RecallRequest both = valid_at;
+      both.as_of_unix_ms = t;
+      EXPECT_THAT(Keys(store_->Recall(both)), IsEmpty()) << query << " both " << t;
+    }
+  }
+}
+
+// Real erasure: neither the version rows nor their keyword index entries remain in the file.
+TEST_F(Purge, LeavesNoVersionRowsOrIndexEntriesInTheFile) {
+  Write(Id("k"), R"("ptarmigan one")");
+  clock_.Advance(1);
+  Write(Id("k"), R"("ptarmigan two")");
+  ASSERT_OK(store_->Forget(Id("k"), ""));
+  Write(Id("kept"), R"("grouse")");
+  ASSERT_OK(store_->Purge(Id("k")));
+
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<store::Db> db, store::Db::Open(path_, {}));
+  auto count = [&db](const char* sql) -> int64_t {
+    absl::StatusOr<store::Stmt> s = db->Prepare(sql);
+    EXPECT_OK(s);
+    if (!s.ok()) return -1;
+    absl::StatusOr<bool> row = s->Step();
+    EXPECT_TRUE(row.ok() && *row);
+    return row.ok() && *row ? s->Int(0) : -1;
+  };
+  EXPECT_EQ(count("SELECT count(*) FROM versions"), 1);
+  EXPECT_EQ(count("SELECT count(*) FROM fts WHERE fts MATCH 'ptarmigan'"), 0);
+  EXPECT_EQ(count("SELECT count(*) FROM fts WHERE fts MATCH 'grouse'"), 1);
+}
+
+TEST_F(Purge, ForgottenIdentityIsPurgedToo) {
+  Write(Id("k"), R"("x")");
+  ASSERT_OK(store_->Forget(Id("k"), ""));
+  ASSERT_OK_AND_ASSIGN(const int64_t erased, store_->Purge(Id("k")));
+  EXPECT_EQ(erased, 1);
+  EXPECT_THAT(store_->History(Id("k"), 10, 0), StatusIs(absl::StatusCode::kNotFound, _));
+}
+
+TEST_F(Purge, UnknownIdentityErasesNothing) {
+  ASSERT_OK_AND_ASSIGN(const int64_t erased, store_->Purge(Id("never")));
+  EXPECT_EQ(erased, 0);
+}
+
+TEST_F(Purge, RememberingAfterPurgeStartsAtVersionOne) {
+  Write(Id("k"), R"("one")");
+  clock_.Advance(1);
+  Write(Id("k"), R"("two")");
+  ASSERT_OK(store_->Purge(Id("k")));
+  const WriteResult again = Write(Id("k"), R"("one")");
+  EXPECT_EQ(again.action, WriteAction::kCreated);
+  EXPECT_EQ(again.version.version, 1);
+  ASSERT_OK_AND_ASSIGN(const HistoryPage page, store_->History(Id("k"), 10, 0));
+  EXPECT_EQ(page.total, 1);
+  EXPECT_THAT(page.retracted_at_unix_ms, IsEmpty());
+}
+
+// ---------------------------------------------------------------------------------------------
+// History.
+
+class History : public StoreTest {
+ protected:
+  void WriteFive() {
+    for (int i = 1; i <= 5; ++i) {
+      Write(Id("k"), absl::StrCat("\"v", i, "\""));
+      clock_.Advance(1);
+    }
+  }
+  static std::vector<int64_t> Numbers(const HistoryPage& page) {
+    std::vector<int64_t> out;
+    for (const Version& v : page.versions) out.push_back(v.version);
+    return out;
+  }
+};
+
+TEST_F(History, ListsNewestFirstWithTotal) {
+  WriteFive();
+  ASSERT_OK_AND_ASSIGN(const HistoryPage page, store_->History(Id("k"), 100, 0));
+  EXPECT_EQ(page.total, 5);
+  EXPECT_THAT(Numbers(page), ElementsAre(5, 4, 3, 2, 1));
+  EXPECT_EQ(page.versions[0].body_json, R"("v5")");
+  EXPECT_EQ(page.versions[4].body_json, R"("v1")");
+  for (size_t i = 0; i + 1 < page.versions.size(); ++i) {
+    EXPECT_GT(page.versions[i].recorded_at_unix_ms, page.versions[i + 1].recorded_at_unix_ms);
+    EXPECT_EQ(page.versions[i + 1].superseded_at_unix_ms,
+              page.versions[i].recorded_at_unix_ms);
+  }
+}
+
+TEST_F(History, PagesWithLimitAndOffset) {
+  WriteFive();
+  ASSERT_OK_AND_ASSIGN(const HistoryPage first, store_->History(Id("k"), 2, 0));
+  EXPECT_THAT(Numbers(first), ElementsAre(5, 4));
+  EXPECT_EQ(first.total, 5);
+  ASSERT_OK_AND_ASSIGN(const HistoryPage second, store_->History(Id("k"), 2, 2));
+  EXPECT_THAT(Numbers(second), ElementsAre(3, 2));
+  ASSERT_OK_AND_ASSIGN(const HistoryPage last, store_->History(Id("k"), 2, 4));
+  EXPECT_THAT(Numbers(last), ElementsAre(1));
+  ASSERT_OK_AND_ASSIGN(const HistoryPage beyond, store_->History(Id("k"), 2, 5));
+  EXPECT_THAT(Numbers(beyond), IsEmpty());
+  EXPECT_EQ(beyond.total, 5);
+}
+
+TEST_F(History, BadPagingIsRejected) {
+  WriteFive();
+  EXPECT_THAT(store_->History(Id("k"), 0, 0),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("limit")));
+  EXPECT_THAT(store_->History(Id("k"), 1001, 0),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("limit")));
+  EXPECT_THAT(store_->History(Id("k"), 10, -1),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("offset")));
+}
+
+TEST_F(History, UnknownIdentityIsNotFound) {
+  EXPECT_THAT(store_->History(Id("never"), 10, 0),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("never")));
+}
+
+// ---------------------------------------------------------------------------------------------
+// RememberBatch.
+
+class RememberBatch : public StoreTest {};
+
+TEST_F(RememberBatch, InvalidItemsFailAloneAndTheOthersAreStored) {
+  const std::vector<WriteRequest> requests = {
+      Req(Id("a"), R"("first")"),
+      Req(Id(""), R"("empty key")"),
+      Req(Id("b"), R"("second")"),
+      Req(Id("c"), "not json"),
+      Req(Id("d"), R"("bad period")", Day(-1), Day(-2)),
+      Req(Id("e"), R"("third")"),
+  };
+  ASSERT_OK_AND_ASSIGN(const auto results, store_->RememberBatch(requests));
+  ASSERT_EQ(results.size(), requests.size());
+  EXPECT_OK(results[0]);
+  EXPECT_THAT(results[1], StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("key")));
+  EXPECT_OK(results[2]);
+  EXPECT_THAT(results[3], StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("body_json")));
+  EXPECT_THAT(results[4], StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("valid_to")));
+  EXPECT_OK(results[5]);
+
+  for (const std::string key : {"a", "b", "e"}) EXPECT_OK(store_->Get(Id(key))) << key;
+  for (const std::string key : {"c", "d"}) {
+    EXPECT_THAT(store_->History(Id(key), 10, 0), StatusIs(absl::StatusCode::kNotFound, _))
+        << key;
+  }
+  ASSERT_OK_AND_ASSIGN(const Stats stats, store_->GetStats());
+  EXPECT_EQ(stats.total_memories, 3);
+}
+
+TEST_F(RememberBatch, FailureAfterTheIdentityWasCreatedLeavesNoTrace) {
+  // valid_to alone before the recorded time is found only once the recorded time is known,
+  // after the new identity has been inserted; the item must still fail without a trace.
+  const std::vector<WriteRequest> requests = {
+      Req(Id("k"), R"("too late")", std::nullopt, Day(-1)),
+      Req(Id("k"), R"("fine")"),
+  };
+  ASSERT_OK_AND_ASSIGN(const auto results, store_->RememberBatch(requests));
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_THAT(results[0], StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("valid_to")));
+  ASSERT_OK(results[1]);
+  EXPECT_EQ(results[1]->action, WriteAction::kCreated);
+  EXPECT_EQ(results[1]->version.version, 1);
+  EXPECT_EQ(results[1]->version.recorded_at_unix_ms, kNow);
+  ASSERT_OK_AND_ASSIGN(const HistoryPage page, store_->History(Id("k"), 10, 0));
+  EXPECT_EQ(page.total, 1);
+}
+
+TEST_F(RememberBatch, VersionsOfOneIdentityGetIncreasingRecordedAt) {
+  const std::vector<WriteRequest> requests = {
+      Req(Id("k"), R"("one")"),
+      Req(Id("k"), R"("two")"),
+      Req(Id("k"), R"( "two" )"),
+      Req(Id("k"), R"("three")"),
+  };
+  ASSERT_OK_AND_ASSIGN(const auto results, store_->RememberBatch(requests));
+  ASSERT_EQ(results.size(), 4u);
+  for (const auto& r : results) ASSERT_OK(r);
+  EXPECT_EQ(results[0]->action, WriteAction::kCreated);
+  EXPECT_EQ(results[1]->action, WriteAction::kUpdated);
+  EXPECT_EQ(results[2]->action, WriteAction::kUnchanged);
+  EXPECT_EQ(results[3]->action, WriteAction::kUpdated);
+  EXPECT_EQ(results[0]->version.recorded_at_unix_ms, kNow);
+  EXPECT_EQ(results[1]->version.recorded_at_unix_ms, kNow + 1);
+  EXPECT_EQ(results[3]->version.recorded_at_unix_ms, kNow + 2);
+  EXPECT_EQ(results[3]->version.version, 3);
+}
+
+TEST_F(RememberBatch, EmptyBatchReturnsNoResults) {
+  ASSERT_OK_AND_ASSIGN(const auto results, store_->RememberBatch({}));
+  EXPECT_THAT(results, IsEmpty());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Recall.
+
+class Recall : public StoreTest {
+ protected:
+  void Add(const std::string& key, const std::string& body, const std::string& category = "facts",
+           const std::string& type = "insight", std::vector<std::string> tags = {},
+           const std::string& workspace = "") {
+    WriteRequest request = Req(Id(key, category, workspace), body);
+    request.type = type;
+    request.tags = std::move(tags);
+    ASSERT_OK(store_->Remember(request));
+    clock_.Advance(1);
+  }
+};
+
+TEST_F(Recall, Bm25PutsTheBetterMatchFirst) {
+  Add("weak", R"({"text": "we talked about lunch, the weather, travel plans, and once about )"
+              R"(kubernetes, then returned to lunch and dinner menus for the week ahead"})");
+  Add("strong", R"({"text": "kubernetes kubernetes cluster upgrade for kubernetes"})");
+  Add("none", R"({"text": "nothing relevant here"})");
+  ASSERT_OK_AND_ASSIGN(const RecallResult result, store_->Recall(Query("kubernetes")));
+  EXPECT_THAT(Keys(result), ElementsAre("strong", "weak"));
+  ASSERT_EQ(result.items.size(), 2u);
+  EXPECT_GT(result.items[0].score, result.items[1].score);
+  EXPECT_EQ(result.items[0].fts5_rank, 1);
+  EXPECT_EQ(result.items[1].fts5_rank, 2);
+  EXPECT_EQ(result.mode, "fts5");
+}
+
+TEST_F(Recall, MoreMatchingTermsRankHigher) {
+  Add("one", R"("postgres tuning notes")");
+  Add("two", R"("postgres vacuum tuning notes")");
+  EXPECT_THAT(Keys(store_->Recall(Query("postgres vacuum"))), ElementsAre("two", "one"));
+}
+
+TEST_F(Recall, AutoModeRunsFts5WithoutEmbeddings) {
+  Add("k", R"("ocelot")");
+  RecallRequest request = Query("ocelot");
+  request.mode = "auto";
+  ASSERT_OK_AND_ASSIGN(const RecallResult result, store_->Recall(request));
+  EXPECT_EQ(result.mode, "fts5");
+  EXPECT_THAT(Keys(result), ElementsAre("k"));
+}
+
+TEST_F(Recall, PorterStemmingMatchesOtherWordForms) {
+  Add("runner", R"({"text": "she runs every morning"})");
+  Add("other", R"({"text": "he swims"})");
+  EXPECT_THAT(Keys(store_->Recall(Query("running"))), ElementsAre("runner"));
+  EXPECT_THAT(Keys(store_->Recall(Query("RUN"))), ElementsAre("runner"));
+}
+
+TEST_F(Recall, MatchesKeyAndCategoryToo) {
+  Add("favourite-colour", R"("blue")", "preferences");
+  EXPECT_THAT(Keys(store_->Recall(Query("colour"))), ElementsAre("favourite-colour"));
+  EXPECT_THAT(Keys(store_->Recall(Query("preferences"))), ElementsAre("favourite-colour"));
+}
+
+TEST_F(Recall, SearchesOnlyStringValuesOfTheBody) {
+  Add("k", R"({"marmot": 12, "list": ["lynx", {"deep": "badger"}]})");
+  EXPECT_THAT(Keys(store_->Recall(Query("badger"))), ElementsAre("k"));
+  EXPECT_THAT(Keys(store_->Recall(Query("lynx"))), ElementsAre("k"));
+  EXPECT_THAT(Keys(store_->Recall(Query("marmot"))), IsEmpty());
+}
+
+TEST_F(Recall, ReturnsOnlyTheCurrentVersion) {
+  Add("k", R"("penguin colony")");
+  Add("k", R"("albatross colony")");
+  ASSERT_OK_AND_ASSIGN(const RecallResult result, store_->Recall(Query("colony")));
+  ASSERT_EQ(result.items.size(), 1u);
+  EXPECT_EQ(result.items[0].version.version, 2);
+  EXPECT_EQ(result.items[0].version.body_json, R"("albatross colony")");
+  EXPECT_THAT(Keys(store_->Recall(Query("penguin"))), IsEmpty());
+}
+
+TEST_F(Recall, FiltersByCategoryTypeWorkspaceAndTags) {
+  Add("a", R"("shared word")", "cat1", "insight", {"x", "y"}, "");
+  Add("b", R"("shared word")", "cat2", "insight", {"x"}, "");
+  Add("c", R"("shared word")", "cat1", "decision", {"y"}, "ws");
+  Add("d", R"("shared word")", "cat2", "decision", {}, "ws");
+
+  auto with = [](auto set) {
+    RecallRequest r = Query("shared");
+    set(r);
+    return r;
+  };
+  EXPECT_THAT(Keys(store_->Recall(Query("shared"))), UnorderedElementsAre("a", "b", "c", "d"));
+  EXPECT_THAT(Keys(store_->Recall(with([](RecallRequest& r) { r.filters.category = "cat1"; }))),
+              UnorderedElementsAre("a", "c"));
+  EXPECT_THAT(Keys(store_->Recall(with([](RecallRequest& r) { r.filters.type = "decision"; }))),
+              UnorderedElementsAre("c", "d"));
+  EXPECT_THAT(Keys(store_->Recall(with([](RecallRequest& r) { r.filters.workspace = "ws"; }))),
+              UnorderedElementsAre("c", "d"));
+  EXPECT_THAT(Keys(store_->Recall(with([](RecallRequest& r) { r.filters.workspace = ""; }))),
+              UnorderedElementsAre("a", "b"));
+  EXPECT_THAT(Keys(store_->Recall(with([](RecallRequest& r) { r.filters.tags = {"x"}; }))),
+              UnorderedElementsAre("a", "b"));
+  EXPECT_THAT(
+      Keys(store_->Recall(with([](RecallRequest& r) { r.filters.tags = {"x", "y"}; }))),
+      ElementsAre("a"));
+  EXPECT_THAT(Keys(store_->Recall(with([](RecallRequest& r) {
+                r.filters.category = "cat2";
+                r.filters.type = "decision";
+                r.filters.workspace = "ws";
+              }))),
+              ElementsAre("d"));
+  EXPECT_THAT(Keys(store_->Recall(with([](RecallRequest& r) { r.filters.tags = {"z"}; }))),
+              IsEmpty());
+}
+
+TEST_F(Recall, FiltersApplyToTheEmptyQueryToo) {
+  Add("a", R"("one")", "cat1");
+  Add("b", R"("two")", "cat2");
+  RecallRequest request = Query("");
+  request.filters.category = "cat2";
+  EXPECT_THAT(Keys(store_->Recall(request)), ElementsAre("b"));
+}
+
+TEST_F(Recall, FiltersDoNotShrinkResultsBelowLimit) {
+  // Many better-matching memories outside the filter must not crowd out the matching ones.
+  for (int i = 0; i < 30; ++i) {
+    Add(absl::StrCat("other", i), R"("heron heron heron")", "birds");
+  }
+  for (int i = 0; i < 5; ++i) {
+    Add(absl::StrCat("wanted", i), R"("a heron seen once near the lake shore today")",
+        "notes");
+  }
+  RecallRequest request = Query("heron");
+  request.limit = 5;
+  request.filters.category = "notes";
+  ASSERT_OK_AND_ASSIGN(const RecallResult result, store_->Recall(request));
+  EXPECT_EQ(result.items.size(), 5u);
+}
+
+TEST_F(Recall, LimitAndOffsetPage) {
+  for (int i = 0; i < 5; ++i) {
+    // i + 1 occurrences: "k4" is the best match, "k0" the worst.
+    std::string text;
+    for (int j = 0; j <= i; ++j) text += "gecko ";
+    Add(absl::StrCat("k", i), absl::StrCat("\"", text, "filler words to pad\""));
+  }
+  RecallRequest request = Query("gecko");
+  request.limit = 2;
+  ASSERT_OK_AND_ASSIGN(const RecallResult first, store_->Recall(request));
+  EXPECT_THAT(Keys(first), ElementsAre("k4", "k3"));
+  request.offset = 2;
+  ASSERT_OK_AND_ASSIGN(const RecallResult second, store_->Recall(request));
+  EXPECT_THAT(Keys(second), ElementsAre("k2", "k1"));
+  ASSERT_EQ(second.items.size(), 2u);
+  EXPECT_EQ(second.items[0].fts5_rank, 3);
+  EXPECT_EQ(second.items[1].fts5_rank, 4);
+  request.offset = 4;
+  EXPECT_THAT(Keys(store_->Recall(request)), ElementsAre("k0"));
+  request.offset = 5;
+  EXPECT_THAT(Keys(store_->Recall(request)), IsEmpty());
+}
+
+TEST_F(Recall, LimitOutOfRangeIsRejectedNamingLimit) {
+  for (const int limit : {0, -1, 1001, 5000}) {
+    RecallRequest request = Query("x");
+    request.limit = limit;
+    EXPECT_THAT(store_->Recall(request),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("limit")))
+        << limit;
+  }
+  RecallRequest request = Query("x");
+  request.limit = 1000;
+  EXPECT_OK(store_->Recall(request));
+}
+
+TEST_F(Recall, NegativeOffsetIsRejectedNamingOffset) {
+  RecallRequest request = Query("x");
+  request.offset = -1;
+  EXPECT_THAT(store_->Recall(request),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("offset")));
+}
+
+TEST_F(Recall, DenseAndHybridNeedEmbeddings) {
+  for (const std::string mode : {"dense", "hybrid"}) {
+    RecallRequest request = Query("x");
+    request.mode = mode;
+    EXPECT_THAT(store_->Recall(request),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("embeddings")))
+        << mode;
+  }
+}
+
+TEST_F(Recall, UnknownModeIsRejected) {
+  for (const std::string mode : {"bm25", "", "FTS5", "semantic"}) {
+    RecallRequest request = Query("x");
+    request.mode = mode;
+    EXPECT_THAT(store_->Recall(request),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("mode")))
+        << mode;
+  }
+}
+
+TEST_F(Recall, QueriesWithFts5SyntaxNeverError) {
+  Add("k", R"({"text": "alpha beta gamma near the text column"})");
+  const std::vector<std::string> queries = {
+      "\"", "\"alpha", "alpha\"", "\"\"", "'", "alpha AND", "AND", "OR", "NOT", "alpha NOT beta",
+      "alpha OR OR beta", "NEAR(alpha beta, 2)", "NEAR(", "alpha*", "*", "al*pha", "^alpha",
+      "^", "text:alpha", "key:", "{text key}:alpha", "-alpha", "+", "(alpha", "alpha)",
+      "((()))", "alpha:beta:gamma", "col\"umn", "\\", "%_", "\x01\x02", std::string("a\0b", 3),
+      "\xff\xfe", "ünïcödé ümlaut", "😀 emoji", std::string(5000, '('),
+      std::string(10000, 'x'), "a b c d e f g h i j k l m n o p q r s t u v w x y z "
+      "aa bb cc dd ee ff gg hh ii jj kk ll mm nn oo pp qq rr ss tt uu vv ww xx yy zz"};
+  for (const std::string& q : queries) {
+    EXPECT_OK(store_->Recall(Query(q))) << "query: " << q;
+    RecallRequest temporal = Query(q);
+    temporal.valid_at_unix_ms = kNow;
+    EXPECT_OK(store_->Recall(temporal)) << "query: " << q;
+  }
+  // Syntax characters are ignored, the words still match.
+  EXPECT_THAT(Keys(store_->Recall(Query("NEAR(alpha* \"beta\") AND text:gamma"))),
+              ElementsAre("k"));
+  EXPECT_THAT(Keys(store_->Recall(Query("^alpha"))), ElementsAre("k"));
+}
+
+TEST_F(Recall, StopWordsAloneStillSearch) {
+  Add("k", R"("to be or not to be")");
+  Add("other", R"("unrelated")");
+  EXPECT_THAT(Keys(store_->Recall(Query("to be"))), ElementsAre("k"));
+}
+
+TEST_F(Recall, EmptyQueryListsNewestFirst) {
+  Add("first", R"("one")");
+  Add("second", R"("two")");
+  Add("third", R"("three")");
+  Add("first", R"("one again")");
+  ASSERT_OK_AND_ASSIGN(const RecallResult result, store_->Recall(Query("")));
+  EXPECT_THAT(Keys(result), ElementsAre("first", "third", "second"));
+  for (const RecallItem& item : result.items) EXPECT_EQ(item.fts5_rank, std::nullopt);
+  EXPECT_THAT(Keys(store_->Recall(Query("  !!! ... ()"))), ElementsAre("first", "third", "second"));
+
+  RecallRequest paged = Query("");
+  paged.limit = 1;
+  paged.offset = 1;
+  EXPECT_THAT(Keys(store_->Recall(paged)), ElementsAre("third"));
+}
+
+TEST_F(Recall, IsAPureRead) {
+  Add("a", R"("kiwi fruit")");
+  Add("b", R"("kiwi bird")");
+  ASSERT_OK_AND_ASSIGN(const RecallResult first, store_->Recall(Query("kiwi")));
+  ASSERT_OK_AND_ASSIGN(const RecallResult second, store_->Recall(Query("kiwi")));
+  EXPECT_EQ(Keys(first), Keys(second));
+  ASSERT_EQ(first.items.size(), second.items.size());
+  for (size_t i = 0; i < first.items.size(); ++i) {
+    EXPECT_EQ(first.items[i].score, second.items[i].score);
+  }
+}
+
+TEST_F(Recall, AsOfSearchesWhatWasBelievedThen) {
+  Add("k", R"({"text": "apples in the basket"})");  // Recorded at kNow.
+  clock_.Advance(100);
+  Add("k", R"({"text": "oranges in the basket"})");  // Recorded at kNow + 101.
+  const int64_t before = kNow + 50;
+  const int64_t after = kNow + 101;
+
+  auto as_of = [](std::string q, int64_t t) {
+    RecallRequest r = Query(std::move(q));
+    r.as_of_unix_ms = t;
+    return r;
+  };
+  EXPECT_THAT(Keys(store_->Recall(as_of("apples", before))), ElementsAre("k"));
+  EXPECT_THAT(Keys(store_->Recall(as_of("oranges", before))), IsEmpty());
+  EXPECT_THAT(Keys(store_->Recall(as_of("apples", after))), IsEmpty());
+  EXPECT_THAT(Keys(store_->Recall(as_of("oranges", after))), ElementsAre("k"));
+  EXPECT_THAT(Keys(store_->Recall(Query("apples"))), IsEmpty());
+  EXPECT_THAT(Keys(store_->Recall(as_of("apples", kNow - 1))), IsEmpty());
+
+  ASSERT_OK_AND_ASSIGN(const RecallResult then, store_->Recall(as_of("basket", before)));
+  ASSERT_EQ(then.items.size(), 1u);
+  EXPECT_EQ(then.items[0].version.version, 1);
+  ASSERT_OK_AND_ASSIGN(const RecallResult empty_then, store_->Recall(as_of("", before)));
+  ASSERT_EQ(empty_then.items.size(), 1u);
+  EXPECT_EQ(empty_then.items[0].version.version, 1);
+}
+
+TEST_F(Recall, AsOfBeforeAForgetStillFindsIt) {
+  Add("k", R"("pelican")");
+  clock_.Advance(10);
+  ASSERT_OK(store_->Forget(Id("k"), ""));
+  RecallRequest request = Query("pelican");
+  request.as_of_unix_ms = kNow + 5;
+  EXPECT_THAT(Keys(store_->Recall(request)), ElementsAre("k"));
+  request.as_of_unix_ms = kNow + 20;
+  EXPECT_THAT(Keys(store_->Recall(request)), IsEmpty());
+}
+
+TEST_F(Recall, ValidAtFollowsTheWalk) {
+  // Out-of-order arrival: "falcon" [-5d, inf), then "eagle" [-90d, -5d).
+  Write(Id("bird"), R"("falcon")", Day(-5));
+  clock_.Advance(kMinute);
+  Write(Id("bird"), R"("eagle")", Day(-90), Day(-5));
+  // A later version starting later closes the earlier one: "wolf" [-100d, inf) is closed at
+  // -50d by "bear" [-50d, inf).
+  Write(Id("animal"), R"("wolf")", Day(-100));
+  clock_.Advance(kMinute);
+  Write(Id("animal"), R"("bear")", Day(-50));
+
+  auto valid_at = [](std::string q, int64_t v) {
+    RecallRequest r = Query(std::move(q));
+    r.valid_at_unix_ms = v;
+    return r;
+  };
+  EXPECT_THAT(Keys(store_->Recall(valid_at("falcon", Day(-1)))), ElementsAre("bird"));
+  EXPECT_THAT(Keys(store_->Recall(valid_at("eagle", Day(-1)))), IsEmpty());
+  EXPECT_THAT(Keys(store_->Recall(valid_at("eagle", Day(-40)))), ElementsAre("bird"));
+  EXPECT_THAT(Keys(store_->Recall(valid_at("falcon", Day(-40)))), IsEmpty());
+  EXPECT_THAT(Keys(store_->Recall(valid_at("eagle", Day(-100)))), IsEmpty());
+
+  EXPECT_THAT(Keys(store_->Recall(valid_at("wolf", Day(-75)))), ElementsAre("animal"));
+  EXPECT_THAT(Keys(store_->Recall(valid_at("wolf", Day(-10)))), IsEmpty());
+  EXPECT_THAT(Keys(store_->Recall(valid_at("bear", Day(-10)))), ElementsAre("animal"));
+
+  ASSERT_OK_AND_ASSIGN(const RecallResult listed, store_->Recall(valid_at("", Day(-40))));
+  ASSERT_EQ(listed.items.size(), 2u);
+  for (const RecallItem& item : listed.items) {
+    const std::string expected = item.version.identity.key == "bird" ? R"("eagle")" : R"("bear")";
+    EXPECT_EQ(item.version.body_json, expected) << item.version.identity.key;
+  }
+}
+
+TEST_F(Recall, AsOfWithValidAtIsBitemporal) {
+  // Scenario 3: "on-track" then "at-risk", both valid from -20d.
+  const int64_t t0 = clock_.NowUnixMs();
+  Write(Id("status"), R"("on-track")", Day(-20));
+  clock_.Advance(kMinute);
+  Write(Id("status"), R"("at-risk")", Day(-20));
+
+  RecallRequest request = Query("track");
+  request.valid_at_unix_ms = Day(-10);
+  request.as_of_unix_ms = t0;
+  EXPECT_THAT(Keys(store_->Recall(request)), ElementsAre("status"));
+  request.as_of_unix_ms = std::nullopt;
+  EXPECT_THAT(Keys(store_->Recall(request)), IsEmpty());
+  request.query = "risk";
+  EXPECT_THAT(Keys(store_->Recall(request)), ElementsAre("status"));
+  request.as_of_unix_ms = t0;
+  EXPECT_THAT(Keys(store_->Recall(request)), IsEmpty());
+}
+
+TEST_F(Recall, ValidAtPagesOverWinnersOnly) {
+  // Each identity has a losing older version that also matches; paging counts winners.
+  for (int i = 0; i < 4; ++i) {
+    const Identity id = Id(absl::StrCat("k", i));
+    Write(id, R"("heron old")", Day(-100));
+    clock_.Advance(1);
+    Write(id, R"("heron new")", Day(-50));
+    clock_.Advance(1);
+  }
+  RecallRequest request = Query("heron");
+  request.valid_at_unix_ms = Day(-10);
+  request.limit = 3;
+  ASSERT_OK_AND_ASSIGN(const RecallResult first, store_->Recall(request));
+  ASSERT_EQ(first.items.size(), 3u);
+  request.offset = 3;
+  ASSERT_OK_AND_ASSIGN(const RecallResult rest, store_->Recall(request));
+  ASSERT_EQ(rest.items.size(), 1u);
+  EXPECT_EQ(rest.items[0].fts5_rank, 4);
+  std::vector<std::string> all = Keys(first);
+  all.push_back(rest.items[0].version.identity.key);
+  EXPECT_THAT(all, UnorderedElementsAre("k0", "k1", "k2", "k3"));
+  for (const RecallItem& item : first.items) EXPECT_EQ(item.version.body_json, R"("heron new")");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Opening.
+
+class Open : public StoreTest {};
+
+TEST_F(Open, FileFromANewerStrataIsRefusedAndLeftUntouched) {
+  Write(Id("k"), R"("x")");
+  store_.reset();
+  {
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<store::Db> db, store::Db::Open(path_, {}));
+    ASSERT_OK(db->Exec("PRAGMA user_version = 99"));
+  }
+  EXPECT_THAT(Store::Open({.path = path_, .clock = &clock_}),
+              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("newer")));
+
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<store::Db> db, store::Db::Open(path_, {}));
+  ASSERT_OK_AND_ASSIGN(const int schema_version, store::SchemaVersion(*db));
+  EXPECT_EQ(schema_version, 99);
+  ASSERT_OK_AND_ASSIGN(store::Stmt s, db->Prepare("SELECT count(*) FROM versions"));
+  ASSERT_OK_AND_ASSIGN(const bool row, s.Step());
+  ASSERT_TRUE(row);
+  EXPECT_EQ(s.Int(0), 1);
+}
+
+TEST_F(Open, EmptyPathIsRejected) {
+  EXPECT_THAT(Store::Open({.path = ""}), StatusIs(absl::StatusCode::kInvalidArgument, _));
+}
+
+TEST_F(Open, FileThatIsNotADatabaseIsRefused) {
+  const std::string garbage = dir_.File("garbage.db");
+  {
+    FILE* f = std::fopen(garbage.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    const std::string junk(8192, 'j');
+    std::fwrite(junk.data(), 1, junk.size(), f);
+    std::fclose(f);
+  }
+  EXPECT_THAT(Store::Open({.path = garbage, .clock = &clock_}), Not(IsOk()));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stats.
+
+class StatsTest : public StoreTest {};
+
+TEST_F(StatsTest, CountsMemoriesVersionsAndCategories) {
+  Write(Id("a", "people"), R"("one")");
+  clock_.Advance(1);
+  Write(Id("a", "people"), R"("two")");
+  Write(Id("b", "people"), R"("one")");
+  Write(Id("c", "places"), R"("one")");
+  Write(Id("d", "places"), R"("one")");
+  ASSERT_OK(store_->Forget(Id("d", "places"), ""));
+
+  ASSERT_OK_AND_ASSIGN(const Stats stats, store_->GetStats());
+  EXPECT_EQ(stats.total_memories, 4);
+  EXPECT_EQ(stats.active_memories, 3);
+  EXPECT_EQ(stats.versions, 5);
+  EXPECT_THAT(stats.active_by_category,
+              ElementsAre(::testing::Pair("people", 2), ::testing::Pair("places", 1)));
+  EXPECT_EQ(stats.schema_version, store::LatestSchemaVersion());
+  EXPECT_EQ(stats.path, path_);
+  EXPECT_EQ(stats.durability, Durability::kNormal);
+  EXPECT_GT(stats.db_file_bytes + stats.wal_file_bytes, 0);
+
+  ASSERT_OK(store_->Purge(Id("a", "people")));
+  ASSERT_OK_AND_ASSIGN(const Stats after, store_->GetStats());
+  EXPECT_EQ(after.total_memories, 3);
+  EXPECT_EQ(after.active_memories, 2);
+  EXPECT_EQ(after.versions, 3);
+  EXPECT_THAT(after.active_by_category,
+              ElementsAre(::testing::Pair("people", 1), ::testing::Pair("places", 1)));
+}
+
+TEST_F(StatsTest, EmptyStoreCountsNothing) {
+  ASSERT_OK_AND_ASSIGN(const Stats stats, store_->GetStats());
+  EXPECT_EQ(stats.total_memories, 0);
+  EXPECT_EQ(stats.active_memories, 0);
+  EXPECT_EQ(stats.versions, 0);
+  EXPECT_THAT(stats.active_by_category, IsEmpty());
+}
+
+}  // namespace
+}  // namespace strata

@@ -1,0 +1,75 @@
+"""A minimal MCP stdio client for the benchmarks (Python standard library only)."""
+import json
+import os
+import subprocess
+import time
+
+
+class Session:
+    """One strata process; requests are sent one at a time and answered in order."""
+
+    def __init__(self, binary, db, extra_args=()):
+        self.proc = subprocess.Popen(
+            [binary, "--db", db, *extra_args],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            bufsize=1 << 20)
+        self.next_id = 0
+
+    def request(self, method, params=None):
+        self.next_id += 1
+        message = {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params or {}}
+        self.proc.stdin.write(json.dumps(message, separators=(",", ":")).encode() + b"\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"strata exited (code {self.proc.poll()}) during {method}")
+        response = json.loads(line)
+        if "error" in response:
+            raise RuntimeError(f"{method}: {response['error']}")
+        return response["result"]
+
+    def initialize(self):
+        result = self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                             "clientInfo": {"name": "strata-bench", "version": "1"}})
+        self.proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        self.proc.stdin.flush()
+        return result
+
+    def call(self, tool, arguments):
+        result = self.request("tools/call", {"name": tool, "arguments": arguments})
+        if result.get("isError"):
+            raise RuntimeError(f"{tool}: {result['content'][0]['text']}")
+        return result["structuredContent"]
+
+    def peak_rss_bytes(self):
+        try:
+            with open(f"/proc/{self.proc.pid}/status") as status:
+                for line in status:
+                    if line.startswith("VmHWM:"):
+                        return int(line.split()[1]) * 1024
+        except OSError:
+            pass
+        return None
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.stdin.close()
+            try:
+                self.proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.returncode
+
+
+def timed(fn, *args):
+    start = time.perf_counter()
+    value = fn(*args)
+    return time.perf_counter() - start, value
+
+
+def file_size(path):
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0

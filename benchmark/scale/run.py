@@ -1,0 +1,245 @@
+#!/usr/bin/env python3
+"""The scale harness: drives the real strata binary over MCP stdio at each corpus size.
+
+  python3 benchmark/scale/run.py --sizes 10000 100000 1000000 [--out report.json]
+
+At each size N, one persistent strata process on a fresh database: single-call remember of
+the seeded corpus (sustained, first-10% and last-10% rates), recall latency for each available
+mode (query "entity R group G", limit 10), as_of point lookups, temporal recall, then
+remember_batch into a second fresh database, cold start on the loaded database, file sizes and
+peak RSS. Python standard library only; progress goes to stderr, the JSON report to --out
+(default: stdout).
+"""
+import argparse
+import datetime
+import hashlib
+import json
+import os
+import platform
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import corpus  # noqa: E402
+from mcp_session import Session, file_size, timed  # noqa: E402
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def log(message):
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def percentiles(samples_s):
+    ms = sorted(s * 1000 for s in samples_s)
+    pick = lambda q: ms[min(len(ms) - 1, int(round(q * (len(ms) - 1))))]
+    return {"p50_ms": round(pick(0.50), 3), "p95_ms": round(pick(0.95), 3),
+            "p99_ms": round(pick(0.99), 3), "samples": len(ms)}
+
+
+def machine():
+    info = {"cores": os.cpu_count(), "platform": platform.platform()}
+    try:
+        with open("/proc/cpuinfo") as f:
+            info["cpu"] = next(l.split(":", 1)[1].strip() for l in f if l.startswith("model name"))
+        with open("/proc/meminfo") as f:
+            info["memory_bytes"] = int(next(l for l in f if l.startswith("MemTotal")).split()[1]) * 1024
+        with open("/etc/os-release") as f:
+            info["os"] = next(l.split("=", 1)[1].strip().strip('"') for l in f if l.startswith("PRETTY_NAME"))
+    except (OSError, StopIteration):
+        pass
+    try:
+        df = subprocess.run(["df", "-h", "--output=source,fstype,size", ROOT], capture_output=True,
+                            text=True, check=True).stdout.splitlines()[-1].split()
+        info["disk"] = {"device": df[0], "fstype": df[1], "size": df[2]}
+    except (OSError, subprocess.CalledProcessError, IndexError):
+        pass
+    return info
+
+
+def commit():
+    try:
+        head = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True).stdout.strip()
+        return head + ("-dirty" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def load_single(session, n):
+    """Single remember calls for memories 0..n-1; returns rates and timings."""
+    tenth = max(1, n // 10)
+    marks = []
+    start = time.perf_counter()
+    for i in range(n):
+        if i % tenth == 0:
+            marks.append(time.perf_counter())
+        session.call("remember", corpus.memory(i))
+        if (i + 1) % max(1, n // 20) == 0:
+            elapsed = time.perf_counter() - start
+            log(f"  remember {i + 1}/{n}  {(i + 1) / elapsed:,.0f}/s")
+    end = time.perf_counter()
+    marks.append(end)
+    first = tenth / (marks[1] - marks[0])
+    last = (n - tenth * 9) / (end - marks[9]) if len(marks) > 10 else first
+    return {"memories": n, "seconds": round(end - start, 2), "rate_per_s": round(n / (end - start), 1),
+            "first_10pct_rate_per_s": round(first, 1), "last_10pct_rate_per_s": round(last, 1),
+            "last_over_first": round(last / first, 3)}
+
+
+def load_batch(session, n, batch_size=1000):
+    start = time.perf_counter()
+    for lo in range(0, n, batch_size):
+        items = [corpus.memory(i) for i in range(lo, min(n, lo + batch_size))]
+        result = session.call("remember_batch", {"items": items})
+        if result["failed"]:
+            raise RuntimeError(f"remember_batch: {result['failed']} items failed")
+    seconds = time.perf_counter() - start
+    return {"memories": n, "batch_size": batch_size, "seconds": round(seconds, 2),
+            "rate_per_s": round(n / seconds, 1)}
+
+
+def recall_latency(session, n, mode, samples, rng, **extra):
+    times = []
+    for _ in range(samples):
+        r = rng.randrange(n)
+        args = {"query": f"entity {r} group {rng.randrange(corpus.GROUPS)}", "limit": 10, **extra}
+        if mode:
+            args["mode"] = mode
+        seconds, result = timed(session.call, "recall", args)
+        times.append(seconds)
+    return percentiles(times)
+
+
+def as_of_latency(session, n, samples, rng, now_ms):
+    times = []
+    for _ in range(samples):
+        i = rng.randrange(n)
+        m = corpus.memory(i)
+        seconds, result = timed(session.call, "as_of", {"category": m["category"], "key": m["key"],
+                                                       "as_of": now_ms})
+        if not result["found"]:
+            raise RuntimeError(f"as_of did not find {m['key']}")
+        times.append(seconds)
+    return percentiles(times)
+
+
+def cold_start(binary, db, runs=3):
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        session = Session(binary, db)
+        session.initialize()
+        session.call("recall", {"query": "entity 1 group 1", "limit": 10})
+        times.append(time.perf_counter() - start)
+        session.close()
+    return round(statistics.median(times) * 1000, 2)
+
+
+def dedup_stats(stats):
+    dedup = stats.get("dedup")
+    if not dedup or not dedup.get("checks"):
+        return None
+    histogram = {int(k): v for k, v in dedup.get("candidates_histogram", {}).items()}
+    seen, median = 0, None
+    for candidates in sorted(histogram):
+        seen += histogram[candidates]
+        if median is None and seen * 2 >= dedup["checks"]:
+            median = candidates
+    return {"checks": dedup["checks"], "candidates_median": median,
+            "candidates_mean": round(dedup["candidates_verified"] / dedup["checks"], 3),
+            "candidates_max": max(histogram) if histogram else 0}
+
+
+def measure_size(binary, n, workdir, samples, seed):
+    log(f"size {n:,}")
+    rng = random.Random(seed)
+    db = os.path.join(workdir, f"scale-{n}.db")
+    session = Session(binary, db)
+    session.initialize()
+    result = {"memories": n}
+    result["write"] = load_single(session, n)
+    log(f"  writes: {result['write']['rate_per_s']:,.0f}/s (first 10% "
+        f"{result['write']['first_10pct_rate_per_s']:,.0f}/s, last 10% {result['write']['last_10pct_rate_per_s']:,.0f}/s)")
+    stats = session.call("stats", {})
+    result["dedup"] = dedup_stats(stats)
+    modes = stats.get("recall_modes", ["fts5"])
+    result["recall"] = {}
+    for mode in ("fts5", "dense", "hybrid"):
+        if mode in modes:
+            result["recall"][mode] = recall_latency(session, n, mode, samples, rng)
+            log(f"  recall {mode}: {result['recall'][mode]}")
+        else:
+            result["recall"][mode] = None
+    now_ms = int(time.time() * 1000)
+    result["as_of"] = as_of_latency(session, n, samples, rng, now_ms)
+    log(f"  as_of: {result['as_of']}")
+    result["temporal_recall"] = recall_latency(session, n, "fts5", samples, rng, as_of=now_ms)
+    log(f"  temporal recall: {result['temporal_recall']}")
+    result["peak_rss_bytes"] = session.peak_rss_bytes()
+    session.close()
+    result["db"] = {"main_bytes": file_size(db), "wal_bytes": file_size(db + "-wal"),
+                    "index_bytes": file_size(db + ".hnsw")}
+    result["db"]["bytes_per_memory"] = round(result["db"]["main_bytes"] / n, 1)
+    result["cold_start_ms"] = cold_start(binary, db)
+    log(f"  cold start {result['cold_start_ms']} ms; db {result['db']}")
+
+    batch_db = os.path.join(workdir, f"batch-{n}.db")
+    session = Session(binary, batch_db)
+    session.initialize()
+    result["batch"] = load_batch(session, n)
+    session.close()
+    log(f"  remember_batch: {result['batch']['rate_per_s']:,.0f}/s")
+    for path in (db, batch_db):
+        for suffix in ("", "-wal", "-shm", ".hnsw"):
+            if os.path.exists(path + suffix):
+                os.remove(path + suffix)
+    return result
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10000])
+    parser.add_argument("--binary", default=os.path.join(ROOT, "build", "src", "strata"))
+    parser.add_argument("--samples", type=int, default=200, help="latency samples per metric")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--workdir", help="where the databases go (default: a temporary directory)")
+    parser.add_argument("--out", help="write the JSON report here (default: stdout)")
+    args = parser.parse_args()
+    if not os.access(args.binary, os.X_OK):
+        sys.exit(f"no strata binary at {args.binary}; build it first (tools/test or meson compile -C build)")
+    workdir = args.workdir or tempfile.mkdtemp(prefix="strata-scale-")
+    version = subprocess.run([args.binary, "--version"], capture_output=True, text=True).stdout.strip()
+    report = {
+        "machine": machine(),
+        "binary": version,
+        "commit": commit(),
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "durability": "normal",
+        "sizes": {},
+    }
+    try:
+        for n in args.sizes:
+            report["sizes"][str(n)] = measure_size(args.binary, n, workdir, args.samples, args.seed)
+    finally:
+        if not args.workdir:
+            shutil.rmtree(workdir, ignore_errors=True)
+    report["sha256"] = hashlib.sha256(json.dumps(report["sizes"], sort_keys=True).encode()).hexdigest()
+    text = json.dumps(report, indent=2, sort_keys=True) + "\n"
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text)
+        log(f"wrote {args.out}")
+    else:
+        sys.stdout.write(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,49 @@
+#pragma once
+// Moves the WAL into the database file on a background thread, so that no write waits for
+// a checkpoint's fsyncs.
+
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "store/db.h"
+
+namespace strata::store {
+
+// Owns one thread with its own connection. The writer's connection has automatic
+// checkpoints turned off (see Attach) and reports the WAL's size after each commit; when it
+// passes `wal_pages_threshold` pages, the thread runs a PASSIVE checkpoint, which never blocks
+// the writer. On destruction the thread stops after a final TRUNCATE checkpoint.
+// Thread safety: Attach and the destructor from the owning thread; the WAL hook from the
+// writer's thread; internal state guarded by mu_.
+class Checkpointer {
+ public:
+  static absl::StatusOr<std::unique_ptr<Checkpointer>> Start(const std::string& path,
+                                                             const DbOptions& options,
+                                                             int wal_pages_threshold);
+  ~Checkpointer();
+
+  // Turns off `writer`'s automatic checkpoints and routes its commits here.
+  // REQUIRES: `writer` outlives this Checkpointer's use of it (until destruction).
+  absl::Status Attach(Db& writer);
+
+  // The number of checkpoints run so far (for tests and stats).
+  int64_t checkpoints() const;
+
+ private:
+  Checkpointer(std::unique_ptr<Db> db, int wal_pages_threshold);
+  void OnCommit(int wal_pages);
+  void Run(std::stop_token stop);
+
+  std::unique_ptr<Db> db_;  // Used only by thread_ (and by the destructor after it stops).
+  const int wal_pages_threshold_;
+  mutable absl::Mutex mu_;
+  bool wanted_ ABSL_GUARDED_BY(mu_) = false;
+  int64_t checkpoints_ ABSL_GUARDED_BY(mu_) = 0;
+  std::jthread thread_;  // Last: starts after the members it uses exist.
+};
+
+}  // namespace strata::store
