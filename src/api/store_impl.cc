@@ -86,7 +86,7 @@ class StoreImpl final : public Store {
         durability_(durability),
         versions_(db_.get()),
         fts_(db_.get()),
-        recaller_(db_.get(), clock) {}
+        recaller_(db_.get()) {}
 
   absl::StatusOr<WriteResult> Remember(const WriteRequest& request) override {
     RETURN_IF_ERROR(ValidateWrite(request));

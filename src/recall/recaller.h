@@ -4,7 +4,6 @@
 #include "absl/status/statusor.h"
 #include "store/db.h"
 #include "strata/strata.h"
-#include "util/clock.h"
 
 namespace strata::recall {
 
@@ -14,7 +13,7 @@ inline constexpr int kMaxOffset = 100000;
 // Thread safety: as the Db it borrows.
 class Recaller {
  public:
-  Recaller(store::Db* db, const Clock* clock) : db_(db), clock_(clock) {}
+  explicit Recaller(store::Db* db) : db_(db) {}
 
   // Best matches first. An empty query (no words) lists matching memories newest first.
   // Errors: InvalidArgument for an unknown or unavailable mode, limit outside [1, 1000],
@@ -22,8 +21,7 @@ class Recaller {
   absl::StatusOr<RecallResult> Recall(const RecallRequest& request);
 
  private:
-  store::Db* db_;       // Not owned; outlives this.
-  const Clock* clock_;  // Not owned; outlives this.
+  store::Db* db_;  // Not owned; outlives this.
 };
 
 }  // namespace strata::recall

@@ -22,7 +22,6 @@
 #include "text/body_text.h"
 #include "text/body_text.h"
 #include "text/fts_index.h"
-#include "util/clock.h"
 
 namespace strata::recall {
 namespace {
@@ -54,7 +53,7 @@ class RecallerTest : public ::testing::Test {
     ASSERT_OK(store::Migrate(*db_));
     versions_ = std::make_unique<temporal::VersionTable>(db_.get());
     fts_ = std::make_unique<text::FtsIndex>(db_.get());
-    recaller_ = std::make_unique<Recaller>(db_.get(), &clock_);
+    recaller_ = std::make_unique<Recaller>(db_.get());
   }
 
   // Appends `row` as the identity's current version and indexes it; returns the version id.
@@ -108,7 +107,6 @@ class RecallerTest : public ::testing::Test {
   }
 
   strata::testing::TempDir dir_;
-  FakeClock clock_{kNow + 1000};
   std::unique_ptr<store::Db> db_;
   std::unique_ptr<temporal::VersionTable> versions_;
   std::unique_ptr<text::FtsIndex> fts_;
