@@ -28,6 +28,22 @@ class Session:
             raise RuntimeError(f"{method}: {response['error']}")
         return response["result"]
 
+    def raw_call(self, line):
+        """Sends a pre-serialized tools/call line (with its newline); returns the parsed result."""
+        self.proc.stdin.write(line)
+        self.proc.stdin.flush()
+        response = json.loads(self.proc.stdout.readline())
+        if "error" in response or response["result"].get("isError"):
+            raise RuntimeError(f"call failed: {response}")
+        return response["result"]
+
+    def call_line(self, tool, arguments):
+        """The bytes of a tools/call request, for raw_call."""
+        self.next_id += 1
+        message = {"jsonrpc": "2.0", "id": self.next_id, "method": "tools/call",
+                   "params": {"name": tool, "arguments": arguments}}
+        return json.dumps(message, separators=(",", ":")).encode() + b"\n"
+
     def initialize(self):
         result = self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                                              "clientInfo": {"name": "strata-bench", "version": "1"}})

@@ -32,6 +32,9 @@ struct StoreOptions {
   std::string path;  // The SQLite file; created when absent.
   Durability durability = Durability::kNormal;
   const Clock* clock = nullptr;  // Not owned; outlives the Store. Null: the system clock.
+  // A new memory whose text has character-trigram Jaccard similarity at least this high with
+  // a current memory of the same category and workspace is merged into it. In (0, 1].
+  double dedup_threshold = 0.70;
 };
 
 // Who a memory is. `workspace` "" is the global workspace.
@@ -66,14 +69,17 @@ struct WriteRequest {
   std::optional<double> importance;
   std::optional<int64_t> valid_from_unix_ms;  // Default: the recorded time.
   std::optional<int64_t> valid_to_unix_ms;    // Default: open.
+  bool dedup = true;  // false: store it even when it duplicates another memory.
 };
 
-enum class WriteAction { kCreated, kUpdated, kUnchanged };
+enum class WriteAction { kCreated, kUpdated, kUnchanged, kDeduped };
 const char* WriteActionName(WriteAction action);
 
 struct WriteResult {
   WriteAction action = WriteAction::kCreated;
-  Version version;  // The current version after the write.
+  // The current version after the write; for kDeduped, that of the memory merged into.
+  Version version;
+  std::optional<double> similarity;  // kDeduped only.
 };
 
 struct RecallFilters {
@@ -110,6 +116,17 @@ struct HistoryPage {
   std::vector<int64_t> retracted_at_unix_ms;  // Forget events, oldest first.
 };
 
+struct DedupStats {
+  double threshold = 0;
+  bool signatures_complete = true;  // False: run RebuildSignatures (`strata rebuild-signatures`).
+  int64_t aliases = 0;
+  // Since the store was opened:
+  int64_t checks = 0;               // New memories checked for a near-duplicate.
+  int64_t candidates_verified = 0;  // Candidates compared exactly, over all checks.
+  int64_t merges = 0;
+  std::map<int, int64_t> candidates_histogram;  // candidates verified -> checks.
+};
+
 struct Stats {
   int64_t total_memories = 0;   // Identities ever stored and not purged.
   int64_t active_memories = 0;  // Identities with a current (not forgotten) version.
@@ -120,8 +137,11 @@ struct Stats {
   int schema_version = 0;
   Durability durability = Durability::kNormal;
   std::string path;
+  DedupStats dedup;
 };
 
+// Reads by an alias identity (a new key merged into an existing memory by dedup) find the
+// memory it was merged into.
 // Thread safety: a Store is used by one thread at a time.
 class Store {
  public:
@@ -158,11 +178,17 @@ class Store {
                                                          int64_t valid_unix_ms) = 0;
 
   // Ends belief in the current version now; history is kept. False when nothing was current.
+  // Forgetting an alias (a key merged into another memory) removes the alias only.
   virtual absl::StatusOr<bool> Forget(const Identity& identity, const std::string& reason) = 0;
-  // Erases every version and index entry of the identity. Returns the versions erased.
+  // Erases every version and index entry of the identity, and the aliases merged into it.
+  // Returns the versions erased (0 for an alias, which is removed).
   virtual absl::StatusOr<int64_t> Purge(const Identity& identity) = 0;
 
   virtual absl::StatusOr<Stats> GetStats() = 0;
+
+  // Recomputes every current memory's near-duplicate signature (after an upgrade, or when
+  // stats says they are incomplete). Returns the number of memories indexed.
+  virtual absl::StatusOr<int64_t> RebuildSignatures() = 0;
 };
 
 }  // namespace strata

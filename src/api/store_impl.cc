@@ -9,6 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "dedup/finder.h"
+#include "dedup/index.h"
+#include "dedup/signature.h"
 #include "recall/recaller.h"
 #include "store/db.h"
 #include "store/schema.h"
@@ -76,17 +79,35 @@ absl::Status ValidateWrite(const WriteRequest& r) {
   return absl::OkStatus();
 }
 
+// Whether the stored band keys were made by this build's signature scheme. A store without
+// current memories is stamped with it, having nothing to index.
+absl::StatusOr<bool> SignaturesComplete(store::Db& db) {
+  dedup::DedupIndex index(&db);
+  ASSIGN_OR_RETURN(const std::string scheme, index.StoredScheme());
+  if (scheme == dedup::kScheme) return true;
+  ASSIGN_OR_RETURN(store::Stmt s, db.Prepare("SELECT EXISTS (SELECT 1 FROM memories WHERE "
+                                             "current_version_id IS NOT NULL)"));
+  ASSIGN_OR_RETURN(bool row, s.Step());
+  if (row && s.Int(0) != 0) return false;
+  RETURN_IF_ERROR(index.SetStoredScheme(dedup::kScheme));
+  return true;
+}
+
 class StoreImpl final : public Store {
  public:
   StoreImpl(std::unique_ptr<store::Db> db, std::unique_ptr<store::Checkpointer> checkpointer,
-            const Clock* clock, Durability durability)
+            const Clock* clock, Durability durability, double dedup_threshold,
+            bool signatures_complete)
       : db_(std::move(db)),
         checkpointer_(std::move(checkpointer)),
         clock_(clock),
         durability_(durability),
         versions_(db_.get()),
         fts_(db_.get()),
-        recaller_(db_.get()) {}
+        dedup_index_(db_.get()),
+        finder_(db_.get(), dedup_threshold),
+        recaller_(db_.get()),
+        signatures_complete_(signatures_complete) {}
 
   absl::StatusOr<WriteResult> Remember(const WriteRequest& request) override {
     RETURN_IF_ERROR(ValidateWrite(request));
@@ -110,14 +131,11 @@ class StoreImpl final : public Store {
         results.push_back(body.status());
         continue;
       }
-      RETURN_IF_ERROR(txn.Savepoint());
+      // RememberInTransaction checks everything before its first write, so an item that fails
+      // with InvalidArgument has written nothing. Any other failure fails the whole batch.
       absl::StatusOr<WriteResult> result = RememberInTransaction(request, *body);
-      if (result.ok()) {
-        RETURN_IF_ERROR(txn.ReleaseSavepoint());
-      } else {
-        // A storage failure (busy, I/O) fails the whole batch; bad input fails only its item.
-        if (result.status().code() != absl::StatusCode::kInvalidArgument) return result.status();
-        RETURN_IF_ERROR(txn.RollbackToSavepoint());
+      if (!result.ok() && result.status().code() != absl::StatusCode::kInvalidArgument) {
+        return result.status();
       }
       results.push_back(std::move(result));
     }
@@ -187,7 +205,16 @@ class StoreImpl final : public Store {
     RETURN_IF_ERROR(ValidateIdentity(identity));
     ASSIGN_OR_RETURN(store::Transaction txn, store::Transaction::Begin(*db_));
     ASSIGN_OR_RETURN(std::optional<temporal::IdentityRow> row, versions_.FindIdentity(identity));
-    if (!row || !row->current_version_id) return false;
+    if (!row) {
+      ASSIGN_OR_RETURN(std::optional<int64_t> target, dedup_index_.FindAlias(identity));
+      if (!target) return false;
+      RETURN_IF_ERROR(dedup_index_.RemoveAlias(identity));
+      RETURN_IF_ERROR(txn.Commit());
+      return true;
+    }
+    if (!row->current_version_id) return false;
+    ASSIGN_OR_RETURN(temporal::VersionRow current, versions_.LoadVersion(*row->current_version_id));
+    RETURN_IF_ERROR(dedup_index_.Remove(row->memory_id, SignatureKeys(current)));
     RETURN_IF_ERROR(versions_.Retract(*row, NextEventTime(*row), reason));
     RETURN_IF_ERROR(txn.Commit());
     return true;
@@ -197,15 +224,45 @@ class StoreImpl final : public Store {
     RETURN_IF_ERROR(ValidateIdentity(identity));
     ASSIGN_OR_RETURN(store::Transaction txn, store::Transaction::Begin(*db_));
     ASSIGN_OR_RETURN(std::optional<temporal::IdentityRow> row, versions_.FindIdentity(identity));
-    if (!row) return int64_t{0};
+    if (!row) {
+      RETURN_IF_ERROR(dedup_index_.RemoveAlias(identity));
+      RETURN_IF_ERROR(txn.Commit());
+      return int64_t{0};
+    }
     ASSIGN_OR_RETURN(std::vector<temporal::VersionRow> rows, versions_.LoadVersions(row->memory_id));
     for (const temporal::VersionRow& v : rows) {
       RETURN_IF_ERROR(fts_.Remove(v.version_id, v.version.body_json, identity.key,
                                   identity.category));
+      if (row->current_version_id == v.version_id) {
+        RETURN_IF_ERROR(dedup_index_.Remove(row->memory_id, SignatureKeys(v)));
+      }
     }
+    // Versions, retractions and aliases go with the identity (ON DELETE CASCADE).
     RETURN_IF_ERROR(versions_.DeleteIdentity(row->memory_id));
     RETURN_IF_ERROR(txn.Commit());
     return static_cast<int64_t>(rows.size());
+  }
+
+  absl::StatusOr<int64_t> RebuildSignatures() override {
+    ASSIGN_OR_RETURN(store::Transaction txn, store::Transaction::Begin(*db_));
+    RETURN_IF_ERROR(dedup_index_.Clear());
+    ASSIGN_OR_RETURN(store::Stmt s,
+                     db_->Prepare("SELECT current_version_id FROM memories "
+                                  "WHERE current_version_id IS NOT NULL"));
+    std::vector<int64_t> current;
+    while (true) {
+      ASSIGN_OR_RETURN(bool row, s.Step());
+      if (!row) break;
+      current.push_back(s.Int(0));
+    }
+    for (int64_t version_id : current) {
+      ASSIGN_OR_RETURN(temporal::VersionRow v, versions_.LoadVersion(version_id));
+      RETURN_IF_ERROR(dedup_index_.Add(v.version.memory_id, SignatureKeys(v)));
+    }
+    RETURN_IF_ERROR(dedup_index_.SetStoredScheme(dedup::kScheme));
+    RETURN_IF_ERROR(txn.Commit());
+    signatures_complete_ = true;
+    return static_cast<int64_t>(current.size());
   }
 
   absl::StatusOr<Stats> GetStats() override {
@@ -232,6 +289,19 @@ class StoreImpl final : public Store {
       }
     }
     ASSIGN_OR_RETURN(stats.schema_version, store::SchemaVersion(*db_));
+    {
+      ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare("SELECT count(*) FROM aliases"));
+      ASSIGN_OR_RETURN(bool row, s.Step());
+      if (row) stats.dedup.aliases = s.Int(0);
+    }
+    stats.dedup.threshold = finder_.threshold();
+    stats.dedup.signatures_complete = signatures_complete_;
+    stats.dedup.checks = finder_.checks();
+    stats.dedup.candidates_verified = finder_.candidates_verified();
+    stats.dedup.merges = merges_;
+    for (size_t n = 0; n < finder_.histogram().size(); ++n) {
+      if (finder_.histogram()[n] > 0) stats.dedup.candidates_histogram[static_cast<int>(n)] = finder_.histogram()[n];
+    }
     std::error_code ec;
     stats.db_file_bytes = static_cast<int64_t>(std::filesystem::file_size(db_->path(), ec));
     if (ec) stats.db_file_bytes = 0;
@@ -248,25 +318,19 @@ class StoreImpl final : public Store {
     return std::max(clock_->NowUnixMs(), row.last_event_at_unix_ms + 1);
   }
 
+  // Checks everything that can fail with InvalidArgument before its first write.
   absl::StatusOr<WriteResult> RememberInTransaction(const WriteRequest& request,
                                                     const text::ParsedBody& body) {
     ASSIGN_OR_RETURN(std::optional<temporal::IdentityRow> existing,
                      versions_.FindIdentity(request.identity));
+    std::optional<temporal::VersionRow> current;
     if (existing && existing->current_version_id) {
-      ASSIGN_OR_RETURN(temporal::VersionRow current,
-                       versions_.LoadVersion(*existing->current_version_id));
-      if (IsUnchanged(request, body.normal_hash, current)) {
-        return WriteResult{.action = WriteAction::kUnchanged, .version = std::move(current.version)};
+      ASSIGN_OR_RETURN(current, versions_.LoadVersion(*existing->current_version_id));
+      if (IsUnchanged(request, body.normal_hash, *current)) {
+        return WriteResult{.action = WriteAction::kUnchanged, .version = std::move(current->version)};
       }
     }
-    temporal::IdentityRow identity;
-    if (existing) {
-      identity = *existing;
-    } else {
-      const int64_t now = clock_->NowUnixMs();
-      ASSIGN_OR_RETURN(const int64_t id, versions_.InsertIdentity(request.identity, now));
-      identity = {.memory_id = id, .identity = request.identity, .last_event_at_unix_ms = now - 1};
-    }
+    const int64_t now = clock_->NowUnixMs();
     temporal::VersionRow row{.body_hash = body.normal_hash};
     Version& v = row.version;
     v.identity = request.identity;
@@ -275,7 +339,7 @@ class StoreImpl final : public Store {
     v.tags = request.tags;
     v.source = request.source;
     v.importance = request.importance;
-    v.recorded_at_unix_ms = NextEventTime(identity);
+    v.recorded_at_unix_ms = existing ? NextEventTime(*existing) : now;
     v.valid_from_unix_ms = request.valid_from_unix_ms.value_or(v.recorded_at_unix_ms);
     v.valid_to_unix_ms = request.valid_to_unix_ms;
     if (v.valid_to_unix_ms && *v.valid_to_unix_ms <= v.valid_from_unix_ms) {
@@ -284,11 +348,49 @@ class StoreImpl final : public Store {
           request.valid_from_unix_ms ? "" : ", the recorded time, since valid_from was not given",
           "), got ", *v.valid_to_unix_ms));
     }
+    const std::vector<int64_t> keys = dedup::BandKeys(
+        body.text, body.normal_hash,
+        dedup::ScopeHash(request.identity.category, request.identity.workspace));
+
+    temporal::IdentityRow identity;
+    if (existing) {
+      identity = *existing;
+    } else {
+      // A new identity: merged into a near-duplicate when there is one (updates never are).
+      if (request.dedup) {
+        ASSIGN_OR_RETURN(std::optional<dedup::Match> match,
+                         finder_.Find(request.identity, body.text, keys));
+        if (match) {
+          RETURN_IF_ERROR(
+              dedup_index_.PutAlias(request.identity, match->memory_id, match->similarity, now));
+          ASSIGN_OR_RETURN(std::optional<temporal::IdentityRow> target,
+                           versions_.FindIdentityById(match->memory_id));
+          ASSIGN_OR_RETURN(Version merged, CurrentVersion(*target));
+          ++merges_;
+          return WriteResult{.action = WriteAction::kDeduped,
+                             .version = std::move(merged),
+                             .similarity = match->similarity};
+        }
+      }
+      // A key merged earlier becomes a memory of its own.
+      RETURN_IF_ERROR(dedup_index_.RemoveAlias(request.identity));
+      ASSIGN_OR_RETURN(const int64_t id, versions_.InsertIdentity(request.identity, now));
+      identity = {.memory_id = id, .identity = request.identity, .last_event_at_unix_ms = now - 1};
+    }
     RETURN_IF_ERROR(versions_.AppendVersion(identity, row));
     RETURN_IF_ERROR(fts_.Add(row.version_id, body.text, v.identity.key, v.identity.category));
+    if (current) RETURN_IF_ERROR(dedup_index_.Remove(identity.memory_id, SignatureKeys(*current)));
+    RETURN_IF_ERROR(dedup_index_.Add(identity.memory_id, keys));
     return WriteResult{.action = identity.version_count == 0 ? WriteAction::kCreated
                                                              : WriteAction::kUpdated,
                        .version = std::move(row.version)};
+  }
+
+  // The band keys a stored version was indexed under.
+  static std::vector<int64_t> SignatureKeys(const temporal::VersionRow& row) {
+    const Version& v = row.version;
+    return dedup::BandKeys(text::BodyText(v.body_json), row.body_hash,
+                           dedup::ScopeHash(v.identity.category, v.identity.workspace));
   }
 
   static bool IsUnchanged(const WriteRequest& request, uint64_t hash,
@@ -306,9 +408,18 @@ class StoreImpl final : public Store {
     return true;
   }
 
-  absl::StatusOr<temporal::IdentityRow> RequireIdentity(const Identity& identity) {
+  // The identity's row, or that of the memory it was merged into when it is an alias.
+  absl::StatusOr<std::optional<temporal::IdentityRow>> Resolve(const Identity& identity) {
     RETURN_IF_ERROR(ValidateIdentity(identity));
     ASSIGN_OR_RETURN(std::optional<temporal::IdentityRow> row, versions_.FindIdentity(identity));
+    if (row) return row;
+    ASSIGN_OR_RETURN(std::optional<int64_t> target, dedup_index_.FindAlias(identity));
+    if (!target) return std::nullopt;
+    return versions_.FindIdentityById(*target);
+  }
+
+  absl::StatusOr<temporal::IdentityRow> RequireIdentity(const Identity& identity) {
+    ASSIGN_OR_RETURN(std::optional<temporal::IdentityRow> row, Resolve(identity));
     if (!row) {
       return absl::NotFoundError(absl::StrCat("no memory with category \"", identity.category,
                                               "\" and key \"", identity.key, "\"",
@@ -331,8 +442,7 @@ class StoreImpl final : public Store {
 
   template <typename Pick>
   absl::StatusOr<std::optional<Version>> Select(const Identity& identity, Pick pick) {
-    RETURN_IF_ERROR(ValidateIdentity(identity));
-    ASSIGN_OR_RETURN(std::optional<temporal::IdentityRow> row, versions_.FindIdentity(identity));
+    ASSIGN_OR_RETURN(std::optional<temporal::IdentityRow> row, Resolve(identity));
     if (!row) return std::nullopt;
     ASSIGN_OR_RETURN(std::vector<temporal::VersionRow> rows, versions_.LoadVersions(row->memory_id));
     ASSIGN_OR_RETURN(std::vector<int64_t> retractions, versions_.LoadRetractions(row->memory_id));
@@ -352,7 +462,11 @@ class StoreImpl final : public Store {
   Durability durability_;
   temporal::VersionTable versions_;
   text::FtsIndex fts_;
+  dedup::DedupIndex dedup_index_;
+  dedup::DuplicateFinder finder_;
   recall::Recaller recaller_;
+  bool signatures_complete_;
+  int64_t merges_ = 0;
 };
 
 }  // namespace
@@ -365,6 +479,8 @@ const char* WriteActionName(WriteAction action) {
       return "updated";
     case WriteAction::kUnchanged:
       return "unchanged";
+    case WriteAction::kDeduped:
+      return "deduped";
   }
   return "unknown";
 }
@@ -375,13 +491,19 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) 
                                                       ? store::Durability::kFull
                                                       : store::Durability::kNormal};
   ASSIGN_OR_RETURN(std::unique_ptr<store::Db> db, store::Db::Open(options.path, db_options));
+  if (!(options.dedup_threshold > 0 && options.dedup_threshold <= 1)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "dedup_threshold: must be in (0, 1], got ", options.dedup_threshold));
+  }
   RETURN_IF_ERROR(store::Migrate(*db));
+  ASSIGN_OR_RETURN(const bool signatures_complete, SignaturesComplete(*db));
   ASSIGN_OR_RETURN(std::unique_ptr<store::Checkpointer> checkpointer,
                    store::Checkpointer::Start(options.path, db_options, kCheckpointPages));
   RETURN_IF_ERROR(checkpointer->Attach(*db));
   const Clock* clock = options.clock ? options.clock : SystemClock::Get();
   return std::unique_ptr<Store>(
-      new StoreImpl(std::move(db), std::move(checkpointer), clock, options.durability));
+      new StoreImpl(std::move(db), std::move(checkpointer), clock, options.durability,
+                    options.dedup_threshold, signatures_complete));
 }
 
 }  // namespace strata

@@ -36,6 +36,7 @@ usage:
                 [--workspace W] [--as-of T] [--valid-at T]
   strata history CATEGORY KEY [--workspace W] [--limit N]
   strata stats
+  strata rebuild-signatures         recompute near-duplicate signatures (after an upgrade)
   strata --version | --help
 
 options:
@@ -46,6 +47,8 @@ options:
   --compat perseus-vault list tools under their Perseus Vault names
   --tool-prefix P        list canonical tools as P<name>
   --max-line-bytes N     longest accepted MCP message (default 8388608)
+  --dedup-threshold X    merge a new memory into one whose text is at least this similar
+                         (character-trigram Jaccard, default 0.70; 1 merges exact copies only)
   --json                 print the tool's JSON result instead of text
 Times (T) are unix milliseconds or ISO-8601, e.g. 2026-03-01 or 2026-03-01T12:00:00Z.
 )";
@@ -155,6 +158,12 @@ void PrintText(const std::string& command, const json& r) {
     std::cout << r["action"].get<std::string>() << " " << r["category"].get<std::string>() << "/"
               << r["key"].get<std::string>() << " (id " << r["id"] << ", version "
               << r["version"] << ", recorded " << Time(r["recorded_at"]) << ")\n";
+    if (r.contains("merged_into")) {
+      std::printf("  merged into %s/%s: %.0f%% similar\n",
+                  r["merged_into"]["category"].get<std::string>().c_str(),
+                  r["merged_into"]["key"].get<std::string>().c_str(),
+                  r["similarity"].get<double>() * 100);
+    }
   } else if (command == "recall") {
     if (r["items"].empty()) std::cout << "no memories found\n";
     int n = 0;
@@ -197,7 +206,7 @@ int RunCommand(const CommandLine& cl, tools::ToolRegistry& registry) {
   const std::string& c = cl.command;
   if (c == "remember") {
     CopyOptions(cl, {"category", "key", "body-json", "type", "tags", "workspace", "valid-from",
-                     "valid-to", "source"},
+                     "valid-to", "source", "dedup"},
                 args);
     if (cl.options.count("body")) args["body"] = Option(cl, "body");
   } else if (c == "recall") {
@@ -264,6 +273,16 @@ int Main(int argc, char** argv) {
     std::cerr << "strata: --compat must be perseus-vault, got \"" << compat << "\"\n";
     return 2;
   }
+  if (const std::string threshold = Option(cl, "dedup-threshold"); !threshold.empty()) {
+    char* end = nullptr;
+    const double v = std::strtod(threshold.c_str(), &end);
+    if (end == threshold.c_str() || *end != '\0' || !(v > 0 && v <= 1)) {
+      std::cerr << "strata: --dedup-threshold must be a number in (0, 1], got \"" << threshold
+                << "\"\n";
+      return 2;
+    }
+    store_options.dedup_threshold = v;
+  }
   StdioOptions stdio_options;
   if (const std::string max = Option(cl, "max-line-bytes"); !max.empty()) {
     char* end = nullptr;
@@ -278,7 +297,7 @@ int Main(int argc, char** argv) {
     static const char* const kKnown[] = {
         "db", "durability", "compat", "tool-prefix", "max-line-bytes", "category", "key",
         "body", "body-json", "type", "tags", "workspace", "valid-from", "valid-to", "source",
-        "limit", "as-of", "valid-at", "mode"};
+        "limit", "as-of", "valid-at", "mode", "dedup-threshold", "dedup"};
     if (std::find(std::begin(kKnown), std::end(kKnown), name) == std::end(kKnown)) {
       std::cerr << "strata: unknown option --" << name << "\n\n" << kUsage;
       return 2;
@@ -294,6 +313,15 @@ int Main(int argc, char** argv) {
   if (!store.ok()) {
     std::cerr << "strata: " << store.status().message() << "\n";
     return 1;
+  }
+  if (cl.command == "rebuild-signatures") {
+    absl::StatusOr<int64_t> indexed = (*store)->RebuildSignatures();
+    if (!indexed.ok()) {
+      std::cerr << "strata rebuild-signatures: " << indexed.status().message() << "\n";
+      return 1;
+    }
+    std::cout << "indexed " << *indexed << " current memories\n";
+    return 0;
   }
   tools::ToolRegistry registry(store->get(), registry_options);
   if (cl.command != "serve") return RunCommand(cl, registry);

@@ -56,6 +56,30 @@ CREATE VIRTUAL TABLE fts USING fts5(
   tokenize = 'porter unicode61 remove_diacritics 2'
 );
 )sql",
+      // 2: near-duplicate detection: band keys of current versions, aliases, settings.
+      R"sql(
+CREATE TABLE meta (
+  name TEXT PRIMARY KEY,
+  value TEXT
+) WITHOUT ROWID;
+-- One row per (band key, memory) of each memory's current version; see dedup/signature.h.
+CREATE TABLE dedup_bands (
+  band_key INTEGER NOT NULL,
+  memory_id INTEGER NOT NULL,
+  PRIMARY KEY (band_key, memory_id)
+) WITHOUT ROWID;
+-- Identities merged into another memory on write; reads by the alias find that memory.
+CREATE TABLE aliases (
+  category TEXT NOT NULL,
+  key TEXT NOT NULL,
+  workspace TEXT NOT NULL,
+  memory_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+  similarity REAL NOT NULL,
+  created_at_unix_ms INTEGER NOT NULL,
+  PRIMARY KEY (category, key, workspace)
+) WITHOUT ROWID;
+CREATE INDEX aliases_by_memory ON aliases (memory_id);
+)sql",
   };
   return *kMigrations;
 }

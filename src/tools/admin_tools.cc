@@ -1,5 +1,6 @@
 // stats: what the store holds and how big it is.
 
+#include <string>
 #include <vector>
 
 #include "tools/render.h"
@@ -27,7 +28,20 @@ absl::StatusOr<json> GetStats(const ToolContext& ctx, const json&) {
       {"server_version", kVersion},
       {"recall_modes", json::array({"fts5"})},
       {"embeddings", "not available in this build"},
+      {"dedup",
+       {{"threshold", s.dedup.threshold},
+        {"signatures", s.dedup.signatures_complete
+                           ? "complete"
+                           : "incomplete: run `strata rebuild-signatures`"},
+        {"aliases", s.dedup.aliases},
+        {"checks", s.dedup.checks},
+        {"candidates_verified", s.dedup.candidates_verified},
+        {"merges", s.dedup.merges},
+        {"candidates_histogram", json::object()}}},
   };
+  for (const auto& [candidates, checks] : s.dedup.candidates_histogram) {
+    out["dedup"]["candidates_histogram"][std::to_string(candidates)] = checks;
+  }
   if (ctx.dialect == Dialect::kPerseusVault) {
     out["total_entities"] = s.total_memories;
     out["active_entities"] = s.active_memories;

@@ -28,10 +28,6 @@ json CanonicalArgs(const json& args) {
     if (!out.contains(canonical)) out[canonical] = *it;
     out.erase(perseus);
   }
-  if (auto it = out.find("skip_dedup"); it != out.end()) {
-    if (it->is_boolean() && !out.contains("dedup")) out["dedup"] = !it->get<bool>();
-    out.erase("skip_dedup");
-  }
   return out;
 }
 

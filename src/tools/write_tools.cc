@@ -62,26 +62,37 @@ absl::StatusOr<WriteRequest> ReadWrite(const json& object) {
   ASSIGN_OR_RETURN(r.importance, args.OptionalNumber("importance"));
   ASSIGN_OR_RETURN(r.valid_from_unix_ms, args.OptionalTime("valid_from"));
   ASSIGN_OR_RETURN(r.valid_to_unix_ms, args.OptionalTime("valid_to"));
-  // Accepted for the write-path contract; near-duplicate merging is not in this build, so
-  // every write is stored either way.
-  RETURN_IF_ERROR(args.OptionalBool("dedup").status());
+  ASSIGN_OR_RETURN(std::optional<bool> dedup, args.OptionalBool("dedup"));
+  ASSIGN_OR_RETURN(std::optional<bool> skip_dedup, args.OptionalBool("skip_dedup"));
+  r.dedup = dedup.value_or(true) && !skip_dedup.value_or(false);
   return r;
 }
 
-json WriteResultJson(const WriteResult& result) {
+// The result of writing `request`. On a merge, category/key are the caller's and
+// `merged_into` names the memory that holds the body.
+json WriteResultJson(const WriteRequest& request, const WriteResult& result) {
   const Version& v = result.version;
-  return {
+  json out = {
       {"ok", true},
       {"action", WriteActionName(result.action)},
       {"id", v.memory_id},
-      {"category", v.identity.category},
-      {"key", v.identity.key},
-      {"workspace", v.identity.workspace},
+      {"category", request.identity.category},
+      {"key", request.identity.key},
+      {"workspace", request.identity.workspace},
       {"version", v.version},
       {"recorded_at", v.recorded_at_unix_ms},
       {"valid_from", v.valid_from_unix_ms},
       {"valid_to", v.valid_to_unix_ms ? json(*v.valid_to_unix_ms) : json(nullptr)},
+      {"deduped", result.action == WriteAction::kDeduped},
   };
+  if (result.action == WriteAction::kDeduped) {
+    out["merged_into"] = {{"id", v.memory_id},
+                          {"category", v.identity.category},
+                          {"key", v.identity.key},
+                          {"workspace", v.identity.workspace}};
+    out["similarity"] = result.similarity.value_or(1.0);
+  }
+  return out;
 }
 
 json WriteInputProps() {
@@ -100,7 +111,8 @@ json WriteInputProps() {
       TimeProp("When the fact became true in the world (default: now).");
   props["valid_to"] = TimeProp("When the fact stopped being true (default: still true).");
   props["dedup"] = {{"type", "boolean"},
-                    {"description", "false stores the memory even if it duplicates another."}};
+                    {"description", "false stores the memory even if it nearly duplicates "
+                                    "another (default true)."}};
   return props;
 }
 
@@ -109,7 +121,19 @@ json WriteResultSchema() {
           {"properties",
            {{"ok", {{"type", "boolean"}}},
             {"action",
-             {{"type", "string"}, {"enum", json::array({"created", "updated", "unchanged"})}}},
+             {{"type", "string"},
+              {"enum", json::array({"created", "updated", "unchanged", "deduped"})}}},
+            {"deduped", {{"type", "boolean"}}},
+            {"merged_into",
+             {{"type", "object"},
+              {"description", "On a merge: the memory that holds this body"},
+              {"properties",
+               {{"id", {{"type", "integer"}}},
+                {"category", {{"type", "string"}}},
+                {"key", {{"type", "string"}}}}}}},
+            {"similarity",
+             {{"type", "number"},
+              {"description", "On a merge: character-trigram Jaccard similarity, 0 to 1"}}},
             {"id", {{"type", "integer"}}},
             {"category", {{"type", "string"}}},
             {"key", {{"type", "string"}}},
@@ -124,7 +148,7 @@ json WriteResultSchema() {
 absl::StatusOr<json> Remember(const ToolContext& ctx, const json& args) {
   ASSIGN_OR_RETURN(WriteRequest request, ReadWrite(args));
   ASSIGN_OR_RETURN(WriteResult result, ctx.store->Remember(request));
-  return WriteResultJson(result);
+  return WriteResultJson(request, result);
 }
 
 absl::StatusOr<json> RememberBatch(const ToolContext& ctx, const json& args) {
@@ -154,11 +178,11 @@ absl::StatusOr<json> RememberBatch(const ToolContext& ctx, const json& args) {
   ASSIGN_OR_RETURN(std::vector<absl::StatusOr<WriteResult>> written,
                    ctx.store->RememberBatch(requests));
   for (size_t j = 0; j < written.size(); ++j) {
-    results[slot[j]] = written[j].ok() ? WriteResultJson(*written[j])
+    results[slot[j]] = written[j].ok() ? WriteResultJson(requests[j], *written[j])
                                        : json{{"ok", false},
                                               {"error", std::string(written[j].status().message())}};
   }
-  json counts = {{"created", 0}, {"updated", 0}, {"unchanged", 0}, {"failed", 0}};
+  json counts = {{"created", 0}, {"updated", 0}, {"unchanged", 0}, {"deduped", 0}, {"failed", 0}};
   for (size_t i = 0; i < results.size(); ++i) {
     results[i]["index"] = i;
     if (results[i]["ok"].get<bool>()) {
@@ -207,8 +231,10 @@ std::vector<ToolSpec> WriteTools() {
       .description =
           "Store a memory under (category, key). Writing the same key again creates a new "
           "version and keeps the old one in history; an identical body changes nothing "
-          "(action \"unchanged\"). Give valid_from/valid_to when the fact was or will be true "
-          "at other times than now.",
+          "(action \"unchanged\"). A new key whose text nearly duplicates a memory of the same "
+          "category is merged into it (action \"deduped\", see merged_into) and reads by the "
+          "new key find that memory; dedup: false stores it anyway. Give valid_from/valid_to "
+          "when the fact was or will be true at other times than now.",
       .input_schema = {{"type", "object"},
                        {"properties", WriteInputProps()},
                        {"required", json::array({"category", "key"})}},
@@ -237,6 +263,7 @@ std::vector<ToolSpec> WriteTools() {
              {"created", {{"type", "integer"}}},
              {"updated", {{"type", "integer"}}},
              {"unchanged", {{"type", "integer"}}},
+             {"deduped", {{"type", "integer"}}},
              {"failed", {{"type", "integer"}}},
              {"results", {{"type", "array"}, {"items", {{"type", "object"}}}}}}},
            {"required", json::array({"ok", "results", "failed"})}},

@@ -82,6 +82,9 @@ class StoreTest : public ::testing::Test {
     WriteRequest request;
     request.identity = identity;
     request.body_json = std::move(body_json);
+    // These tests are about versions and time; near-duplicate merging is tested in
+    // dedup_test.cc, so similar short bodies here stay separate memories.
+    request.dedup = false;
     request.valid_from_unix_ms = valid_from;
     request.valid_to_unix_ms = valid_to;
     return request;

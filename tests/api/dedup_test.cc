@@ -1,0 +1,1 @@
+// Placeholder: tests for this unit are being written.
