@@ -258,6 +258,12 @@ int Main(int argc, char** argv) {
     std::cout << kUsage;
     return 0;
   }
+  static const char* const kCommands[] = {"serve", "remember", "recall", "history", "stats",
+                                          "rebuild-signatures"};
+  if (std::find(std::begin(kCommands), std::end(kCommands), cl.command) == std::end(kCommands)) {
+    std::cerr << "strata: unknown command \"" << cl.command << "\"\n\n" << kUsage;
+    return 2;
+  }
   StoreOptions store_options{.path = Option(cl, "db", DefaultDbPath())};
   const std::string durability = Option(cl, "durability", "normal");
   if (durability == "full") {

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "util/sv.h"
 
 namespace strata::tools {
 namespace {
@@ -17,6 +18,16 @@ constexpr std::pair<const char*, const char*> kPerseusArgs[] = {
     {"valid_at_unix_ms", "valid_at"},  {"tx_at_unix_ms", "tx_at"},
     {"batch_category", "category"},    {"batch_limit", "limit"},
 };
+
+// The name a Perseus Vault client uses for a canonical argument of `tool`.
+std::string_view PerseusArgName(std::string_view canonical, std::string_view tool) {
+  // recall keeps `valid_at` (COMPAT.md); the others take `valid_at_unix_ms`.
+  if (canonical == "valid_at" && tool == "recall") return canonical;
+  for (const auto& [perseus, name] : kPerseusArgs) {
+    if (canonical == name && std::string_view(perseus).rfind("batch_", 0) != 0) return perseus;
+  }
+  return canonical;
+}
 
 // Rewrites a Perseus Vault call's arguments into canonical names.
 json CanonicalArgs(const json& args) {
@@ -46,12 +57,8 @@ json PerseusInputSchema(const ToolSpec& spec) {
     }
   };
   for (const auto& [perseus, canonical] : kPerseusArgs) {
-    // recall keeps `valid_at` (COMPAT.md); the others take `valid_at_unix_ms`.
-    if (std::string_view(canonical) == "valid_at" && spec.name == "recall") continue;
-    if (std::string_view(perseus) == "batch_category" || std::string_view(perseus) == "batch_limit") {
-      continue;
-    }
-    rename(canonical, perseus);
+    const std::string_view name = PerseusArgName(canonical, spec.name);
+    if (name == perseus) rename(canonical, perseus);
   }
   if (props.contains("dedup")) {
     props.erase("dedup");
@@ -106,8 +113,17 @@ absl::StatusOr<json> ToolRegistry::Call(const Resolved& tool, const json& args) 
   if (!given.is_object()) {
     return absl::InvalidArgumentError("arguments: must be an object");
   }
-  if (tool.dialect == Dialect::kPerseusVault) return tool.spec->handler(ctx, CanonicalArgs(given));
-  return tool.spec->handler(ctx, given);
+  if (tool.dialect != Dialect::kPerseusVault) return tool.spec->handler(ctx, given);
+  absl::StatusOr<json> result = tool.spec->handler(ctx, CanonicalArgs(given));
+  if (result.ok() || result.status().code() != absl::StatusCode::kInvalidArgument) return result;
+  // Messages name the argument first ("as_of: required"); name it as the client sent it.
+  const std::string_view message = ToStd(result.status().message());
+  const size_t colon = message.find(':');
+  if (colon == std::string_view::npos) return result;
+  const std::string_view name = PerseusArgName(message.substr(0, colon), tool.spec->name);
+  if (name == message.substr(0, colon)) return result;
+  return absl::InvalidArgumentError(
+      absl::StrCat(ToAbsl(name), ToAbsl(message.substr(colon))));
 }
 
 std::string ToolRegistry::ListedNames() const {

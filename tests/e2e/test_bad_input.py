@@ -1,3 +1,474 @@
-# Placeholder: this end-to-end test is being written.
+"""Bad input never kills the server and never corrupts the store (DESIGN.md §7, §9).
+
+Each test is one group of bad inputs against one server. After the group the server must
+still answer ping and still find the memory written before it; then it must exit 0 on EOF and
+the database file must pass `PRAGMA integrity_check`. Every tool error must name the argument.
+
+Run: python3 tests/e2e/test_bad_input.py <path-to-strata-binary>
+"""
+
+import json
+import os
+import sqlite3
 import sys
-sys.exit(0)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import mcp_client  # noqa: E402
+from mcp_client import DAY_MS, StrataTestCase, now_ms  # noqa: E402
+
+MIB = 1 << 20
+
+
+class BadInputCase(StrataTestCase):
+    server_args = ()
+
+    def setUp(self):
+        super().setUp()
+        self.client = self.serve(*self.server_args)
+        self.canary = self.call_ok(self.client, "remember", {
+            "category": "canary", "key": "bird",
+            "body": {"text": "the yellow canary sings before bad input"}})
+
+    def tearDown(self):
+        try:
+            if self.client.exit_code is None:
+                self.assertAlive(self.client)
+                r = self.call_ok(self.client, "recall", {"query": "yellow canary"})
+                self.assertIn(self.canary["id"], [i["id"] for i in r["items"]])
+                self.assertEqual(self.client.close(), 0)
+            with sqlite3.connect(self.db) as db:
+                self.assertEqual(db.execute("PRAGMA integrity_check").fetchall(), [("ok",)])
+        finally:
+            super().tearDown()
+
+    def expect_protocol_error(self, line, codes=(-32700, -32600)):
+        """Sends a raw line; the answer must be a JSON-RPC error with a null id."""
+        if isinstance(line, str):
+            line = line.encode("utf-8")
+        self.client.send_bytes(line + b"\n")
+        response = self.client.read_message()
+        self.assertIsInstance(response, dict, response)
+        self.assertIn("error", response, response)
+        self.assertIn(response["error"]["code"], codes, response)
+        self.assertIsInstance(response["error"]["message"], str)
+        self.assertTrue(response["error"]["message"])
+        self.assertIn("id", response)
+        self.assertIsNone(response["id"])
+        self.assertNotIn("result", response)
+        return response
+
+    def total_memories(self):
+        return self.call_ok(self.client, "stats", {})["total_memories"]
+
+
+class InvalidJson(BadInputCase):
+
+    def test_not_json(self):
+        for line in ["not json", "{", "}", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"",
+                     "[1,", "{'single': 'quotes'}", "{\"a\":1}}", "NaN", "\x00", "\"\\x\""]:
+            with self.subTest(line=line):
+                r = self.expect_protocol_error(line, codes=(-32700,))
+                self.assertIn("parse", r["error"]["message"].lower())
+        self.assertAlive(self.client)
+
+    def test_json_that_is_not_a_request(self):
+        for line in ["42", "\"ping\"", "null", "true", "{}", "[[]]"]:
+            with self.subTest(line=line):
+                self.client.send(line)
+                r = self.client.read_message()
+                items = r if isinstance(r, list) else [r]
+                for item in items:
+                    self.assertEqual(item["error"]["code"], -32600)
+                    self.assertIsNone(item["id"])
+        self.assertAlive(self.client)
+
+    def test_bad_ids_and_params(self):
+        self.client.send({"jsonrpc": "2.0", "id": {"x": 1}, "method": "ping"})
+        r = self.client.read_message()
+        self.assertEqual(r["error"]["code"], -32600)
+        self.client.send({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": 5})
+        r = self.client.read_message()
+        self.assertEqual(r["id"], 3)
+        self.assertEqual(r["error"]["code"], -32602)
+        self.client.send({"jsonrpc": "2.0", "id": 4, "method": 17})
+        r = self.client.read_message()
+        self.assertEqual(r["id"], 4)
+        self.assertEqual(r["error"]["code"], -32600)
+
+
+class WrongTypes(BadInputCase):
+
+    def test_wrong_argument_types(self):
+        c = self.client
+        base = {"category": "c", "key": "k", "body": {"text": "x"}}
+        cases = [
+            ("remember", dict(base, category=42), "category"),
+            ("remember", dict(base, key=["a"]), "key"),
+            ("remember", dict(base, tags={"a": 1}), "tags"),
+            ("remember", dict(base, tags=[1, 2]), "tags"),
+            ("remember", dict(base, type=7), "type"),
+            ("remember", dict(base, workspace=5), "workspace"),
+            ("remember", dict(base, importance="high"), "importance"),
+            ("remember", dict(base, dedup="maybe"), "dedup"),
+            ("remember", dict(base, source={"x": 1}), "source"),
+            ("remember", {"category": "c", "key": "k", "body_json": {"text": "x"}}, "body_json"),
+            ("remember", dict(base, valid_from=True), "valid_from"),
+            ("remember", dict(base, valid_to=[1]), "valid_to"),
+            ("recall", {"query": "x", "limit": "ten"}, "limit"),
+            ("recall", {"query": "x", "limit": 2.5}, "limit"),
+            ("recall", {"query": 12}, "query"),
+            ("recall", {"query": "x", "category": 1}, "category"),
+            ("recall", {"query": "x", "tags": {"a": "b"}}, "tags"),
+            ("recall", {"query": "x", "offset": "first"}, "offset"),
+            ("recall", {"query": "x", "mode": 3}, "mode"),
+            ("recall", {"query": "x", "as_of": {"t": 1}}, "as_of"),
+            ("history", {"category": "c", "key": "k", "limit": "all"}, "limit"),
+            ("get", {"id": "abc"}, "id"),
+            ("get", {"id": -3}, "id"),
+            ("as_of", {"category": "c", "key": "k", "as_of": [2026]}, "as_of"),
+            ("forget", {"category": "c", "key": "k", "reason": 3}, "reason"),
+            ("remember_batch", {"items": {"a": 1}}, "items"),
+        ]
+        for name, args, arg in cases:
+            with self.subTest(tool=name, args=args):
+                self.call_error(c, name, args, arg)
+        # A tools/call whose arguments is not an object.
+        structured, is_error, raw = c.call_tool("remember", ["c", "k"])
+        self.assertIs(is_error, True)
+        self.assertIn("arguments", mcp_client.error_text(raw))
+        # Nothing bad was stored.
+        self.assertEqual(self.total_memories(), 1)
+
+    def test_missing_required_arguments(self):
+        c = self.client
+        cases = [
+            ("remember", {"key": "k", "body": "x"}, "category"),
+            ("remember", {"category": "c", "body": "x"}, "key"),
+            ("remember", {"category": "c", "key": "k"}, "body"),
+            ("remember", {}, "category"),
+            ("as_of", {"category": "c", "key": "k"}, "as_of"),
+            ("valid_at", {"category": "c", "key": "k"}, "valid_at"),
+            ("bitemporal", {"category": "c", "key": "k", "valid_at": 1}, "tx_at"),
+            ("bitemporal", {"category": "c", "key": "k", "tx_at": 1}, "valid_at"),
+            ("history", {"category": "c"}, "key"),
+            ("forget", {"key": "k"}, "category"),
+            ("purge", {"category": "c"}, "key"),
+            ("get", {}, "id"),
+            ("remember_batch", {}, "items"),
+        ]
+        for name, args, arg in cases:
+            with self.subTest(tool=name, args=args):
+                self.call_error(c, name, args, arg)
+        self.assertEqual(self.total_memories(), 1)
+
+    def test_batch_items_fail_alone(self):
+        r = self.call_ok(self.client, "remember_batch", {"items": [
+            {"category": "b", "key": "good", "body": "fine"},
+            {"category": "b", "key": "bad", "body": "x", "valid_from": "never"},
+            {"category": "b", "body": "no key"},
+            7,
+        ]})
+        self.assertIs(r["ok"], False)
+        self.assertEqual(r["failed"], 3)
+        results = r["results"]
+        self.assertIs(results[0]["ok"], True)
+        self.assertIn("valid_from", results[1]["error"])
+        self.assertIn("key", results[2]["error"])
+        self.assertIs(results[3]["ok"], False)
+        self.assertEqual(self.total_memories(), 2)
+
+
+class UnknownTool(BadInputCase):
+
+    def test_unknown_tool_is_jsonrpc_error_naming_it(self):
+        for name in ["embed", "perseus_vault_frobnicate", "remember ", "REMEMBER", "x" * 300]:
+            with self.subTest(name=name[:20]):
+                r = self.client.call_tool_raw(name, {})
+                self.assertNotIn("result", r)
+                self.assertEqual(r["error"]["code"], -32602)
+                self.assertIn(name[:60], r["error"]["message"])
+
+    def test_tools_call_without_a_name(self):
+        for params in [{}, {"name": 5}, {"name": None, "arguments": {}}]:
+            with self.subTest(params=params):
+                r = self.client.request("tools/call", params)
+                self.assertEqual(r["error"]["code"], -32602)
+                self.assertIn("name", r["error"]["message"])
+
+
+class FtsSyntax(BadInputCase):
+
+    QUERIES = ['"', '"yellow', 'yellow"', 'AND OR NOT', 'canary AND OR NOT', 'NOT canary',
+               'NEAR(', 'NEAR(canary yellow', 'canary*', '*', '^', '^canary', 'col:x',
+               'body:canary', ')(', '(canary', 'canary)', "'", '-canary', '+canary', '{canary}',
+               '\\', 'canary; DROP TABLE versions; --', 'a:b:c', 'NEAR(a b, 3)', '""', '"" ""',
+               '***', 'canary OR', 'AND', 'ñandú 鳥 🐦', '\u0000canary']
+
+    def test_fts5_operators_and_quotes(self):
+        for query in self.QUERIES:
+            with self.subTest(query=query):
+                r = self.call_ok(self.client, "recall", {"query": query, "mode": "fts5"})
+                self.assertIsInstance(r["items"], list)
+                if "canary" in query.lower() and not query.startswith("-"):
+                    self.assertIn(self.canary["id"], [i["id"] for i in r["items"]],
+                                  "query %r did not find the canary" % query)
+        # Same through the default mode and with filters.
+        for query in self.QUERIES:
+            with self.subTest(query=query, mode="auto"):
+                self.call_ok(self.client, "recall", {"query": query, "category": "canary",
+                                                     "tags": ["x"]})
+
+    def test_fts5_syntax_in_stored_bodies_and_keys(self):
+        for i, text in enumerate(['"unbalanced', "NEAR(x", "a AND b", "col:val", ")(", "*^"]):
+            self.call_ok(self.client, "remember", {"category": "fts:cat", "key": 'k"%d(' % i,
+                                                   "dedup": False,
+                                                   "body": {"text": text + " marker"}})
+        r = self.call_ok(self.client, "recall", {"query": "marker", "limit": 50})
+        self.assertEqual(len(r["items"]), 6)
+
+
+class Encoding(BadInputCase):
+
+    def test_invalid_utf8(self):
+        lines = [
+            b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"\xff\xfe"}}',
+            b'\xc3\x28',
+            b'{"jsonrpc":"2.0","id":2,"method":"ping","params":{"x":"\xc0\xaf"}}',
+            b'{"jsonrpc":"2.0","id":3,"method":"ping","params":{"x":"\xed\xa0\x80"}}',
+            b'{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"remember",'
+            b'"arguments":{"category":"c","key":"k","body":"bad \xe2\x82 bytes"}}}',
+        ]
+        for line in lines:
+            with self.subTest(line=line[:40]):
+                r = self.expect_protocol_error(line, codes=(-32700,))
+                self.assertIn("utf-8", r["error"]["message"].lower())
+        self.assertAlive(self.client)
+        self.assertEqual(self.total_memories(), 1)
+
+    def test_valid_unicode_round_trips(self):
+        body = {"text": "café 東京 🐦 \u2028 line", "nul": "a\u0000b"}
+        self.call_ok(self.client, "remember", {"category": "ü", "key": "鍵", "body": body})
+        got = self.call_ok(self.client, "get", {"category": "ü", "key": "鍵"})
+        self.assertEqual(got["body"], body)
+        r = self.call_ok(self.client, "recall", {"query": "東京 café"})
+        self.assertIn("鍵", [i["key"] for i in r["items"]])
+
+
+class Oversized(BadInputCase):
+
+    def test_line_longer_than_8_mib(self):
+        pad = "x" * (9 * MIB)
+        huge = json.dumps({"jsonrpc": "2.0", "id": 5, "method": "ping", "params": {"pad": pad}})
+        r = self.expect_protocol_error(huge, codes=(-32600, -32700))
+        self.assertIn("long", r["error"]["message"].lower())
+        self.assertAlive(self.client)
+        # A huge line followed at once by a normal one: only the huge one is refused.
+        self.client.send_bytes(huge.encode() + b"\n" +
+                               b'{"jsonrpc":"2.0","id":"after","method":"ping"}\n')
+        r = self.client.read_message()
+        self.assertIsNone(r["id"])
+        self.assertIn("error", r)
+        r = self.client.read_message()
+        self.assertEqual(r, {"jsonrpc": "2.0", "id": "after", "result": {}})
+        # A huge write request is refused and stores nothing.
+        big_write = json.dumps({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {
+            "name": "remember", "arguments": {"category": "big", "key": "k", "body": pad}}})
+        self.expect_protocol_error(big_write, codes=(-32600, -32700))
+        self.assertEqual(self.total_memories(), 1)
+
+    def test_line_just_under_the_limit_is_served(self):
+        pad = "y" * (7 * MIB)
+        line = json.dumps({"jsonrpc": "2.0", "id": "big-ok", "method": "ping",
+                           "params": {"pad": pad}})
+        self.client.send(line)
+        r = self.client.read_message()
+        self.assertEqual(r, {"jsonrpc": "2.0", "id": "big-ok", "result": {}})
+
+    def test_body_too_large(self):
+        self.call_error(self.client, "remember",
+                        {"category": "c", "key": "k", "body": "z" * (2 * MIB)}, "body")
+        self.call_error(self.client, "recall", {"query": "q " * 20000}, "query")
+        self.call_error(self.client, "remember",
+                        {"category": "c", "key": "k", "body": "x",
+                         "tags": ["t%d" % i for i in range(100)]}, "tags")
+        self.assertEqual(self.total_memories(), 1)
+
+
+class SmallLineLimit(BadInputCase):
+    server_args = ("--max-line-bytes", "4096")
+
+    def test_max_line_bytes(self):
+        line = json.dumps({"jsonrpc": "2.0", "id": 8, "method": "ping",
+                           "params": {"pad": "p" * (10 * 1024)}})
+        r = self.expect_protocol_error(line, codes=(-32600, -32700))
+        self.assertIn("4096", r["error"]["message"])
+        self.assertAlive(self.client)
+        ok = self.call_ok(self.client, "remember", {"category": "c", "key": "small",
+                                                     "body": "s" * 3000})
+        self.assertEqual(ok["action"], "created")
+        # The same request over the limit is refused.
+        line = json.dumps({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
+            "name": "remember", "arguments": {"category": "c", "key": "big",
+                                              "body": "b" * 5000}}})
+        self.expect_protocol_error(line, codes=(-32600, -32700))
+        self.assertEqual(self.total_memories(), 2)
+
+
+    def test_limit_boundary(self):
+        def ping_line(id, size):
+            head = '{"jsonrpc":"2.0","id":"%s","method":"ping","params":{"pad":"' % id
+            tail = '"}}'
+            return head + "p" * (size - len(head) - len(tail)) + tail
+        exact = ping_line("exact", 4096)
+        self.assertEqual(len(exact), 4096)
+        self.client.send(exact)
+        self.assertEqual(self.client.read_message(),
+                         {"jsonrpc": "2.0", "id": "exact", "result": {}})
+        self.expect_protocol_error(ping_line("over", 4097), codes=(-32600, -32700))
+        # Many lines under the limit in one write: each is served, whatever their sum.
+        lines = [ping_line("many-%d" % i, 3000) for i in range(40)]
+        self.client.send_bytes("\n".join(lines).encode() + b"\n")
+        for i in range(40):
+            self.assertEqual(self.client.read_message()["id"], "many-%d" % i)
+
+
+class DeepNesting(BadInputCase):
+
+    def test_deep_nesting(self):
+        depth = 10000
+        self.expect_protocol_error("[" * depth + "]" * depth)
+        self.expect_protocol_error("{\"a\":" * depth + "1" + "}" * depth)
+        self.expect_protocol_error("[" * 100000)
+        nested = "[" * depth + "]" * depth
+        line = ('{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"remember",'
+                '"arguments":{"category":"deep","key":"k","body":%s}}}' % nested)
+        self.expect_protocol_error(line)
+        self.assertAlive(self.client)
+        self.assertEqual(self.total_memories(), 1)
+
+    def test_moderate_nesting_is_accepted(self):
+        body = {"v": 1}
+        for _ in range(20):
+            body = {"n": body}
+        self.call_ok(self.client, "remember", {"category": "deep", "key": "ok", "body": body})
+        self.assertEqual(self.call_ok(self.client, "get", {"category": "deep",
+                                                           "key": "ok"})["body"], body)
+
+
+class Ranges(BadInputCase):
+
+    def test_limits(self):
+        c = self.client
+        for limit in [1000000, 0, -5, 2 ** 63, 10 ** 30 + 0.0]:
+            with self.subTest(limit=limit):
+                text = self.call_error(c, "recall", {"query": "canary", "limit": limit}, "limit")
+                if limit == 1000000:
+                    self.assertIn("1000000", text)
+        self.call_error(c, "history", {"category": "c", "key": "k", "limit": 1000000}, "limit")
+        self.call_error(c, "recall", {"query": "canary", "offset": -1}, "offset")
+        self.call_error(c, "recall", {"query": "canary", "offset": 10 ** 12}, "offset")
+        self.call_error(c, "recall", {"query": "canary", "tags": ["t%d" % i for i in range(40)]},
+                        "tags")
+
+    def test_out_of_range_json_numbers(self):
+        # Out of every numeric range: either a parse error or a tool error; never a crash.
+        for raw in ["1e400", "-1e400", "123456789012345678901234567890"]:
+            with self.subTest(number=raw):
+                line = ('{"jsonrpc":"2.0","id":21,"method":"tools/call","params":{'
+                        '"name":"recall","arguments":{"query":"canary","limit":%s}}}' % raw)
+                self.client.send(line)
+                r = self.client.read_message()
+                if "error" in r:
+                    self.assertIn(r["error"]["code"], (-32700, -32600, -32602))
+                else:
+                    self.assertEqual(r["id"], 21)
+                    self.assertIs(r["result"]["isError"], True)
+                    self.assertIn("limit", mcp_client.error_text(r["result"]))
+        self.call_error(self.client, "valid_at",
+                        {"category": "canary", "key": "bird", "valid_at": 1e300}, "valid_at")
+        self.call_error(self.client, "valid_at",
+                        {"category": "canary", "key": "bird",
+                         "valid_at": "99999999999999999999"}, "valid_at")
+
+    def test_valid_to_before_valid_from(self):
+        c = self.client
+        t = now_ms()
+        self.call_error(c, "remember", {"category": "c", "key": "k", "body": "x",
+                                        "valid_from": t, "valid_to": t - DAY_MS}, "valid_to")
+        self.call_error(c, "remember", {"category": "c", "key": "k", "body": "x",
+                                        "valid_from": t, "valid_to": t}, "valid_to")
+        self.call_error(c, "remember", {"category": "c", "key": "k", "body": "x",
+                                        "valid_from": "2026-03-02", "valid_to": "2026-03-01"},
+                        "valid_to")
+        # valid_from defaults to now: a valid_to in the past is before it.
+        self.call_error(c, "remember", {"category": "c", "key": "k", "body": "x",
+                                        "valid_to": t - DAY_MS}, "valid_to")
+        self.assertEqual(self.total_memories(), 1)
+
+    def test_unparsable_times(self):
+        c = self.client
+        ident = {"category": "canary", "key": "bird"}
+        cases = [
+            ("remember", dict(ident, body="x", valid_from="yesterday"), "valid_from"),
+            ("remember", dict(ident, body="x", valid_to="2026-02-30"), "valid_to"),
+            ("as_of", dict(ident, as_of="2026-13-01"), "as_of"),
+            ("as_of", dict(ident, as_of=""), "as_of"),
+            ("valid_at", dict(ident, valid_at="2026-03-01T25:00:00Z"), "valid_at"),
+            ("valid_at", dict(ident, valid_at="12:00"), "valid_at"),
+            ("bitemporal", dict(ident, tx_at="not a time", valid_at=1), "tx_at"),
+            ("bitemporal", dict(ident, tx_at=1, valid_at="2026-03-01T12:00:00+25:00"),
+             "valid_at"),
+            ("recall", {"query": "canary", "as_of": "soon"}, "as_of"),
+            ("recall", {"query": "canary", "valid_at": "1.5"}, "valid_at"),
+        ]
+        for name, args, arg in cases:
+            with self.subTest(tool=name, args=args):
+                self.call_error(c, name, args, arg)
+        got = self.call_ok(c, "get", ident)
+        self.assertEqual(got["version"], 1, "a failed write changed the memory")
+
+    def test_modes_needing_embeddings(self):
+        for mode in ["dense", "hybrid"]:
+            with self.subTest(mode=mode):
+                self.call_error(self.client, "recall", {"query": "canary", "mode": mode},
+                                "mode", "embedding")
+        self.call_error(self.client, "recall", {"query": "canary", "mode": "bm25"}, "mode")
+
+
+class PerseusArgumentNames(BadInputCase):
+    """A Perseus Vault client's bad arguments are named as it sent them (COMPAT.md names,
+    DESIGN.md §7: the message names the argument)."""
+
+    def test_errors_name_perseus_arguments(self):
+        c = self.client
+        ident = {"category": "canary", "key": "bird"}
+        cases = [
+            ("perseus_vault_remember", dict(ident, body_json="{}",
+                                            valid_from_unix_ms="yesterday"),
+             "valid_from_unix_ms"),
+            ("perseus_vault_remember", dict(ident, body_json="{}",
+                                            valid_from_unix_ms=now_ms(),
+                                            valid_to_unix_ms=now_ms() - DAY_MS),
+             "valid_to_unix_ms"),
+            ("perseus_vault_as_of", ident, "as_of_unix_ms"),
+            ("perseus_vault_as_of", dict(ident, as_of_unix_ms="later"), "as_of_unix_ms"),
+            ("perseus_vault_valid_at", dict(ident, valid_at_unix_ms=[1]), "valid_at_unix_ms"),
+            ("perseus_vault_bitemporal", dict(ident, valid_at_unix_ms=1), "tx_at_unix_ms"),
+            ("perseus_vault_recall", {"query": "x", "workspace_hash": 5}, "workspace_hash"),
+        ]
+        for name, args, arg in cases:
+            with self.subTest(tool=name, args=args):
+                self.call_error(c, name, args, arg)
+
+    def test_perseus_errors_are_tool_errors(self):
+        c = self.client
+        self.call_error(c, "perseus_vault_recall", {"query": "x", "limit": "ten"}, "limit")
+        self.call_error(c, "perseus_vault_remember", {"category": "c", "key": "k"}, "body")
+        self.call_error(c, "perseus_vault_get_entity", {"id": "abc"}, "id")
+        self.call_error(c, "perseus_vault_recall", {"query": "x", "mode": "dense"},
+                        "mode", "embedding")
+
+
+if __name__ == "__main__":
+    mcp_client.run_tests()
