@@ -42,6 +42,7 @@ class Checkpointer {
   const int wal_pages_threshold_;
   mutable absl::Mutex mu_;
   bool wanted_ ABSL_GUARDED_BY(mu_) = false;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   int64_t checkpoints_ ABSL_GUARDED_BY(mu_) = 0;
   std::jthread thread_;  // Last: starts after the members it uses exist.
 };
