@@ -1,11 +1,13 @@
 #include "recall/recaller.h"
 
+#include <algorithm>
 #include <limits>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "temporal/timeline.h"
 #include "temporal/version_table.h"
@@ -17,14 +19,18 @@
 namespace strata::recall {
 namespace {
 
-// Builds the candidate query: the keyword match (or every version when there are no terms),
-// the temporal scope, and the filters, best first. Parameters are bound by name.
-std::string CandidateSql(bool keyword, const RecallRequest& request, bool walk_needed) {
+// Builds the candidate query: the keyword match (or every version when there is none), the
+// temporal scope and the filters; best BM25 first when ranked, else newest first. Parameters
+// are bound by name.
+std::string CandidateSql(bool keyword, bool ranked, const RecallRequest& request,
+                         bool walk_needed) {
   std::string sql;
   if (keyword) {
-    absl::StrAppend(&sql, "SELECT v.id, -bm25(fts, ", text::kTextWeight, ", ", text::kKeyWeight,
-                    ", ", text::kCategoryWeight,
-                    ") AS score FROM fts JOIN versions v ON v.id = fts.rowid "
+    absl::StrAppend(&sql, "SELECT v.id, ",
+                    ranked ? absl::StrCat("-bm25(fts, ", text::kTextWeight, ", ",
+                                          text::kKeyWeight, ", ", text::kCategoryWeight, ")")
+                           : "0.0",
+                    " AS score FROM fts JOIN versions v ON v.id = fts.rowid "
                     "JOIN memories m ON m.id = v.memory_id WHERE fts MATCH :match");
   } else {
     absl::StrAppend(&sql,
@@ -51,10 +57,13 @@ std::string CandidateSql(bool keyword, const RecallRequest& request, bool walk_n
     absl::StrAppend(&sql, " AND EXISTS (SELECT 1 FROM json_each(v.tags_json) WHERE value = :tag",
                     i, ")");
   }
-  absl::StrAppend(&sql, keyword ? " ORDER BY score DESC, v.id"
-                                : " ORDER BY v.recorded_at_unix_ms DESC, v.id DESC");
-  // Without the walk every row is a result, so SQL can page.
-  if (!walk_needed) absl::StrAppend(&sql, " LIMIT :limit OFFSET :offset");
+  // Unranked keyword matches come in the index's own (rowid) order, newest first, which
+  // needs no sort over what may be most of the index.
+  absl::StrAppend(&sql, ranked    ? " ORDER BY score DESC, v.id"
+                        : keyword ? " ORDER BY fts.rowid DESC"
+                                  : " ORDER BY v.recorded_at_unix_ms DESC, v.id DESC");
+  // Without the walk every row is a result, so SQLite can keep just the top rows.
+  if (!walk_needed) absl::StrAppend(&sql, " LIMIT :cap");
   return sql;
 }
 
@@ -87,17 +96,47 @@ absl::Status ValidateRequest(const RecallRequest& request) {
 absl::StatusOr<RecallResult> Recaller::Recall(const RecallRequest& request) {
   RETURN_IF_ERROR(ValidateRequest(request));
   const std::vector<std::string> terms = text::QueryTerms(request.query);
-  const bool keyword = !terms.empty();
+  ASSIGN_OR_RETURN(const text::SplitTerms split, term_stats_.Split(terms));
+
+  std::vector<Hit> hits;
+  absl::flat_hash_set<int64_t> seen;  // Versions already returned or skipped by offset.
+  RETURN_IF_ERROR(Collect(request, text::MatchExpression(split.selective), !terms.empty(),
+                          request.offset, hits, seen));
+  if (static_cast<int>(hits.size()) < request.limit && !split.common.empty()) {
+    const int skip = std::max(0, request.offset - static_cast<int>(seen.size()));
+    RETURN_IF_ERROR(Collect(request, text::MatchExpression(split.common), /*ranked=*/false, skip,
+                            hits, seen));
+  }
+
+  temporal::VersionTable table(db_);
+  RecallResult result{.mode = "fts5"};
+  result.items.reserve(hits.size());
+  for (size_t i = 0; i < hits.size(); ++i) {
+    ASSIGN_OR_RETURN(temporal::VersionRow row, table.LoadVersion(hits[i].version_id));
+    RecallItem item{.version = std::move(row.version), .score = hits[i].score};
+    if (!terms.empty()) item.fts5_rank = request.offset + static_cast<int>(i) + 1;
+    result.items.push_back(std::move(item));
+  }
+  return result;
+}
+
+absl::Status Recaller::Collect(const RecallRequest& request, const std::string& match,
+                               bool ranked, int skip, std::vector<Hit>& hits,
+                               absl::flat_hash_set<int64_t>& seen) {
+  const bool keyword = !match.empty();
   const bool walk_needed = request.valid_at_unix_ms.has_value();
   // Without as_of, the current belief: every recorded event, including one stamped a
   // millisecond ahead of the clock to keep transaction time strictly increasing.
   const int64_t tx = request.as_of_unix_ms.value_or(std::numeric_limits<int64_t>::max());
 
-  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare(CandidateSql(keyword, request, walk_needed)));
+  ASSIGN_OR_RETURN(store::Stmt s,
+                   db_->Prepare(CandidateSql(keyword, ranked && keyword, request, walk_needed)));
   auto bind = [&s](const char* name, auto value) {
     if (const int index = s.ParameterIndex(name); index > 0) s.Bind(index, value);
   };
-  if (keyword) bind(":match", std::string_view(text::MatchExpression(terms)));
+  if (keyword) bind(":match", std::string_view(match));
+  // Rows already seen may come again.
+  bind(":cap", int64_t{skip} + request.limit + static_cast<int64_t>(seen.size()));
   bind(":tx", tx);
   if (walk_needed) bind(":valid", *request.valid_at_unix_ms);
   const RecallFilters& f = request.filters;
@@ -107,25 +146,17 @@ absl::StatusOr<RecallResult> Recaller::Recall(const RecallRequest& request) {
   for (size_t i = 0; i < f.tags.size(); ++i) {
     bind(absl::StrCat(":tag", i).c_str(), std::string_view(f.tags[i]));
   }
-  bind(":limit", int64_t{request.limit});
-  bind(":offset", int64_t{request.offset});
 
-  struct Candidate {
-    int64_t version_id;
-    double score;
-  };
-  std::vector<Candidate> hits;
   temporal::VersionTable table(db_);
   // For the walk: each identity's winner at (tx, valid), computed once.
   absl::flat_hash_map<int64_t, std::optional<int64_t>> winner_by_memory;
-  int skipped = 0;
   while (static_cast<int>(hits.size()) < request.limit) {
     ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) break;
-    const Candidate c{.version_id = s.Int(0), .score = s.Double(1)};
+    const Hit hit{.version_id = s.Int(0), .score = s.Double(1)};
+    if (seen.contains(hit.version_id)) continue;
     if (walk_needed) {
-      // Load outside the statement's row: VersionTable uses other statements only.
-      ASSIGN_OR_RETURN(temporal::VersionRow candidate, table.LoadVersion(c.version_id));
+      ASSIGN_OR_RETURN(temporal::VersionRow candidate, table.LoadVersion(hit.version_id));
       const int64_t memory_id = candidate.version.memory_id;
       auto it = winner_by_memory.find(memory_id);
       if (it == winner_by_memory.end()) {
@@ -140,24 +171,16 @@ absl::StatusOr<RecallResult> Recaller::Recall(const RecallRequest& request) {
         }
         it = winner_by_memory.emplace(memory_id, winner).first;
       }
-      if (it->second != c.version_id) continue;
-      if (skipped < request.offset) {
-        ++skipped;
-        continue;
-      }
+      if (it->second != hit.version_id) continue;
     }
-    hits.push_back(c);
+    seen.insert(hit.version_id);
+    if (skip > 0) {
+      --skip;
+      continue;
+    }
+    hits.push_back(hit);
   }
-
-  RecallResult result{.mode = "fts5"};
-  result.items.reserve(hits.size());
-  for (size_t i = 0; i < hits.size(); ++i) {
-    ASSIGN_OR_RETURN(temporal::VersionRow row, table.LoadVersion(hits[i].version_id));
-    RecallItem item{.version = std::move(row.version), .score = hits[i].score};
-    if (keyword) item.fts5_rank = request.offset + static_cast<int>(i) + 1;
-    result.items.push_back(std::move(item));
-  }
-  return result;
+  return absl::OkStatus();
 }
 
 }  // namespace strata::recall

@@ -20,7 +20,6 @@
 #include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
 #include "text/body_text.h"
-#include "text/body_text.h"
 #include "text/fts_index.h"
 
 namespace strata::recall {

@@ -1,0 +1,70 @@
+#include "text/term_stats.h"
+
+#include <cstdlib>
+
+#include "text/fts_query.h"
+#include "util/status_macros.h"
+
+namespace strata::text {
+namespace {
+
+constexpr size_t kMaxCachedTerms = 4096;
+
+// SQLite's varint (used by FTS5's records): big-endian 7-bit groups, the 9th byte whole.
+int64_t ReadVarint(std::string_view bytes) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < bytes.size() && i < 9; ++i) {
+    const auto b = static_cast<unsigned char>(bytes[i]);
+    if (i == 8) return static_cast<int64_t>(v << 8 | b);
+    v = v << 7 | (b & 0x7f);
+    if (!(b & 0x80)) break;
+  }
+  return static_cast<int64_t>(v);
+}
+
+}  // namespace
+
+absl::StatusOr<int64_t> TermStats::IndexedRows() {
+  // FTS5 keeps its totals in the "averages" record, id 1 of its data table: first the row
+  // count, then the token count of each column.
+  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare("SELECT block FROM fts_data WHERE id = 1"));
+  ASSIGN_OR_RETURN(bool row, s.Step());
+  if (!row) return int64_t{0};
+  return ReadVarint(s.Text(0));
+}
+
+absl::StatusOr<bool> TermStats::IsCommon(const std::string& term, int64_t rows) {
+  auto it = cache_.find(term);
+  if (it != cache_.end() && std::llabs(rows - it->second.rows_at) * 10 <= it->second.rows_at) {
+    return it->second.capped_df * 2 > rows;
+  }
+  // Counting stops just past half of the index, so a common term costs at most that.
+  const int64_t cap = rows / 2 + 1;
+  ASSIGN_OR_RETURN(store::Stmt s,
+                   db_->Prepare("SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ?1 "
+                                "LIMIT ?2)"));
+  const std::string expression = MatchExpression({term});
+  s.Bind(1, std::string_view(expression)).Bind(2, cap);
+  ASSIGN_OR_RETURN(bool row, s.Step());
+  const int64_t df = row ? s.Int(0) : 0;
+  if (cache_.size() >= kMaxCachedTerms) cache_.clear();
+  cache_[term] = Entry{.capped_df = df, .rows_at = rows};
+  return df * 2 > rows;
+}
+
+absl::StatusOr<SplitTerms> TermStats::Split(const std::vector<std::string>& terms) {
+  SplitTerms out;
+  ASSIGN_OR_RETURN(const int64_t rows, IndexedRows());
+  if (rows < kPruneMinRows || terms.size() < 2) {
+    out.selective = terms;
+    return out;
+  }
+  for (const std::string& term : terms) {
+    ASSIGN_OR_RETURN(const bool common, IsCommon(term, rows));
+    (common ? out.common : out.selective).push_back(term);
+  }
+  if (out.selective.empty()) std::swap(out.selective, out.common);
+  return out;
+}
+
+}  // namespace strata::text

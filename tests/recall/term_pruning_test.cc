@@ -1,0 +1,154 @@
+// Leaving very common terms out of the ranked search (text::TermStats + Recaller): the
+// ranking of a labeled set is the same as scoring every match, and results still fill limit.
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "absl/strings/str_cat.h"
+#include "recall/recaller.h"
+#include "store/db.h"
+#include "store/schema.h"
+#include "strata/strata.h"
+#include "temporal/version_table.h"
+#include "testing/status_matchers.h"
+#include "testing/temp_dir.h"
+#include "text/fts_index.h"
+#include "text/fts_query.h"
+#include "text/term_stats.h"
+
+namespace strata::recall {
+namespace {
+
+using ::testing::SizeIs;
+
+constexpr int kDocs = 12000;  // Above text::kPruneMinRows, so pruning is on.
+constexpr int kGroups = 97;
+
+// A corpus in the shape of the scale benchmark: every body says "entity <i> in group <g>",
+// so "entity" and "group" are in every document.
+class TermPruningTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_OK_AND_ASSIGN(db_, store::Db::Open(dir_.File("prune.db"), store::DbOptions{}));
+    ASSERT_OK(store::Migrate(*db_));
+    temporal::VersionTable versions(db_.get());
+    text::FtsIndex fts(db_.get());
+    std::mt19937 rng(11);
+    static const char* const kWords[] = {"alpha", "bravo", "cedar", "delta", "ember", "fjord",
+                                         "gamma", "harbor", "indigo", "juniper", "kelp", "lumen"};
+    ASSERT_OK(db_->Exec("BEGIN"));
+    for (int i = 0; i < kDocs; ++i) {
+      std::string text = absl::StrCat("entity ", i, " in group ", i % kGroups);
+      const int words = 5 + static_cast<int>(rng() % 20);
+      for (int w = 0; w < words; ++w) absl::StrAppend(&text, " ", kWords[rng() % 12]);
+      const Identity identity{.category = "fact", .key = absl::StrCat("doc-", i)};
+      ASSERT_OK_AND_ASSIGN(const int64_t id, versions.InsertIdentity(identity, 1000 + i));
+      temporal::VersionRow row{.body_hash = static_cast<uint64_t>(i)};
+      row.version = {.identity = identity,
+                     .body_json = "{}",
+                     .type = "insight",
+                     .valid_from_unix_ms = 1000 + i,
+                     .recorded_at_unix_ms = 1000 + i};
+      ASSERT_OK(versions.AppendVersion({.memory_id = id, .identity = identity,
+                                        .last_event_at_unix_ms = 999 + i},
+                                       row));
+      ASSERT_OK(fts.Add(row.version_id, text, identity.key, identity.category));
+    }
+    ASSERT_OK(db_->Exec("COMMIT"));
+  }
+
+  // The top `limit` version ids when every term is scored, as recall ranks them.
+  std::vector<int64_t> FullRanking(const std::string& query, int limit) {
+    auto s = db_->Prepare(absl::StrCat(
+        "SELECT rowid FROM fts WHERE fts MATCH ?1 ORDER BY -bm25(fts, ", text::kTextWeight, ", ",
+        text::kKeyWeight, ", ", text::kCategoryWeight, ") DESC, rowid LIMIT ?2"));
+    EXPECT_OK(s);
+    std::vector<int64_t> ids;
+    if (!s.ok()) return ids;
+    const std::string expression = text::MatchExpression(text::QueryTerms(query));
+    s->Bind(1, std::string_view(expression)).Bind(2, int64_t{limit});
+    while (true) {
+      auto row = s->Step();
+      EXPECT_OK(row);
+      if (!row.ok() || !*row) break;
+      ids.push_back(s->Int(0));
+    }
+    return ids;
+  }
+
+  strata::testing::TempDir dir_;
+  std::unique_ptr<store::Db> db_;
+};
+
+TEST_F(TermPruningTest, TermsInMostDocumentsAreCommon) {
+  text::TermStats stats(db_.get());
+  ASSERT_OK_AND_ASSIGN(const int64_t rows, stats.IndexedRows());
+  EXPECT_EQ(rows, kDocs);
+  ASSERT_OK_AND_ASSIGN(text::SplitTerms split,
+                       stats.Split(text::QueryTerms("entity 4242 group 42")));
+  EXPECT_THAT(split.selective, ::testing::ElementsAre("4242", "42"));
+  EXPECT_THAT(split.common, ::testing::ElementsAre("entity", "group"));
+}
+
+TEST_F(TermPruningTest, OnlyCommonTermsAreAllKept) {
+  text::TermStats stats(db_.get());
+  ASSERT_OK_AND_ASSIGN(text::SplitTerms split, stats.Split(text::QueryTerms("entity group")));
+  EXPECT_THAT(split.selective, ::testing::ElementsAre("entity", "group"));
+  EXPECT_TRUE(split.common.empty());
+}
+
+// The labeled set: 60 queries of the benchmark's shape, each labeled with the ranking that
+// scoring every match gives. Pruned recall must return the same ids in the same order.
+TEST_F(TermPruningTest, RankingIsUnchangedOnALabeledSet) {
+  Recaller recaller(db_.get());
+  std::mt19937 rng(5);
+  int compared = 0;
+  for (int q = 0; q < 60; ++q) {
+    const std::string query =
+        absl::StrCat("entity ", rng() % kDocs, " group ", rng() % kGroups);
+    const std::vector<int64_t> expected = FullRanking(query, 10);
+    ASSERT_OK_AND_ASSIGN(RecallResult result,
+                         recaller.Recall({.query = query, .mode = "fts5", .limit = 10}));
+    std::vector<int64_t> got;
+    for (const RecallItem& item : result.items) {
+      // Memory ids equal version ids here: one version each, inserted in step.
+      got.push_back(item.version.memory_id);
+    }
+    EXPECT_EQ(got, expected) << query;
+    compared += static_cast<int>(expected.size());
+  }
+  EXPECT_EQ(compared, 600);
+}
+
+TEST_F(TermPruningTest, ResultsFillTheLimitFromCommonTermMatches) {
+  Recaller recaller(db_.get());
+  // "11999" is in one document; "entity" in all. Ten results come back: the match first,
+  // then common-term matches, newest first, with no duplicate.
+  ASSERT_OK_AND_ASSIGN(RecallResult result,
+                       recaller.Recall({.query = "entity 11999", .mode = "fts5", .limit = 10}));
+  ASSERT_THAT(result.items, SizeIs(10));
+  EXPECT_EQ(result.items[0].version.identity.key, "doc-11999");
+  EXPECT_GT(result.items[0].score, 0);
+  EXPECT_EQ(result.items[1].version.identity.key, "doc-11998");
+  EXPECT_EQ(result.items[9].version.identity.key, "doc-11990");
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(result.items[i].fts5_rank, i + 1);
+}
+
+TEST_F(TermPruningTest, OffsetContinuesIntoCommonTermMatches) {
+  Recaller recaller(db_.get());
+  ASSERT_OK_AND_ASSIGN(
+      RecallResult result,
+      recaller.Recall({.query = "entity 11999", .mode = "fts5", .limit = 3, .offset = 1}));
+  ASSERT_THAT(result.items, SizeIs(3));
+  EXPECT_EQ(result.items[0].version.identity.key, "doc-11998");
+  EXPECT_EQ(result.items[0].fts5_rank, 2);
+  EXPECT_EQ(result.items[2].version.identity.key, "doc-11996");
+}
+
+}  // namespace
+}  // namespace strata::recall
