@@ -349,7 +349,7 @@ class StoreImpl final : public Store {
           "), got ", *v.valid_to_unix_ms));
     }
     const std::vector<int64_t> keys = dedup::BandKeys(
-        body.text, body.normal_hash,
+        body.values, body.normal_hash,
         dedup::ScopeHash(request.identity.category, request.identity.workspace));
 
     temporal::IdentityRow identity;
@@ -359,7 +359,7 @@ class StoreImpl final : public Store {
       // A new identity: merged into a near-duplicate when there is one (updates never are).
       if (request.dedup) {
         ASSIGN_OR_RETURN(std::optional<dedup::Match> match,
-                         finder_.Find(request.identity, body.text, keys));
+                         finder_.Find(request.identity, body, keys));
         if (match) {
           RETURN_IF_ERROR(
               dedup_index_.PutAlias(request.identity, match->memory_id, match->similarity, now));
@@ -389,7 +389,10 @@ class StoreImpl final : public Store {
   // The band keys a stored version was indexed under.
   static std::vector<int64_t> SignatureKeys(const temporal::VersionRow& row) {
     const Version& v = row.version;
-    return dedup::BandKeys(text::BodyText(v.body_json), row.body_hash,
+    // Stored bodies were parsed when written; a failure here means corruption, and an empty
+    // value list still yields the exact-content key.
+    absl::StatusOr<text::ParsedBody> body = text::ParseBody(v.body_json);
+    return dedup::BandKeys(body.ok() ? body->values : std::string(), row.body_hash,
                            dedup::ScopeHash(v.identity.category, v.identity.workspace));
   }
 
@@ -487,14 +490,14 @@ const char* WriteActionName(WriteAction action) {
 
 absl::StatusOr<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) {
   if (options.path.empty()) return absl::InvalidArgumentError("db: the path is empty");
-  const store::DbOptions db_options{.durability = options.durability == Durability::kFull
-                                                      ? store::Durability::kFull
-                                                      : store::Durability::kNormal};
-  ASSIGN_OR_RETURN(std::unique_ptr<store::Db> db, store::Db::Open(options.path, db_options));
   if (!(options.dedup_threshold > 0 && options.dedup_threshold <= 1)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "dedup_threshold: must be in (0, 1], got ", options.dedup_threshold));
   }
+  const store::DbOptions db_options{.durability = options.durability == Durability::kFull
+                                                      ? store::Durability::kFull
+                                                      : store::Durability::kNormal};
+  ASSIGN_OR_RETURN(std::unique_ptr<store::Db> db, store::Db::Open(options.path, db_options));
   RETURN_IF_ERROR(store::Migrate(*db));
   ASSIGN_OR_RETURN(const bool signatures_complete, SignaturesComplete(*db));
   ASSIGN_OR_RETURN(std::unique_ptr<store::Checkpointer> checkpointer,

@@ -7,7 +7,7 @@
 namespace strata::dedup {
 
 absl::StatusOr<std::optional<Match>> DuplicateFinder::Find(const Identity& identity,
-                                                           std::string_view text,
+                                                           const text::ParsedBody& body,
                                                            const std::vector<int64_t>& keys) {
   ASSIGN_OR_RETURN(std::vector<int64_t> candidates, index_.Candidates(keys, kMaxCandidates));
   ++checks_;
@@ -15,7 +15,7 @@ absl::StatusOr<std::optional<Match>> DuplicateFinder::Find(const Identity& ident
   ++histogram_[candidates.size()];
   if (candidates.empty()) return std::nullopt;
 
-  const std::vector<uint32_t> trigrams = Trigrams(text);
+  const std::vector<uint32_t> trigrams = Trigrams(body.normal_json);
   std::optional<Match> best;
   for (int64_t id : candidates) {
     ASSIGN_OR_RETURN(std::optional<temporal::IdentityRow> row, versions_.FindIdentityById(id));
@@ -25,7 +25,9 @@ absl::StatusOr<std::optional<Match>> DuplicateFinder::Find(const Identity& ident
       continue;
     }
     ASSIGN_OR_RETURN(temporal::VersionRow current, versions_.LoadVersion(*row->current_version_id));
-    const double similarity = Jaccard(trigrams, Trigrams(text::BodyText(current.version.body_json)));
+    // Stored bodies were parsed when written; this cannot fail short of corruption.
+    ASSIGN_OR_RETURN(const text::ParsedBody other, text::ParseBody(current.version.body_json));
+    const double similarity = Jaccard(trigrams, Trigrams(other.normal_json));
     if (similarity < threshold_) continue;
     if (!best || similarity > best->similarity ||
         (similarity == best->similarity && id < best->memory_id)) {

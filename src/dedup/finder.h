@@ -13,6 +13,7 @@
 #include "store/db.h"
 #include "strata/strata.h"
 #include "temporal/version_table.h"
+#include "text/body_text.h"
 
 namespace strata::dedup {
 
@@ -30,10 +31,11 @@ class DuplicateFinder {
   DuplicateFinder(store::Db* db, double threshold)
       : db_(db), threshold_(threshold), index_(db), versions_(db) {}
 
-  // The current memory in `identity`'s category and workspace whose text is most similar to
-  // `text` (ties: lowest id), if its similarity is at least the threshold. `keys` are the
-  // text's BandKeys.
-  absl::StatusOr<std::optional<Match>> Find(const Identity& identity, std::string_view text,
+  // The current memory in `identity`'s category and workspace whose body is most similar to
+  // `body` (ties: lowest id), if the character-trigram Jaccard similarity of their normal JSON
+  // is at least the threshold. Candidates share one of `keys` (the body's BandKeys).
+  absl::StatusOr<std::optional<Match>> Find(const Identity& identity,
+                                            const text::ParsedBody& body,
                                             const std::vector<int64_t>& keys);
 
   double threshold() const { return threshold_; }

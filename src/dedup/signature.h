@@ -18,13 +18,14 @@ inline constexpr int kRowsPerBand = 4;
 inline constexpr int kHashes = kBands * kRowsPerBand;
 // Changes whenever the keys a body produces change; stored signatures of another scheme are
 // rebuilt.
-inline constexpr char kScheme[] = "minhash-words-16x4-v1";
+inline constexpr char kScheme[] = "minhash-values-16x4-v2";
 
 // The scope a body is deduplicated in: its category and workspace.
 uint64_t ScopeHash(std::string_view category, std::string_view workspace);
 
-// The band keys of `text` within `scope`, plus (last) the exact-content key derived from
-// `normal_hash`. Deterministic across runs and platforms: keys are stored.
+// The band keys of `text` (a body's scalar values, text::ParsedBody::values) within `scope`,
+// plus (last) the exact-content key derived from `normal_hash`. Deterministic across runs and
+// platforms: keys are stored.
 std::vector<int64_t> BandKeys(std::string_view text, uint64_t normal_hash, uint64_t scope);
 
 // The sorted, distinct character trigrams of `text` after lowercasing ASCII and collapsing

@@ -79,6 +79,9 @@ CREATE TABLE aliases (
   PRIMARY KEY (category, key, workspace)
 ) WITHOUT ROWID;
 CREATE INDEX aliases_by_memory ON aliases (memory_id);
+-- Merge level-0 segments 8 at a time rather than 4: single-memory commits each write one,
+-- and measured at 100K memories this made single writes 28% faster.
+INSERT INTO fts (fts, rank) VALUES ('automerge', 8);
 )sql",
   };
   return *kMigrations;

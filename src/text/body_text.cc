@@ -8,12 +8,19 @@
 namespace strata::text {
 namespace {
 
-void Collect(const nlohmann::json& value, std::string& out) {
+// Appends the string values of `value` (and, with `scalars`, its numbers and booleans too),
+// depth first, newline-separated.
+void Collect(const nlohmann::json& value, bool scalars, std::string& out) {
+  if (value.is_structured()) {
+    for (const auto& child : value) Collect(child, scalars, out);
+    return;
+  }
+  if (!value.is_string() && !(scalars && (value.is_number() || value.is_boolean()))) return;
+  if (!out.empty()) out += '\n';
   if (value.is_string()) {
-    if (!out.empty()) out += '\n';
     out += value.get_ref<const std::string&>();
-  } else if (value.is_structured()) {
-    for (const auto& child : value) Collect(child, out);
+  } else {
+    out += value.dump();
   }
 }
 
@@ -48,7 +55,7 @@ std::string BodyText(std::string_view body_json) {
   nlohmann::json parsed = nlohmann::json::parse(body_json, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_discarded()) return std::string(body_json);
   std::string out;
-  Collect(parsed, out);
+  Collect(parsed, /*scalars=*/false, out);
   return out;
 }
 
@@ -62,9 +69,10 @@ absl::StatusOr<ParsedBody> ParseBody(std::string_view body_json) {
     return absl::InvalidArgumentError("body_json: must be a JSON text (object, array, string...)");
   }
   ParsedBody out;
-  out.normal_hash =
-      Fnv1a64(parsed.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-  Collect(parsed, out.text);
+  out.normal_json = parsed.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  out.normal_hash = Fnv1a64(out.normal_json);
+  Collect(parsed, /*scalars=*/false, out.text);
+  Collect(parsed, /*scalars=*/true, out.values);
   return out;
 }
 

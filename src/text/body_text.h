@@ -18,8 +18,10 @@ inline constexpr int kMaxBodyDepth = 128;
 
 // What the write path needs of a body, from one parse.
 struct ParsedBody {
-  uint64_t normal_hash = 0;  // FNV-1a 64 of the compact, key-sorted serialization.
-  std::string text;          // As BodyText.
+  std::string normal_json;   // The compact serialization with object keys sorted.
+  uint64_t normal_hash = 0;  // FNV-1a 64 of normal_json.
+  std::string text;          // As BodyText: the string values, for the keyword index.
+  std::string values;        // Every scalar value (strings, numbers, booleans), one a line.
 };
 
 // Parses `body_json`. Errors: InvalidArgument when it is not a JSON text or nests deeper than

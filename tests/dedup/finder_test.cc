@@ -1,1 +1,473 @@
-// Placeholder: tests for this unit are being written.
+// Tests of dedup/finder.h and dedup/index.h against a real database: candidates from the band
+// index, verified by exact trigram Jaccard; the index's ordering and cap; aliases; the stored
+// signature scheme.
+
+#include "dedup/finder.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "dedup/index.h"
+#include "dedup/signature.h"
+#include "store/db.h"
+#include "store/schema.h"
+#include "temporal/version_table.h"
+#include "testing/status_matchers.h"
+#include "testing/temp_dir.h"
+#include "text/body_text.h"
+#include "util/status_macros.h"
+
+namespace strata::dedup {
+namespace {
+
+using ::strata::testing::IsOk;
+using ::testing::AllOf;
+using ::testing::Contains;
+using ::testing::DoubleEq;
+using ::testing::ElementsAre;
+using ::testing::Eq;
+using ::testing::Field;
+using ::testing::IsEmpty;
+using ::testing::Not;
+using ::testing::Optional;
+
+constexpr int64_t kNow = 1772323200000;  // 2026-03-01T00:00:00Z
+
+// A body, a near-duplicate of it (one word changed), and one further from it (three words
+// changed); both are within the default threshold of the first.
+constexpr char kBackup[] =
+    "The nightly backup of the billing database runs at two in the morning and keeps thirty "
+    "days of snapshots in cold storage.";
+constexpr char kBackupClose[] =
+    "The nightly backup of the billing database runs at three in the morning and keeps thirty "
+    "days of snapshots in cold storage.";
+constexpr char kBackupFar[] =
+    "The nightly backup of the billing database now runs at three in the morning and keeps "
+    "sixty days of snapshots in cold storage.";
+constexpr char kUnrelated[] =
+    "Alice prefers dark mode in every editor and turns off notifications during focus time.";
+
+Identity Id(std::string key, std::string category = "facts", std::string workspace = "") {
+  return {
+      .category = std::move(category), .key = std::move(key), .workspace = std::move(workspace)};
+}
+
+// A JSON string holding `text` (which has no characters to escape).
+std::string Json(std::string_view text) {
+  std::string out = "\"";
+  out.append(text);
+  out.push_back('"');
+  return out;
+}
+
+MATCHER_P(IsOkAndHolds, matcher, "") {
+  if (!arg.ok()) {
+    *result_listener << "status: " << arg.status();
+    return false;
+  }
+  return ::testing::ExplainMatchResult(matcher, *arg, result_listener);
+}
+
+// The similarity the finder computes for two bodies stored as JSON strings of these texts:
+// over their normal JSON, quotes included.
+double Similarity(std::string_view a, std::string_view b) {
+  return Jaccard(Trigrams(Json(a)), Trigrams(Json(b)));
+}
+
+class DedupDbTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_OK_AND_ASSIGN(db_, store::Db::Open(dir_.File("dedup.db"), {}));
+    ASSERT_OK(store::Migrate(*db_));
+    versions_ = temporal::VersionTable(db_.get());
+    index_ = DedupIndex(db_.get());
+  }
+
+  // The band keys of `body_json` written under `scope`'s category and workspace.
+  static std::vector<int64_t> Keys(const Identity& scope, std::string_view body_json) {
+    absl::StatusOr<text::ParsedBody> body = text::ParseBody(body_json);
+    EXPECT_OK(body);
+    if (!body.ok()) return {};
+    return BandKeys(body->values, body->normal_hash, ScopeHash(scope.category, scope.workspace));
+  }
+
+  // Stores a memory with one version of `body_json`, without indexing it; returns its id.
+  absl::StatusOr<int64_t> StoreUnindexed(const Identity& identity, std::string_view body_json) {
+    ASSIGN_OR_RETURN(const text::ParsedBody body, text::ParseBody(body_json));
+    now_ += 1000;
+    ASSIGN_OR_RETURN(const int64_t id, versions_.InsertIdentity(identity, now_));
+    const temporal::IdentityRow row{
+        .memory_id = id, .identity = identity, .last_event_at_unix_ms = now_ - 1};
+    temporal::VersionRow version{.body_hash = body.normal_hash};
+    version.version.identity = identity;
+    version.version.body_json = std::string(body_json);
+    version.version.type = "insight";
+    version.version.recorded_at_unix_ms = now_;
+    version.version.valid_from_unix_ms = now_;
+    RETURN_IF_ERROR(versions_.AppendVersion(row, version));
+    return id;
+  }
+
+  // Stores a memory and indexes its band keys, as the write path does.
+  absl::StatusOr<int64_t> Store(const Identity& identity, std::string_view body_json) {
+    ASSIGN_OR_RETURN(const int64_t id, StoreUnindexed(identity, body_json));
+    RETURN_IF_ERROR(index_.Add(id, Keys(identity, body_json)));
+    return id;
+  }
+
+  // What a write of `body_json` to the new identity `identity` would be merged into.
+  absl::StatusOr<std::optional<Match>> Find(DuplicateFinder& finder, const Identity& identity,
+                                            std::string_view body_json) {
+    ASSIGN_OR_RETURN(const text::ParsedBody body, text::ParseBody(body_json));
+    return finder.Find(identity, body, Keys(identity, body_json));
+  }
+
+  strata::testing::TempDir dir_;
+  std::unique_ptr<store::Db> db_;
+  temporal::VersionTable versions_{nullptr};
+  DedupIndex index_{nullptr};
+  int64_t now_ = kNow;
+};
+
+class FinderTest : public DedupDbTest {
+ protected:
+  void SetUp() override {
+    ASSERT_NO_FATAL_FAILURE(DedupDbTest::SetUp());
+    finder_ = std::make_unique<DuplicateFinder>(db_.get(), 0.70);
+  }
+
+  std::unique_ptr<DuplicateFinder> finder_;
+};
+
+MATCHER_P2(IsMatch, memory_id, similarity, "") {
+  return ExplainMatchResult(Optional(AllOf(Field(&Match::memory_id, memory_id),
+                                           Field(&Match::similarity, DoubleEq(similarity)))),
+                            arg, result_listener);
+}
+
+// ---------------------------------------------------------------------------------------------
+// DuplicateFinder
+
+TEST_F(FinderTest, FindsANearDuplicateWithItsTrigramSimilarity) {
+  ASSERT_OK_AND_ASSIGN(const int64_t id, Store(Id("backup"), Json(kBackup)));
+  const double similarity = Similarity(kBackup, kBackupClose);
+  ASSERT_GE(similarity, 0.70);
+  ASSERT_LT(similarity, 1.0);
+
+  ASSERT_OK_AND_ASSIGN(const std::optional<Match> match,
+                       Find(*finder_, Id("backup.schedule"), Json(kBackupClose)));
+  EXPECT_THAT(match, IsMatch(id, similarity));
+}
+
+TEST_F(FinderTest, FindsAnExactDuplicateWithSimilarityOne) {
+  ASSERT_OK_AND_ASSIGN(const int64_t id, Store(Id("backup"), Json(kBackup)));
+  ASSERT_OK_AND_ASSIGN(const std::optional<Match> match,
+                       Find(*finder_, Id("backup.again"), Json(kBackup)));
+  EXPECT_THAT(match, IsMatch(id, 1.0));
+}
+
+TEST_F(FinderTest, ComparesTheWholeBodyNotOnlyItsStrings) {
+  // Same strings, different numbers and keys: the normal JSON differs, so no merge.
+  ASSERT_OK(Store(Id("monday"), R"({"user":"alice","balance":1200,"limit":5000})").status());
+  ASSERT_OK_AND_ASSIGN(const std::optional<Match> match,
+                       Find(*finder_, Id("tuesday"), R"({"user":"alice","balance":-350,"limit":0})"));
+  EXPECT_EQ(match, std::nullopt);
+  // The same object with its keys in another order and other spacing is an exact duplicate.
+  ASSERT_OK_AND_ASSIGN(const int64_t id,
+                       Store(Id("backup"), absl::StrCat(R"({"what": ")", kBackup,
+                                                        R"(", "where": "cold storage"})")));
+  ASSERT_OK_AND_ASSIGN(
+      const std::optional<Match> same,
+      Find(*finder_, Id("other"),
+           absl::StrCat(R"({"where":"cold storage","what":")", kBackup, R"("})")));
+  EXPECT_THAT(same, IsMatch(id, 1.0));
+}
+
+TEST_F(FinderTest, PicksTheMostSimilarOfSeveral) {
+  ASSERT_OK_AND_ASSIGN(const int64_t far, Store(Id("far"), Json(kBackupFar)));
+  ASSERT_OK_AND_ASSIGN(const int64_t close, Store(Id("close"), Json(kBackupClose)));
+  ASSERT_OK_AND_ASSIGN(const int64_t unrelated, Store(Id("unrelated"), Json(kUnrelated)));
+  const double to_far = Similarity(kBackup, kBackupFar);
+  const double to_close = Similarity(kBackup, kBackupClose);
+  ASSERT_GE(to_far, 0.70);
+  ASSERT_GT(to_close, to_far);
+  // Both are candidates; the unrelated memory is not.
+  ASSERT_OK_AND_ASSIGN(const std::vector<int64_t> candidates,
+                       index_.Candidates(Keys(Id("new"), Json(kBackup)), kMaxCandidates));
+  ASSERT_THAT(candidates, Contains(far));
+  ASSERT_THAT(candidates, Contains(close));
+  ASSERT_THAT(candidates, Not(Contains(unrelated)));
+
+  ASSERT_OK_AND_ASSIGN(const std::optional<Match> match, Find(*finder_, Id("new"), Json(kBackup)));
+  EXPECT_THAT(match, IsMatch(close, to_close));
+}
+
+TEST_F(FinderTest, TiesGoToTheLowestId) {
+  // The same text in another case: the same trigrams and word keys, a different exact key. The
+  // second memory shares the query's exact key too, so it is the first candidate.
+  const std::string upper = "THE NIGHTLY BACKUP RUNS AT TWO IN THE MORNING";
+  const std::string lower = "the nightly backup runs at two in the morning";
+  ASSERT_OK_AND_ASSIGN(const int64_t first, Store(Id("upper"), Json(upper)));
+  ASSERT_OK_AND_ASSIGN(const int64_t second, Store(Id("lower"), Json(lower)));
+  ASSERT_LT(first, second);
+  ASSERT_OK_AND_ASSIGN(const std::vector<int64_t> candidates,
+                       index_.Candidates(Keys(Id("new"), Json(lower)), kMaxCandidates));
+  ASSERT_THAT(candidates, ElementsAre(second, first));
+
+  ASSERT_OK_AND_ASSIGN(const std::optional<Match> match, Find(*finder_, Id("new"), Json(lower)));
+  EXPECT_THAT(match, IsMatch(first, 1.0));
+}
+
+TEST_F(FinderTest, IgnoresACandidateBelowTheThreshold) {
+  // The same words in another order: every band key is shared, few trigrams are.
+  const std::string forward = "ab cd ef gh ij kl mn op";
+  const std::string backward = "op mn kl ij gh ef cd ab";
+  ASSERT_LT(Similarity(forward, backward), 0.70);
+  ASSERT_OK_AND_ASSIGN(const int64_t id, Store(Id("forward"), Json(forward)));
+  ASSERT_OK_AND_ASSIGN(const std::vector<int64_t> candidates,
+                       index_.Candidates(Keys(Id("backward"), Json(backward)), kMaxCandidates));
+  ASSERT_THAT(candidates, ElementsAre(id));
+
+  EXPECT_THAT(Find(*finder_, Id("backward"), Json(backward)), IsOkAndHolds(Eq(std::nullopt)));
+  EXPECT_EQ(finder_->candidates_verified(), 1);
+}
+
+TEST_F(FinderTest, TheThresholdDecides) {
+  ASSERT_OK_AND_ASSIGN(const int64_t id, Store(Id("backup"), Json(kBackupFar)));
+  const double similarity = Similarity(kBackup, kBackupFar);
+  ASSERT_LT(similarity, 0.95);
+
+  DuplicateFinder strict(db_.get(), 0.95);
+  EXPECT_THAT(Find(strict, Id("new"), Json(kBackup)), IsOkAndHolds(Eq(std::nullopt)));
+  EXPECT_EQ(strict.threshold(), 0.95);
+  // The threshold is inclusive.
+  DuplicateFinder exact(db_.get(), similarity);
+  EXPECT_THAT(Find(exact, Id("new"), Json(kBackup)), IsOkAndHolds(IsMatch(id, similarity)));
+  DuplicateFinder lenient(db_.get(), 0.5);
+  EXPECT_THAT(Find(lenient, Id("new"), Json(kBackup)), IsOkAndHolds(IsMatch(id, similarity)));
+}
+
+TEST_F(FinderTest, IgnoresMemoriesOfAnotherCategoryOrWorkspace) {
+  ASSERT_OK(Store(Id("backup", "notes"), Json(kBackup)));
+  ASSERT_OK(Store(Id("backup", "facts", "team-a"), Json(kBackup)));
+  EXPECT_THAT(Find(*finder_, Id("new", "facts"), Json(kBackup)), IsOkAndHolds(Eq(std::nullopt)));
+  EXPECT_THAT(Find(*finder_, Id("new", "facts", "team-b"), Json(kBackup)),
+              IsOkAndHolds(Eq(std::nullopt)));
+  // Band keys are salted with the scope: none of them were even candidates.
+  EXPECT_EQ(finder_->candidates_verified(), 0);
+}
+
+TEST_F(FinderTest, RejectsACandidateOfAnotherScopeOnAKeyCollision) {
+  // Memories of other scopes indexed under the scope of "facts" in the global workspace, as
+  // a hash collision would: candidates, but never matches.
+  ASSERT_OK_AND_ASSIGN(const int64_t notes, StoreUnindexed(Id("backup", "notes"), Json(kBackup)));
+  ASSERT_OK_AND_ASSIGN(const int64_t team,
+                       StoreUnindexed(Id("backup", "facts", "team-a"), Json(kBackup)));
+  ASSERT_OK(index_.Add(notes, Keys(Id("x", "facts"), Json(kBackup))));
+  ASSERT_OK(index_.Add(team, Keys(Id("x", "facts"), Json(kBackup))));
+
+  EXPECT_THAT(Find(*finder_, Id("new", "facts"), Json(kBackup)), IsOkAndHolds(Eq(std::nullopt)));
+  EXPECT_EQ(finder_->candidates_verified(), 2);
+}
+
+TEST_F(FinderTest, IgnoresMemoriesWhoseBandRowsWereRemoved) {
+  ASSERT_OK_AND_ASSIGN(const int64_t id, Store(Id("backup"), Json(kBackup)));
+  ASSERT_OK(index_.Remove(id, Keys(Id("backup"), Json(kBackup))));
+  EXPECT_THAT(Find(*finder_, Id("new"), Json(kBackupClose)), IsOkAndHolds(Eq(std::nullopt)));
+  EXPECT_THAT(Find(*finder_, Id("new"), Json(kBackup)), IsOkAndHolds(Eq(std::nullopt)));
+  EXPECT_EQ(finder_->candidates_verified(), 0);
+}
+
+TEST_F(FinderTest, IgnoresForgottenOrDeletedMemoriesWithStaleBandRows) {
+  ASSERT_OK_AND_ASSIGN(const int64_t forgotten, Store(Id("forgotten"), Json(kBackup)));
+  ASSERT_OK_AND_ASSIGN(const int64_t deleted, Store(Id("deleted"), Json(kBackup)));
+  ASSERT_OK_AND_ASSIGN(const std::optional<temporal::IdentityRow> row,
+                       versions_.FindIdentityById(forgotten));
+  ASSERT_TRUE(row.has_value());
+  ASSERT_OK(versions_.Retract(*row, now_ + 1, "obsolete"));
+  ASSERT_OK(versions_.DeleteIdentity(deleted));
+
+  EXPECT_THAT(Find(*finder_, Id("new"), Json(kBackup)), IsOkAndHolds(Eq(std::nullopt)));
+  EXPECT_EQ(finder_->candidates_verified(), 2);
+}
+
+TEST_F(FinderTest, CountsChecksCandidatesAndTheHistogram) {
+  EXPECT_EQ(finder_->checks(), 0);
+  EXPECT_THAT(Find(*finder_, Id("first"), Json(kBackup)), IsOkAndHolds(Eq(std::nullopt)));
+  ASSERT_OK(Store(Id("first"), Json(kBackup)));
+  ASSERT_OK(Find(*finder_, Id("second"), Json(kBackupClose)));
+  ASSERT_OK(Store(Id("second"), Json(kBackupClose)));
+  ASSERT_OK(Find(*finder_, Id("third"), Json(kBackupFar)));
+  ASSERT_OK(Find(*finder_, Id("fourth"), Json(kUnrelated)));
+
+  EXPECT_EQ(finder_->checks(), 4);
+  EXPECT_EQ(finder_->candidates_verified(), 0 + 1 + 2 + 0);
+  const auto& histogram = finder_->histogram();
+  EXPECT_EQ(histogram[0], 2);
+  EXPECT_EQ(histogram[1], 1);
+  EXPECT_EQ(histogram[2], 1);
+  int64_t total = 0;
+  for (int64_t n : histogram) total += n;
+  EXPECT_EQ(total, finder_->checks());
+}
+
+TEST_F(FinderTest, VerifiesAtMostTheCap) {
+  constexpr int kMemories = static_cast<int>(kMaxCandidates) + 6;
+  std::vector<int64_t> ids;
+  for (int i = 0; i < kMemories; ++i) {
+    ASSERT_OK_AND_ASSIGN(const int64_t id, Store(Id(absl::StrCat("copy.", i)), Json(kBackup)));
+    ids.push_back(id);
+  }
+  EXPECT_THAT(Find(*finder_, Id("new"), Json(kBackup)), IsOkAndHolds(IsMatch(ids.front(), 1.0)));
+  EXPECT_EQ(finder_->candidates_verified(), static_cast<int64_t>(kMaxCandidates));
+  EXPECT_EQ(finder_->histogram()[kMaxCandidates], 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// DedupIndex: band keys
+
+using DedupIndexTest = DedupDbTest;
+
+TEST_F(DedupIndexTest, CandidatesWithMostSharedKeysComeFirstThenByAscendingId) {
+  ASSERT_OK(index_.Add(5, {10}));
+  ASSERT_OK(index_.Add(4, {20, 30}));
+  ASSERT_OK(index_.Add(3, {10, 20, 30}));
+  ASSERT_OK(index_.Add(2, {10, 20}));
+  ASSERT_OK(index_.Add(1, {99}));
+  EXPECT_THAT(index_.Candidates({10, 20, 30}, 10), IsOkAndHolds(ElementsAre(3, 2, 4, 5)));
+  EXPECT_THAT(index_.Candidates({30}, 10), IsOkAndHolds(ElementsAre(3, 4)));
+  EXPECT_THAT(index_.Candidates({99, 10}, 10), IsOkAndHolds(ElementsAre(1, 2, 3, 5)));
+}
+
+TEST_F(DedupIndexTest, CandidatesAreCappedAtMax) {
+  ASSERT_OK(index_.Add(1, {10}));
+  ASSERT_OK(index_.Add(2, {10, 20}));
+  ASSERT_OK(index_.Add(3, {10, 20}));
+  EXPECT_THAT(index_.Candidates({10, 20}, 2), IsOkAndHolds(ElementsAre(2, 3)));
+  EXPECT_THAT(index_.Candidates({10, 20}, 1), IsOkAndHolds(ElementsAre(2)));
+  EXPECT_THAT(index_.Candidates({10, 20}, 0), IsOkAndHolds(IsEmpty()));
+}
+
+TEST_F(DedupIndexTest, NoKeysOrUnknownKeysHaveNoCandidates) {
+  ASSERT_OK(index_.Add(1, {10}));
+  EXPECT_THAT(index_.Candidates({}, 10), IsOkAndHolds(IsEmpty()));
+  EXPECT_THAT(index_.Candidates({11, 12}, 10), IsOkAndHolds(IsEmpty()));
+}
+
+TEST_F(DedupIndexTest, KeysSpanTheWholeInt64Range) {
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  ASSERT_OK(index_.Add(1, {kMin, -1, 0, kMax}));
+  ASSERT_OK(index_.Add(2, {kMax}));
+  EXPECT_THAT(index_.Candidates({kMin}, 10), IsOkAndHolds(ElementsAre(1)));
+  EXPECT_THAT(index_.Candidates({kMax}, 10), IsOkAndHolds(ElementsAre(1, 2)));
+  EXPECT_THAT(index_.Candidates({-1, 0}, 10), IsOkAndHolds(ElementsAre(1)));
+}
+
+TEST_F(DedupIndexTest, AddingTheSameKeysTwiceCountsThemOnce) {
+  ASSERT_OK(index_.Add(1, {10}));
+  ASSERT_OK(index_.Add(1, {10}));
+  ASSERT_OK(index_.Add(2, {10, 20}));
+  EXPECT_THAT(index_.Candidates({10, 20}, 10), IsOkAndHolds(ElementsAre(2, 1)));
+  EXPECT_OK(index_.Add(3, {}));
+}
+
+TEST_F(DedupIndexTest, RemoveDeletesOnlyThatMemorysKeys) {
+  ASSERT_OK(index_.Add(1, {10, 20}));
+  ASSERT_OK(index_.Add(2, {10}));
+  ASSERT_OK(index_.Remove(1, {10}));
+  EXPECT_THAT(index_.Candidates({10}, 10), IsOkAndHolds(ElementsAre(2)));
+  EXPECT_THAT(index_.Candidates({20}, 10), IsOkAndHolds(ElementsAre(1)));
+  ASSERT_OK(index_.Remove(1, {}));
+  ASSERT_OK(index_.Remove(1, {20, 30}));
+  EXPECT_THAT(index_.Candidates({10, 20, 30}, 10), IsOkAndHolds(ElementsAre(2)));
+}
+
+TEST_F(DedupIndexTest, ClearRemovesEveryKey) {
+  ASSERT_OK(index_.Add(1, {10, 20}));
+  ASSERT_OK(index_.Add(2, {30}));
+  ASSERT_OK(index_.Clear());
+  EXPECT_THAT(index_.Candidates({10, 20, 30}, 10), IsOkAndHolds(IsEmpty()));
+}
+
+// ---------------------------------------------------------------------------------------------
+// DedupIndex: aliases
+
+TEST_F(DedupIndexTest, AnIdentityIsNotAnAliasUntilPut) {
+  EXPECT_THAT(index_.FindAlias(Id("never")), IsOkAndHolds(Eq(std::nullopt)));
+}
+
+TEST_F(DedupIndexTest, PutAliasThenFindIt) {
+  ASSERT_OK_AND_ASSIGN(const int64_t id, Store(Id("backup"), Json(kBackup)));
+  ASSERT_OK(index_.PutAlias(Id("backup.copy"), id, 0.83, now_));
+  EXPECT_THAT(index_.FindAlias(Id("backup.copy")), IsOkAndHolds(Optional(id)));
+}
+
+TEST_F(DedupIndexTest, AliasesAreKeyedByCategoryKeyAndWorkspace) {
+  ASSERT_OK_AND_ASSIGN(const int64_t id, Store(Id("backup"), Json(kBackup)));
+  ASSERT_OK(index_.PutAlias(Id("alias", "facts", "team-a"), id, 0.9, now_));
+  EXPECT_THAT(index_.FindAlias(Id("alias", "facts", "team-a")), IsOkAndHolds(Optional(id)));
+  EXPECT_THAT(index_.FindAlias(Id("alias", "facts", "")), IsOkAndHolds(Eq(std::nullopt)));
+  EXPECT_THAT(index_.FindAlias(Id("alias", "notes", "team-a")), IsOkAndHolds(Eq(std::nullopt)));
+  EXPECT_THAT(index_.FindAlias(Id("Alias", "facts", "team-a")), IsOkAndHolds(Eq(std::nullopt)));
+}
+
+TEST_F(DedupIndexTest, PutAliasReplacesTheTarget) {
+  ASSERT_OK_AND_ASSIGN(const int64_t first, Store(Id("first"), Json(kBackup)));
+  ASSERT_OK_AND_ASSIGN(const int64_t second, Store(Id("second"), Json(kUnrelated)));
+  ASSERT_OK(index_.PutAlias(Id("alias"), first, 0.8, now_));
+  ASSERT_OK(index_.PutAlias(Id("alias"), second, 0.9, now_ + 1));
+  EXPECT_THAT(index_.FindAlias(Id("alias")), IsOkAndHolds(Optional(second)));
+}
+
+TEST_F(DedupIndexTest, RemoveAliasRemovesOnlyThatAlias) {
+  ASSERT_OK_AND_ASSIGN(const int64_t id, Store(Id("backup"), Json(kBackup)));
+  ASSERT_OK(index_.PutAlias(Id("a"), id, 0.8, now_));
+  ASSERT_OK(index_.PutAlias(Id("b"), id, 0.8, now_));
+  ASSERT_OK(index_.RemoveAlias(Id("a")));
+  EXPECT_THAT(index_.FindAlias(Id("a")), IsOkAndHolds(Eq(std::nullopt)));
+  EXPECT_THAT(index_.FindAlias(Id("b")), IsOkAndHolds(Optional(id)));
+  EXPECT_OK(index_.RemoveAlias(Id("never")));
+}
+
+TEST_F(DedupIndexTest, AliasesGoWithTheMemoryTheyPointTo) {
+  ASSERT_OK_AND_ASSIGN(const int64_t gone, Store(Id("gone"), Json(kBackup)));
+  ASSERT_OK_AND_ASSIGN(const int64_t kept, Store(Id("kept"), Json(kUnrelated)));
+  ASSERT_OK(index_.PutAlias(Id("to.gone"), gone, 0.8, now_));
+  ASSERT_OK(index_.PutAlias(Id("to.kept"), kept, 0.8, now_));
+  ASSERT_OK(versions_.DeleteIdentity(gone));
+  EXPECT_THAT(index_.FindAlias(Id("to.gone")), IsOkAndHolds(Eq(std::nullopt)));
+  EXPECT_THAT(index_.FindAlias(Id("to.kept")), IsOkAndHolds(Optional(kept)));
+}
+
+TEST_F(DedupIndexTest, AnAliasMustPointToAStoredMemory) {
+  EXPECT_THAT(index_.PutAlias(Id("alias"), 12345, 0.8, now_), Not(IsOk()));
+  EXPECT_THAT(index_.FindAlias(Id("alias")), IsOkAndHolds(Eq(std::nullopt)));
+}
+
+// ---------------------------------------------------------------------------------------------
+// DedupIndex: the stored scheme
+
+TEST_F(DedupIndexTest, StoredSchemeIsEmptyInANewDatabase) {
+  EXPECT_THAT(index_.StoredScheme(), IsOkAndHolds(""));
+}
+
+TEST_F(DedupIndexTest, SetStoredSchemeIsReadBackAndReplaced) {
+  ASSERT_OK(index_.SetStoredScheme(kScheme));
+  EXPECT_THAT(index_.StoredScheme(), IsOkAndHolds(kScheme));
+  ASSERT_OK(index_.SetStoredScheme("minhash-words-8x8-v0"));
+  EXPECT_THAT(index_.StoredScheme(), IsOkAndHolds("minhash-words-8x8-v0"));
+}
+
+}  // namespace
+}  // namespace strata::dedup
