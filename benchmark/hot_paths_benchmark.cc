@@ -1,0 +1,138 @@
+// Micro-benchmarks of the hot paths of a write and a recall, in process. Fixed seeds; setup
+// outside the timed loops. Run: meson test -C build --benchmark, or the binary directly.
+
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "dedup/signature.h"
+#include "mcp/dispatcher.h"
+#include "strata/strata.h"
+#include "text/body_text.h"
+#include "text/fts_query.h"
+#include "tools/registry.h"
+
+namespace strata {
+namespace {
+
+// A body in the shape of the scale corpus: "[i] <words>", "entity i in group i%977", a nonce.
+std::string CorpusBody(int i, int words) {
+  std::mt19937 rng(static_cast<uint32_t>(i));
+  static const char* const kSyllables[] = {"ka", "lo", "mi", "ne", "pu", "ra", "si", "to", "vu"};
+  std::string text = absl::StrCat("[", i, "]");
+  for (int w = 0; w < words; ++w) {
+    text += ' ';
+    for (int s = 0; s < 3; ++s) text += kSyllables[rng() % 9];
+  }
+  return absl::StrCat(R"({"text": ")", text, R"(", "detail": "entity )", i, " in group ",
+                      i % 977, R"(", "nonce": ")", rng(), R"("})");
+}
+
+void BM_ParseBody(benchmark::State& state) {
+  const std::string body = CorpusBody(7, static_cast<int>(state.range(0)));
+  for (auto _ : state) benchmark::DoNotOptimize(text::ParseBody(body));
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(body.size()));
+}
+BENCHMARK(BM_ParseBody)->Arg(40)->Arg(120);
+
+void BM_BandKeys(benchmark::State& state) {
+  const text::ParsedBody body = *text::ParseBody(CorpusBody(7, static_cast<int>(state.range(0))));
+  const uint64_t scope = dedup::ScopeHash("fact", "");
+  for (auto _ : state) benchmark::DoNotOptimize(dedup::BandKeys(body.values, body.normal_hash, scope));
+}
+BENCHMARK(BM_BandKeys)->Arg(40)->Arg(120);
+
+// One candidate verification: trigram sets of two bodies and their Jaccard similarity.
+void BM_TrigramJaccard(benchmark::State& state) {
+  const text::ParsedBody a = *text::ParseBody(CorpusBody(1, 80));
+  const text::ParsedBody b = *text::ParseBody(CorpusBody(2, 80));
+  double similarity = 0;
+  for (auto _ : state) {
+    similarity = dedup::Jaccard(dedup::Trigrams(a.normal_json), dedup::Trigrams(b.normal_json));
+    benchmark::DoNotOptimize(similarity);
+  }
+  state.counters["similarity"] = similarity;
+}
+BENCHMARK(BM_TrigramJaccard);
+
+void BM_FtsQueryBuild(benchmark::State& state) {
+  const std::string query = "what did we decide about \"entity 48213\" AND group 97 (NEAR*)?";
+  for (auto _ : state) benchmark::DoNotOptimize(text::MatchExpression(text::QueryTerms(query)));
+}
+BENCHMARK(BM_FtsQueryBuild);
+
+// A store with `n` memories, opened once per benchmark run.
+struct Fixture {
+  explicit Fixture(int n) {
+    dir = std::filesystem::temp_directory_path() / absl::StrCat("strata-bm-", ::getpid(), "-", n);
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    store = *Store::Open({.path = (dir / "bm.db").string()});
+    std::vector<WriteRequest> batch;
+    for (int i = 0; i < n; ++i) {
+      batch.push_back({.identity = {.category = "fact", .key = absl::StrCat("scale-", i)},
+                       .body_json = CorpusBody(i, 40 + i % 81)});
+      if (batch.size() == 1000 || i == n - 1) {
+        (void)*store->RememberBatch(batch);
+        batch.clear();
+      }
+    }
+  }
+  ~Fixture() {
+    store.reset();
+    std::filesystem::remove_all(dir);
+  }
+  std::filesystem::path dir;
+  std::unique_ptr<Store> store;
+};
+
+void BM_Remember(benchmark::State& state) {
+  Fixture f(static_cast<int>(state.range(0)));
+  int i = static_cast<int>(state.range(0));
+  for (auto _ : state) {
+    auto result = f.store->Remember({.identity = {.category = "fact", .key = absl::StrCat("new-", i)},
+                                     .body_json = CorpusBody(i, 80)});
+    if (!result.ok()) state.SkipWithError(std::string(result.status().message()).c_str());
+    ++i;
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_Remember)->Arg(1000)->Arg(20000)->Unit(benchmark::kMicrosecond);
+
+void BM_RecallFts5(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  Fixture f(n);
+  std::mt19937 rng(3);
+  size_t returned = 0;
+  for (auto _ : state) {
+    auto result = f.store->Recall(
+        {.query = absl::StrCat("entity ", rng() % n, " group ", rng() % 977), .mode = "fts5"});
+    if (!result.ok()) state.SkipWithError(std::string(result.status().message()).c_str());
+    returned += result.ok() ? result->items.size() : 0;
+  }
+  state.counters["items_per_recall"] =
+      static_cast<double>(returned) / static_cast<double>(state.iterations());
+}
+BENCHMARK(BM_RecallFts5)->Arg(1000)->Arg(20000)->Unit(benchmark::kMicrosecond);
+
+// A line in, a response line out: JSON parse, dispatch, tool call, serialization.
+void BM_LineParseAndDispatch(benchmark::State& state) {
+  Fixture f(100);
+  tools::ToolRegistry registry(f.store.get(), {});
+  mcp::Dispatcher dispatcher(&registry, {});
+  const std::string line =
+      R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"get","arguments":{"category":"fact","key":"scale-42"}}})";
+  for (auto _ : state) benchmark::DoNotOptimize(dispatcher.HandleLine(line));
+}
+BENCHMARK(BM_LineParseAndDispatch)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+}  // namespace strata
+
+BENCHMARK_MAIN();
