@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""The performance gate: runs the scale harness (or reads a report) and fails on any budget missed.
+
+  python3 benchmark/scale/gate.py                    # 10K, median of 3 runs
+  python3 benchmark/scale/gate.py --size 100000 --runs 1
+  python3 benchmark/scale/gate.py --report report.json
+
+Budgets live in BUDGETS below, per corpus size; each can be overridden with an environment
+variable STRATA_BUDGET_<NAME> (e.g. STRATA_BUDGET_FTS5_P99_MS=5). They sit about 3x from what
+this machine measures, so noise does not fail the gate, and tighter where a regression class
+must not come back (common-term recall, dedup candidates, bytes per memory). Exit status: 0 when
+every metric is within budget, 1 when one is not, 2 when the harness could not run.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# name -> (path in a size's report, "min" or "max", budget per size). Measured on this
+# machine (PERF.md) at 10K: writes 1,736/s, batch 9,051/s, fts5 p99 1.9 ms, as_of p99 0.2 ms,
+# temporal p99 1.1 ms, cold start 8.9 ms, 1,696 B/memory, RSS 28 MiB, dedup median 0.
+BUDGETS = {
+    "WRITE_RATE_PER_S": (("write", "rate_per_s"), "min", {10000: 550, 100000: 320, 1000000: 250}),
+    "LAST_OVER_FIRST": (("write", "last_over_first"), "min", {10000: 0.5, 100000: 0.35, 1000000: 0.3}),
+    "BATCH_RATE_PER_S": (("batch", "rate_per_s"), "min", {10000: 3000, 100000: 2000, 1000000: 1500}),
+    "FTS5_P99_MS": (("recall", "fts5", "p99_ms"), "max", {10000: 6, 100000: 10, 1000000: 10}),
+    "AS_OF_P99_MS": (("as_of", "p99_ms"), "max", {10000: 1, 100000: 1.5, 1000000: 2}),
+    "TEMPORAL_RECALL_P99_MS": (("temporal_recall", "p99_ms"), "max", {10000: 4, 100000: 7, 1000000: 10}),
+    "COLD_START_MS": (("cold_start_ms",), "max", {10000: 30, 100000: 50, 1000000: 100}),
+    "BYTES_PER_MEMORY": (("db", "bytes_per_memory"), "max", {10000: 2500, 100000: 2500, 1000000: 3500}),
+    "PEAK_RSS_MB": (("peak_rss_bytes",), "max", {10000: 90, 100000: 330, 1000000: 1500}),
+    "DEDUP_CANDIDATES_MEDIAN": (("dedup", "candidates_median"), "max", {10000: 5, 100000: 5, 1000000: 5}),
+}
+
+
+def lookup(report, path):
+    value = report
+    for key in path:
+        if not isinstance(value, dict) or key not in value or value[key] is None:
+            return None
+        value = value[key]
+    return value
+
+
+def budget_for(name, size):
+    override = os.environ.get(f"STRATA_BUDGET_{name}")
+    if override is not None:
+        return float(override)
+    per_size = BUDGETS[name][2]
+    if size in per_size:
+        return per_size[size]
+    # Between listed sizes: the budget of the next larger one.
+    larger = [s for s in sorted(per_size) if s >= size]
+    return per_size[larger[0] if larger else max(per_size)]
+
+
+def measured(report, size, name):
+    value = lookup(report["sizes"][str(size)], BUDGETS[name][0])
+    if name == "PEAK_RSS_MB" and value is not None:
+        value = value / (1 << 20)
+    return value
+
+
+def median_report(reports, size):
+    """One report whose every gated metric is the median over `reports`."""
+    merged = json.loads(json.dumps(reports[0]))
+    for name, (path, _, _) in BUDGETS.items():
+        values = [lookup(r["sizes"][str(size)], path) for r in reports]
+        values = [v for v in values if v is not None]
+        if not values:
+            continue
+        target = merged["sizes"][str(size)]
+        for key in path[:-1]:
+            target = target.setdefault(key, {})
+        target[path[-1]] = statistics.median(values)
+    return merged
+
+
+def run_harness(size, runs, binary):
+    reports = []
+    for i in range(runs):
+        with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as out:
+            path = out.name
+        command = [sys.executable, os.path.join(HERE, "run.py"), "--sizes", str(size), "--out", path,
+                   "--samples", "120"]
+        if binary:
+            command += ["--binary", binary]
+        print(f"gate: run {i + 1} of {runs} at {size:,} memories", file=sys.stderr, flush=True)
+        if subprocess.run(command).returncode != 0:
+            sys.exit(2)
+        with open(path) as f:
+            reports.append(json.load(f))
+        os.remove(path)
+    return median_report(reports, size)
+
+
+def check(report, size):
+    """Prints the table and returns the names of the metrics out of budget."""
+    missed = []
+    print(f"{'metric':26} {'measured':>12} {'budget':>12}  result")
+    for name, (_, kind, _) in BUDGETS.items():
+        value = measured(report, size, name)
+        budget = budget_for(name, size)
+        if value is None:
+            print(f"{name:26} {'-':>12} {kind + ' ' + format(budget, 'g'):>12}  not measured")
+            continue
+        ok = value >= budget if kind == "min" else value <= budget
+        print(f"{name:26} {value:12.3f} {kind + ' ' + format(budget, 'g'):>12}  {'ok' if ok else 'MISSED'}")
+        if not ok:
+            missed.append(name)
+    return missed
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--report", help="check this report instead of running the harness")
+    parser.add_argument("--size", type=int, default=10000)
+    parser.add_argument("--runs", type=int, default=3, help="harness runs; the median is checked")
+    parser.add_argument("--binary", help="the strata binary (default: build/src/strata)")
+    args = parser.parse_args()
+    if args.report:
+        with open(args.report) as f:
+            report = json.load(f)
+        sizes = [int(s) for s in report["sizes"]]
+    else:
+        report = run_harness(args.size, args.runs, args.binary)
+        sizes = [args.size]
+    missed = []
+    for size in sizes:
+        print(f"\n{size:,} memories (commit {report.get('commit', '?')}, {report.get('date', '?')})")
+        missed += [f"{name} at {size}" for name in check(report, size)]
+    if missed:
+        print(f"\ngate: {len(missed)} budget(s) missed: {', '.join(missed)}")
+        return 1
+    print("\ngate: every metric within budget")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
