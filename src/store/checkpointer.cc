@@ -39,7 +39,8 @@ Checkpointer::~Checkpointer() {
 
 absl::Status Checkpointer::Attach(Db& writer) {
   RETURN_IF_ERROR(writer.Exec("PRAGMA wal_autocheckpoint = 0"));
-  writer.SetWalHook([this](int wal_pages) { OnCommit(wal_pages); });
+  Db* writer_db = &writer;
+  writer.SetWalHook([this, writer_db](int wal_pages) { OnCommit(*writer_db, wal_pages); });
   return absl::OkStatus();
 }
 
@@ -48,8 +49,20 @@ int64_t Checkpointer::checkpoints() const {
   return checkpoints_;
 }
 
-void Checkpointer::OnCommit(int wal_pages) {
+int64_t Checkpointer::restarts() const {
+  absl::MutexLock lock(&mu_);
+  return restarts_;
+}
+
+void Checkpointer::OnCommit(Db& writer, int wal_pages) {
   if (wal_pages < wal_pages_threshold_) return;
+  if (wal_pages >= 4 * wal_pages_threshold_) {
+    // The commit is durable already; a failure here only leaves the WAL longer for now.
+    absl::Status s = writer.CheckpointRestart();
+    absl::MutexLock lock(&mu_);
+    if (s.ok()) ++restarts_;
+    return;
+  }
   absl::MutexLock lock(&mu_);
   wanted_ = true;
 }

@@ -16,7 +16,10 @@ namespace strata::store {
 // Owns one thread with its own connection. The writer's connection has automatic
 // checkpoints turned off (see Attach) and reports the WAL's size after each commit; when it
 // passes `wal_pages_threshold` pages, the thread runs a PASSIVE checkpoint, which never blocks
-// the writer. On destruction the thread stops after a final TRUNCATE checkpoint.
+// the writer. A PASSIVE checkpoint cannot make the WAL start over while the writer keeps
+// appending, so when the WAL passes 4x the threshold the writer itself runs a RESTART
+// checkpoint after its commit (most pages are already copied by then): the WAL stays bounded
+// under any write rate. On destruction the thread stops after a final TRUNCATE checkpoint.
 // Thread safety: Attach and the destructor from the owning thread; the WAL hook from the
 // writer's thread; internal state guarded by mu_.
 class Checkpointer {
@@ -30,12 +33,13 @@ class Checkpointer {
   // REQUIRES: `writer` outlives this Checkpointer's use of it (until destruction).
   absl::Status Attach(Db& writer);
 
-  // The number of checkpoints run so far (for tests and stats).
+  // The number of checkpoints run so far by the thread, and by the writer (for tests).
   int64_t checkpoints() const;
+  int64_t restarts() const;
 
  private:
   Checkpointer(std::unique_ptr<Db> db, int wal_pages_threshold);
-  void OnCommit(int wal_pages);
+  void OnCommit(Db& writer, int wal_pages);
   void Run(std::stop_token stop);
 
   std::unique_ptr<Db> db_;  // Used only by thread_ (and by the destructor after it stops).
@@ -44,6 +48,7 @@ class Checkpointer {
   bool wanted_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   int64_t checkpoints_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t restarts_ ABSL_GUARDED_BY(mu_) = 0;
   std::jthread thread_;  // Last: starts after the members it uses exist.
 };
 

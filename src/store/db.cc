@@ -130,6 +130,13 @@ void Db::SetWalHook(std::function<void(int)> hook) {
       this);
 }
 
+absl::Status Db::CheckpointRestart() {
+  const int rc = sqlite3_wal_checkpoint_v2(handle_, nullptr, SQLITE_CHECKPOINT_RESTART, nullptr,
+                                           nullptr);
+  if (rc == SQLITE_OK) return absl::OkStatus();
+  return ErrorStatus(rc, "wal_checkpoint(RESTART)");
+}
+
 int64_t Db::LastInsertRowId() const { return sqlite3_last_insert_rowid(handle_); }
 int64_t Db::Changes() const { return sqlite3_changes64(handle_); }
 

@@ -91,6 +91,10 @@ class Db {
   // pages. The hook runs on the committing thread and must not use this connection.
   void SetWalHook(std::function<void(int)> hook);
 
+  // Copies the whole WAL into the database and has the next writer start it afresh, waiting
+  // (up to the busy timeout) for readers of older frames. Errors: Unavailable when busy.
+  absl::Status CheckpointRestart();
+
   // Maps the connection's last error (after result code `rc`) to a Status.
   absl::Status ErrorStatus(int rc, std::string_view context) const;
 
