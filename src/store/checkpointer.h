@@ -18,8 +18,9 @@ namespace strata::store {
 // passes `wal_pages_threshold` pages, the thread runs a PASSIVE checkpoint, which never blocks
 // the writer. A PASSIVE checkpoint cannot make the WAL start over while the writer keeps
 // appending, so when the WAL passes 4x the threshold the writer itself runs a RESTART
-// checkpoint after its commit (most pages are already copied by then): the WAL stays bounded
-// under any write rate. On destruction the thread stops after a final TRUNCATE checkpoint.
+// checkpoint after its commit (most pages are already copied by then; if the thread is
+// mid-checkpoint it is BUSY and tried at the next commit): the WAL stays bounded under any
+// write rate. On destruction the thread stops after a final TRUNCATE checkpoint.
 // Thread safety: Attach and the destructor from the owning thread; the WAL hook from the
 // writer's thread; internal state guarded by mu_.
 class Checkpointer {
