@@ -447,15 +447,11 @@ class StoreImpl final : public Store {
   absl::StatusOr<std::optional<Version>> Select(const Identity& identity, Pick pick) {
     ASSIGN_OR_RETURN(std::optional<temporal::IdentityRow> row, Resolve(identity));
     if (!row) return std::nullopt;
-    ASSIGN_OR_RETURN(std::vector<temporal::VersionRow> rows, versions_.LoadVersions(row->memory_id));
-    ASSIGN_OR_RETURN(std::vector<int64_t> retractions, versions_.LoadRetractions(row->memory_id));
-    std::vector<temporal::VersionTimes> times;
-    times.reserve(rows.size());
-    for (const auto& r : rows) times.push_back(r.Times());
-    std::optional<size_t> index = pick(std::span<const temporal::VersionTimes>(times),
-                                       std::span<const int64_t>(retractions));
+    ASSIGN_OR_RETURN(temporal::Timeline timeline, versions_.LoadTimeline(row->memory_id));
+    std::optional<size_t> index = pick(std::span<const temporal::VersionTimes>(timeline.times),
+                                       std::span<const int64_t>(timeline.retractions));
     if (!index) return std::nullopt;
-    return std::move(rows[*index].version);
+    return std::move(timeline.rows[*index].version);
   }
 
   std::unique_ptr<store::Db> db_;

@@ -160,14 +160,11 @@ absl::Status Recaller::Collect(const RecallRequest& request, const std::string& 
       const int64_t memory_id = candidate.version.memory_id;
       auto it = winner_by_memory.find(memory_id);
       if (it == winner_by_memory.end()) {
-        ASSIGN_OR_RETURN(std::vector<temporal::VersionRow> rows, table.LoadVersions(memory_id));
-        ASSIGN_OR_RETURN(std::vector<int64_t> retractions, table.LoadRetractions(memory_id));
-        std::vector<temporal::VersionTimes> times;
-        times.reserve(rows.size());
-        for (const auto& r : rows) times.push_back(r.Times());
+        ASSIGN_OR_RETURN(const temporal::Timeline timeline, table.LoadTimeline(memory_id));
         std::optional<int64_t> winner;
-        if (auto i = temporal::TrueAt(times, retractions, tx, *request.valid_at_unix_ms)) {
-          winner = rows[*i].version_id;
+        if (auto i = temporal::TrueAt(timeline.times, timeline.retractions, tx,
+                                      *request.valid_at_unix_ms)) {
+          winner = timeline.rows[*i].version_id;
         }
         it = winner_by_memory.emplace(memory_id, winner).first;
       }

@@ -132,6 +132,15 @@ absl::StatusOr<std::vector<int64_t>> VersionTable::LoadRetractions(int64_t memor
   return out;
 }
 
+absl::StatusOr<Timeline> VersionTable::LoadTimeline(int64_t memory_id) {
+  Timeline timeline;
+  ASSIGN_OR_RETURN(timeline.rows, LoadVersions(memory_id));
+  ASSIGN_OR_RETURN(timeline.retractions, LoadRetractions(memory_id));
+  timeline.times.reserve(timeline.rows.size());
+  for (const VersionRow& row : timeline.rows) timeline.times.push_back(row.Times());
+  return timeline;
+}
+
 absl::Status VersionTable::AppendVersion(const IdentityRow& identity, VersionRow& row) {
   Version& v = row.version;
   if (identity.current_version_id) {

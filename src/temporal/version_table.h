@@ -31,6 +31,14 @@ struct VersionRow {
   VersionTimes Times() const;
 };
 
+// One identity's versions (oldest recorded first), their times, and its retractions: what
+// the time-axis rules of timeline.h take.
+struct Timeline {
+  std::vector<VersionRow> rows;
+  std::vector<VersionTimes> times;  // times[i] == rows[i].Times()
+  std::vector<int64_t> retractions;
+};
+
 // Reads and writes the version model's tables. Callers own transactions.
 // Thread safety: as the Db it borrows.
 class VersionTable {
@@ -46,6 +54,7 @@ class VersionTable {
   // Every version of the identity, oldest recorded first.
   absl::StatusOr<std::vector<VersionRow>> LoadVersions(int64_t memory_id);
   absl::StatusOr<std::vector<int64_t>> LoadRetractions(int64_t memory_id);
+  absl::StatusOr<Timeline> LoadTimeline(int64_t memory_id);
 
   // Appends `row.version` as the identity's current version (superseding the previous one at
   // its recorded time). Fills row.version_id and row.version.version.
