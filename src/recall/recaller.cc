@@ -19,13 +19,26 @@
 namespace strata::recall {
 namespace {
 
+// Past this many, the ranked pass joins every match instead of the best few.
+constexpr int64_t kMaxTopFetch = 100000;
+
 // Builds the candidate query: the keyword match (or every version when there is none), the
 // temporal scope and the filters; best BM25 first when ranked, else newest first. Parameters
 // are bound by name.
+// With `top_fetch`, the ranked keyword match first keeps only its :fetch best rows, and only
+// those are joined and filtered: at 1M memories joining every match of a query's rarer terms
+// (~1,000 rows) took 17 ms where ranking them alone took 3 ms.
 std::string CandidateSql(bool keyword, bool ranked, const RecallRequest& request,
-                         bool walk_needed) {
+                         bool walk_needed, bool top_fetch) {
   std::string sql;
-  if (keyword) {
+  if (top_fetch) {
+    absl::StrAppend(&sql,
+                    "SELECT v.id, f.score AS score FROM (SELECT rowid, -bm25(fts, ",
+                    text::kTextWeight, ", ", text::kKeyWeight, ", ", text::kCategoryWeight,
+                    ") AS score FROM fts WHERE fts MATCH :match ORDER BY score DESC, rowid "
+                    "LIMIT :fetch) AS f JOIN versions v ON v.id = f.rowid "
+                    "JOIN memories m ON m.id = v.memory_id WHERE 1");
+  } else if (keyword) {
     absl::StrAppend(&sql, "SELECT v.id, ",
                     ranked ? absl::StrCat("-bm25(fts, ", text::kTextWeight, ", ",
                                           text::kKeyWeight, ", ", text::kCategoryWeight, ")")
@@ -124,17 +137,37 @@ absl::Status Recaller::Collect(const RecallRequest& request, const std::string& 
                                bool ranked, int skip, std::vector<Hit>& hits,
                                absl::flat_hash_set<int64_t>& seen) {
   const bool keyword = !match.empty();
+  if (!(keyword && ranked)) return CollectOnce(request, match, ranked, skip, 0, hits, seen);
+  // Rank the best few first; fetch more only when scope and filters reject too many.
+  const size_t hits_before = hits.size();
+  const absl::flat_hash_set<int64_t> seen_before = seen;
+  int64_t fetch = 2 * (int64_t{skip} + request.limit + static_cast<int64_t>(seen.size())) + 16;
+  while (true) {
+    const bool last = fetch > kMaxTopFetch;
+    RETURN_IF_ERROR(CollectOnce(request, match, ranked, skip, last ? 0 : fetch, hits, seen));
+    if (last || static_cast<int>(hits.size()) >= request.limit) return absl::OkStatus();
+    hits.resize(hits_before);
+    seen = seen_before;
+    fetch *= 8;
+  }
+}
+
+absl::Status Recaller::CollectOnce(const RecallRequest& request, const std::string& match,
+                                   bool ranked, int skip, int64_t fetch, std::vector<Hit>& hits,
+                                   absl::flat_hash_set<int64_t>& seen) {
+  const bool keyword = !match.empty();
   const bool walk_needed = request.valid_at_unix_ms.has_value();
   // Without as_of, the current belief: every recorded event, including one stamped a
   // millisecond ahead of the clock to keep transaction time strictly increasing.
   const int64_t tx = request.as_of_unix_ms.value_or(std::numeric_limits<int64_t>::max());
 
-  ASSIGN_OR_RETURN(store::Stmt s,
-                   db_->Prepare(CandidateSql(keyword, ranked && keyword, request, walk_needed)));
+  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare(CandidateSql(keyword, ranked && keyword, request,
+                                                            walk_needed, fetch > 0)));
   auto bind = [&s](const char* name, auto value) {
     if (const int index = s.ParameterIndex(name); index > 0) s.Bind(index, value);
   };
   if (keyword) bind(":match", std::string_view(match));
+  if (fetch > 0) bind(":fetch", fetch);
   // Rows already seen may come again.
   bind(":cap", int64_t{skip} + request.limit + static_cast<int64_t>(seen.size()));
   bind(":tx", tx);

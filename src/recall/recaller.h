@@ -40,6 +40,10 @@ class Recaller {
   // `ranked`: best BM25 first; else newest first.
   absl::Status Collect(const RecallRequest& request, const std::string& match, bool ranked,
                        int skip, std::vector<Hit>& hits, absl::flat_hash_set<int64_t>& seen);
+  // One attempt of Collect. `fetch` > 0: only the `fetch` best-ranked matches are considered.
+  absl::Status CollectOnce(const RecallRequest& request, const std::string& match, bool ranked,
+                           int skip, int64_t fetch, std::vector<Hit>& hits,
+                           absl::flat_hash_set<int64_t>& seen);
 
   store::Db* db_;  // Not owned; outlives this.
   text::TermStats term_stats_;
