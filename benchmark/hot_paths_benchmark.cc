@@ -30,8 +30,8 @@ std::string CorpusBody(int i, int words) {
     text += ' ';
     for (int s = 0; s < 3; ++s) text += kSyllables[rng() % 9];
   }
-  return absl::StrCat(R"({"text": ")", text, R"(", "detail": "entity )", i, " in group ",
-                      i % 977, R"(", "nonce": ")", rng(), R"("})");
+  return absl::StrCat(R"({"text": ")", text, R"(", "detail": "entity )", i, " in group ", i % 977,
+                      R"(", "nonce": ")", rng(), R"("})");
 }
 
 void BM_ParseBody(benchmark::State& state) {
@@ -44,7 +44,8 @@ BENCHMARK(BM_ParseBody)->Arg(40)->Arg(120);
 void BM_BandKeys(benchmark::State& state) {
   const text::ParsedBody body = *text::ParseBody(CorpusBody(7, static_cast<int>(state.range(0))));
   const uint64_t scope = dedup::ScopeHash("fact", "");
-  for (auto _ : state) benchmark::DoNotOptimize(dedup::BandKeys(body.values, body.normal_hash, scope));
+  for (auto _ : state)
+    benchmark::DoNotOptimize(dedup::BandKeys(body.values, body.normal_hash, scope));
 }
 BENCHMARK(BM_BandKeys)->Arg(40)->Arg(120);
 
@@ -96,8 +97,9 @@ void BM_Remember(benchmark::State& state) {
   Fixture f(static_cast<int>(state.range(0)));
   int i = static_cast<int>(state.range(0));
   for (auto _ : state) {
-    auto result = f.store->Remember({.identity = {.category = "fact", .key = absl::StrCat("new-", i)},
-                                     .body_json = CorpusBody(i, 80)});
+    auto result =
+        f.store->Remember({.identity = {.category = "fact", .key = absl::StrCat("new-", i)},
+                           .body_json = CorpusBody(i, 80)});
     if (!result.ok()) state.SkipWithError(std::string(result.status().message()).c_str());
     ++i;
   }

@@ -48,7 +48,7 @@ struct Identity {
 struct Version {
   int64_t memory_id = 0;  // Stable id of the identity.
   Identity identity;
-  int64_t version = 0;  // 1 for the first version, then 2, 3, ...
+  int64_t version = 0;    // 1 for the first version, then 2, 3, ...
   std::string body_json;  // As the caller gave it.
   std::string type;
   std::vector<std::string> tags;
@@ -90,18 +90,18 @@ struct RecallFilters {
 };
 
 struct RecallRequest {
-  std::string query;  // Free text; never interpreted as query syntax.
+  std::string query;          // Free text; never interpreted as query syntax.
   std::string mode = "auto";  // "auto" or "fts5" (dense and hybrid arrive with embeddings).
   int limit = 10;
   int offset = 0;
   RecallFilters filters;
-  std::optional<int64_t> as_of_unix_ms;   // Search what was believed then.
+  std::optional<int64_t> as_of_unix_ms;     // Search what was believed then.
   std::optional<int64_t> valid_at_unix_ms;  // ... and true at this instant.
 };
 
 struct RecallItem {
   Version version;
-  double score = 0;  // Higher is better.
+  double score = 0;              // Higher is better.
   std::optional<int> fts5_rank;  // 1-based rank in the keyword arm.
 };
 
@@ -163,8 +163,7 @@ class Store {
   virtual absl::StatusOr<Version> Get(const Identity& identity) = 0;
   virtual absl::StatusOr<Version> GetById(int64_t memory_id) = 0;
   // Every version, newest recorded first. NotFound when the identity never existed.
-  virtual absl::StatusOr<HistoryPage> History(const Identity& identity, int limit,
-                                              int offset) = 0;
+  virtual absl::StatusOr<HistoryPage> History(const Identity& identity, int limit, int offset) = 0;
 
   // What was believed at `tx`. nullopt when nothing was.
   virtual absl::StatusOr<std::optional<Version>> AsOf(const Identity& identity,

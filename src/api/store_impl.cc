@@ -13,6 +13,7 @@
 #include "dedup/index.h"
 #include "dedup/signature.h"
 #include "recall/recaller.h"
+#include "store/checkpointer.h"
 #include "store/db.h"
 #include "store/schema.h"
 #include "strata/strata.h"
@@ -20,7 +21,6 @@
 #include "temporal/version_table.h"
 #include "text/body_text.h"
 #include "text/fts_index.h"
-#include "store/checkpointer.h"
 #include "util/clock.h"
 #include "util/status_macros.h"
 
@@ -72,9 +72,9 @@ absl::Status ValidateWrite(const WriteRequest& r) {
     }
   }
   if (r.valid_from_unix_ms && r.valid_to_unix_ms && *r.valid_to_unix_ms <= *r.valid_from_unix_ms) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("valid_to: must be after valid_from (", *r.valid_from_unix_ms, "), got ",
-                     *r.valid_to_unix_ms));
+    return absl::InvalidArgumentError(absl::StrCat("valid_to: must be after valid_from (",
+                                                   *r.valid_from_unix_ms, "), got ",
+                                                   *r.valid_to_unix_ms));
   }
   return absl::OkStatus();
 }
@@ -229,10 +229,11 @@ class StoreImpl final : public Store {
       RETURN_IF_ERROR(txn.Commit());
       return int64_t{0};
     }
-    ASSIGN_OR_RETURN(std::vector<temporal::VersionRow> rows, versions_.LoadVersions(row->memory_id));
+    ASSIGN_OR_RETURN(std::vector<temporal::VersionRow> rows,
+                     versions_.LoadVersions(row->memory_id));
     for (const temporal::VersionRow& v : rows) {
-      RETURN_IF_ERROR(fts_.Remove(v.version_id, v.version.body_json, identity.key,
-                                  identity.category));
+      RETURN_IF_ERROR(
+          fts_.Remove(v.version_id, v.version.body_json, identity.key, identity.category));
       if (row->current_version_id == v.version_id) {
         RETURN_IF_ERROR(dedup_index_.Remove(row->memory_id, SignatureKeys(v)));
       }
@@ -246,9 +247,8 @@ class StoreImpl final : public Store {
   absl::StatusOr<int64_t> RebuildSignatures() override {
     ASSIGN_OR_RETURN(store::Transaction txn, store::Transaction::Begin(*db_));
     RETURN_IF_ERROR(dedup_index_.Clear());
-    ASSIGN_OR_RETURN(store::Stmt s,
-                     db_->Prepare("SELECT current_version_id FROM memories "
-                                  "WHERE current_version_id IS NOT NULL"));
+    ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare("SELECT current_version_id FROM memories "
+                                                 "WHERE current_version_id IS NOT NULL"));
     std::vector<int64_t> current;
     while (true) {
       ASSIGN_OR_RETURN(bool row, s.Step());
@@ -300,7 +300,8 @@ class StoreImpl final : public Store {
     stats.dedup.candidates_verified = finder_.candidates_verified();
     stats.dedup.merges = merges_;
     for (size_t n = 0; n < finder_.histogram().size(); ++n) {
-      if (finder_.histogram()[n] > 0) stats.dedup.candidates_histogram[static_cast<int>(n)] = finder_.histogram()[n];
+      if (finder_.histogram()[n] > 0)
+        stats.dedup.candidates_histogram[static_cast<int>(n)] = finder_.histogram()[n];
     }
     std::error_code ec;
     stats.db_file_bytes = static_cast<int64_t>(std::filesystem::file_size(db_->path(), ec));
@@ -327,7 +328,8 @@ class StoreImpl final : public Store {
     if (existing && existing->current_version_id) {
       ASSIGN_OR_RETURN(current, versions_.LoadVersion(*existing->current_version_id));
       if (IsUnchanged(request, body.normal_hash, *current)) {
-        return WriteResult{.action = WriteAction::kUnchanged, .version = std::move(current->version)};
+        return WriteResult{.action = WriteAction::kUnchanged,
+                           .version = std::move(current->version)};
       }
     }
     const int64_t now = clock_->NowUnixMs();
@@ -348,9 +350,9 @@ class StoreImpl final : public Store {
           request.valid_from_unix_ms ? "" : ", the recorded time, since valid_from was not given",
           "), got ", *v.valid_to_unix_ms));
     }
-    const std::vector<int64_t> keys = dedup::BandKeys(
-        body.values, body.normal_hash,
-        dedup::ScopeHash(request.identity.category, request.identity.workspace));
+    const std::vector<int64_t> keys =
+        dedup::BandKeys(body.values, body.normal_hash,
+                        dedup::ScopeHash(request.identity.category, request.identity.workspace));
 
     temporal::IdentityRow identity;
     if (existing) {
@@ -381,9 +383,9 @@ class StoreImpl final : public Store {
     RETURN_IF_ERROR(fts_.Add(row.version_id, body.text, v.identity.key, v.identity.category));
     if (current) RETURN_IF_ERROR(dedup_index_.Remove(identity.memory_id, SignatureKeys(*current)));
     RETURN_IF_ERROR(dedup_index_.Add(identity.memory_id, keys));
-    return WriteResult{.action = identity.version_count == 0 ? WriteAction::kCreated
-                                                             : WriteAction::kUpdated,
-                       .version = std::move(row.version)};
+    return WriteResult{
+        .action = identity.version_count == 0 ? WriteAction::kCreated : WriteAction::kUpdated,
+        .version = std::move(row.version)};
   }
 
   // The band keys a stored version was indexed under.
@@ -424,11 +426,10 @@ class StoreImpl final : public Store {
   absl::StatusOr<temporal::IdentityRow> RequireIdentity(const Identity& identity) {
     ASSIGN_OR_RETURN(std::optional<temporal::IdentityRow> row, Resolve(identity));
     if (!row) {
-      return absl::NotFoundError(absl::StrCat("no memory with category \"", identity.category,
-                                              "\" and key \"", identity.key, "\"",
-                                              identity.workspace.empty() ? "" : " in workspace \"",
-                                              identity.workspace,
-                                              identity.workspace.empty() ? "" : "\""));
+      return absl::NotFoundError(
+          absl::StrCat("no memory with category \"", identity.category, "\" and key \"",
+                       identity.key, "\"", identity.workspace.empty() ? "" : " in workspace \"",
+                       identity.workspace, identity.workspace.empty() ? "" : "\""));
     }
     return *row;
   }
@@ -487,8 +488,8 @@ const char* WriteActionName(WriteAction action) {
 absl::StatusOr<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) {
   if (options.path.empty()) return absl::InvalidArgumentError("db: the path is empty");
   if (!(options.dedup_threshold > 0 && options.dedup_threshold <= 1)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "dedup_threshold: must be in (0, 1], got ", options.dedup_threshold));
+    return absl::InvalidArgumentError(
+        absl::StrCat("dedup_threshold: must be in (0, 1], got ", options.dedup_threshold));
   }
   const store::DbOptions db_options{.durability = options.durability == Durability::kFull
                                                       ? store::Durability::kFull
@@ -500,9 +501,9 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) 
                    store::Checkpointer::Start(options.path, db_options, kCheckpointPages));
   RETURN_IF_ERROR(checkpointer->Attach(*db));
   const Clock* clock = options.clock ? options.clock : SystemClock::Get();
-  return std::unique_ptr<Store>(
-      new StoreImpl(std::move(db), std::move(checkpointer), clock, options.durability,
-                    options.dedup_threshold, signatures_complete));
+  return std::unique_ptr<Store>(new StoreImpl(std::move(db), std::move(checkpointer), clock,
+                                              options.durability, options.dedup_threshold,
+                                              signatures_complete));
 }
 
 }  // namespace strata

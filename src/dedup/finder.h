@@ -34,8 +34,7 @@ class DuplicateFinder {
   // The current memory in `identity`'s category and workspace whose body is most similar to
   // `body` (ties: lowest id), if the character-trigram Jaccard similarity of their normal JSON
   // is at least the threshold. Candidates share one of `keys` (the body's BandKeys).
-  absl::StatusOr<std::optional<Match>> Find(const Identity& identity,
-                                            const text::ParsedBody& body,
+  absl::StatusOr<std::optional<Match>> Find(const Identity& identity, const text::ParsedBody& body,
                                             const std::vector<int64_t>& keys);
 
   double threshold() const { return threshold_; }

@@ -22,7 +22,8 @@ std::string Placeholders(size_t n) {
 absl::Status DedupIndex::Add(int64_t memory_id, const std::vector<int64_t>& keys) {
   if (keys.empty()) return absl::OkStatus();
   std::string sql = "INSERT OR IGNORE INTO dedup_bands (band_key, memory_id) VALUES ";
-  for (size_t i = 0; i < keys.size(); ++i) absl::StrAppend(&sql, i ? ", " : "", "(?", i + 2, ", ?1)");
+  for (size_t i = 0; i < keys.size(); ++i)
+    absl::StrAppend(&sql, i ? ", " : "", "(?", i + 2, ", ?1)");
   ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare(sql));
   s.Bind(1, memory_id);
   for (size_t i = 0; i < keys.size(); ++i) s.Bind(static_cast<int>(i + 2), keys[i]);
@@ -44,9 +45,9 @@ absl::StatusOr<std::vector<int64_t>> DedupIndex::Candidates(const std::vector<in
                                                             size_t max) {
   std::vector<int64_t> out;
   if (keys.empty()) return out;
-  ASSIGN_OR_RETURN(store::Stmt s,
-                   db_->Prepare(absl::StrCat("SELECT memory_id FROM dedup_bands WHERE band_key IN (",
-                                             Placeholders(keys.size()), ")")));
+  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare(absl::StrCat(
+                                      "SELECT memory_id FROM dedup_bands WHERE band_key IN (",
+                                      Placeholders(keys.size()), ")")));
   for (size_t i = 0; i < keys.size(); ++i) s.Bind(static_cast<int>(i + 2), keys[i]);
   absl::flat_hash_map<int64_t, int> hits;
   while (true) {
@@ -93,7 +94,8 @@ absl::Status DedupIndex::RemoveAlias(const Identity& identity) {
 }
 
 absl::StatusOr<std::string> DedupIndex::StoredScheme() {
-  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare("SELECT value FROM meta WHERE name = 'dedup_scheme'"));
+  ASSIGN_OR_RETURN(store::Stmt s,
+                   db_->Prepare("SELECT value FROM meta WHERE name = 'dedup_scheme'"));
   ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return std::string();
   return std::string(s.Text(0));

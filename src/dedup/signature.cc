@@ -31,7 +31,8 @@ std::vector<uint64_t> WordHashes(std::string_view text) {
   for (size_t i = 0; i <= text.size(); ++i) {
     const unsigned char c = i < text.size() ? static_cast<unsigned char>(text[i]) : ' ';
     if (IsWordByte(c)) {
-      word.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : static_cast<char>(c));
+      word.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a')
+                                          : static_cast<char>(c));
     } else if (!word.empty()) {
       words.push_back(Mix(Fnv1a64(word)));
       word.clear();

@@ -121,9 +121,9 @@ std::optional<std::string> Dispatcher::HandleLine(std::string_view line) {
   if (message.is_array()) {
     if (message.empty()) return ErrorLine(kInvalidRequest, "Invalid Request: empty batch");
     if (message.size() > options_.max_batch) {
-      return ErrorLine(kInvalidRequest, absl::StrCat("Invalid Request: a batch may hold at most ",
-                                                     options_.max_batch, " messages, got ",
-                                                     message.size()));
+      return ErrorLine(kInvalidRequest,
+                       absl::StrCat("Invalid Request: a batch may hold at most ",
+                                    options_.max_batch, " messages, got ", message.size()));
     }
     json responses = json::array();
     for (const json& m : message) {
@@ -200,11 +200,11 @@ json Dispatcher::Initialize(const json& params) {
   for (const char* v : kProtocolVersions) {
     if (requested == v) protocol_version_ = v;
   }
-  return {{"protocolVersion", protocol_version_},
-          {"capabilities", {{"tools", {{"listChanged", false}}}}},
-          {"serverInfo", {{"name", "strata"}, {"title", "strata memory store"},
-                          {"version", kVersion}}},
-          {"instructions", kInstructions}};
+  return {
+      {"protocolVersion", protocol_version_},
+      {"capabilities", {{"tools", {{"listChanged", false}}}}},
+      {"serverInfo", {{"name", "strata"}, {"title", "strata memory store"}, {"version", kVersion}}},
+      {"instructions", kInstructions}};
 }
 
 json Dispatcher::CallTool(const json& params, const json& id) {
@@ -221,8 +221,9 @@ json Dispatcher::CallTool(const json& params, const json& id) {
   const json arguments = params.value("arguments", json::object());
   absl::StatusOr<json> result = registry_->Call(*tool, arguments);
   if (!result.ok()) {
-    return Response(id, {{"content", {{{"type", "text"}, {"text", std::string(result.status().message())}}}},
-                         {"isError", true}});
+    return Response(
+        id, {{"content", {{{"type", "text"}, {"text", std::string(result.status().message())}}}},
+             {"isError", true}});
   }
   json content = {{{"type", "text"}, {"text", Dump(*result)}}};
   return Response(id, {{"content", std::move(content)},

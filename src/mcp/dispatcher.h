@@ -13,11 +13,11 @@ namespace strata::mcp {
 
 // Protocol revisions strata speaks, oldest first; the last is offered by default.
 inline constexpr const char* kProtocolVersions[] = {"2024-11-05", "2025-03-26", "2025-06-18",
-                                                     "2025-11-25"};
+                                                    "2025-11-25"};
 
 struct DispatcherOptions {
-  int max_depth = 64;         // Deepest JSON nesting accepted in a message.
-  size_t max_batch = 1000;    // Most messages in one JSON-RPC batch.
+  int max_depth = 64;       // Deepest JSON nesting accepted in a message.
+  size_t max_batch = 1000;  // Most messages in one JSON-RPC batch.
 };
 
 // Turns request lines into response lines. Requests are handled in order, each to completion.

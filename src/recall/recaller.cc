@@ -28,20 +28,19 @@ constexpr int64_t kMaxTopFetch = 100000;
 // With `top_fetch`, the ranked keyword match first keeps only its :fetch best rows, and only
 // those are joined and filtered: at 1M memories joining every match of a query's rarer terms
 // (~1,000 rows) took 17 ms where ranking them alone took 3 ms.
-std::string CandidateSql(bool keyword, bool ranked, const RecallRequest& request,
-                         bool walk_needed, bool top_fetch) {
+std::string CandidateSql(bool keyword, bool ranked, const RecallRequest& request, bool walk_needed,
+                         bool top_fetch) {
   std::string sql;
   if (top_fetch) {
-    absl::StrAppend(&sql,
-                    "SELECT v.id, f.score AS score FROM (SELECT rowid, -bm25(fts, ",
+    absl::StrAppend(&sql, "SELECT v.id, f.score AS score FROM (SELECT rowid, -bm25(fts, ",
                     text::kTextWeight, ", ", text::kKeyWeight, ", ", text::kCategoryWeight,
                     ") AS score FROM fts WHERE fts MATCH :match ORDER BY score DESC, rowid "
                     "LIMIT :fetch) AS f JOIN versions v ON v.id = f.rowid "
                     "JOIN memories m ON m.id = v.memory_id WHERE 1");
   } else if (keyword) {
     absl::StrAppend(&sql, "SELECT v.id, ",
-                    ranked ? absl::StrCat("-bm25(fts, ", text::kTextWeight, ", ",
-                                          text::kKeyWeight, ", ", text::kCategoryWeight, ")")
+                    ranked ? absl::StrCat("-bm25(fts, ", text::kTextWeight, ", ", text::kKeyWeight,
+                                          ", ", text::kCategoryWeight, ")")
                            : "0.0",
                     " AS score FROM fts JOIN versions v ON v.id = fts.rowid "
                     "JOIN memories m ON m.id = v.memory_id WHERE fts MATCH :match");
@@ -67,8 +66,8 @@ std::string CandidateSql(bool keyword, bool ranked, const RecallRequest& request
   if (f.workspace) absl::StrAppend(&sql, " AND m.workspace = :workspace");
   if (f.type) absl::StrAppend(&sql, " AND v.type = :type");
   for (size_t i = 0; i < f.tags.size(); ++i) {
-    absl::StrAppend(&sql, " AND EXISTS (SELECT 1 FROM json_each(v.tags_json) WHERE value = :tag",
-                    i, ")");
+    absl::StrAppend(&sql, " AND EXISTS (SELECT 1 FROM json_each(v.tags_json) WHERE value = :tag", i,
+                    ")");
   }
   // Unranked keyword matches come in the index's own (rowid) order, newest first, which
   // needs no sort over what may be most of the index.
@@ -100,8 +99,8 @@ absl::Status ValidateRequest(const RecallRequest& request) {
                      "\" needs embeddings, which this build of strata does not have yet; use "
                      "\"fts5\" or leave mode out"));
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "mode: must be one of \"auto\", \"fts5\", got \"", request.mode.substr(0, 40), "\""));
+  return absl::InvalidArgumentError(absl::StrCat("mode: must be one of \"auto\", \"fts5\", got \"",
+                                                 request.mode.substr(0, 40), "\""));
 }
 
 }  // namespace
@@ -117,8 +116,8 @@ absl::StatusOr<RecallResult> Recaller::Recall(const RecallRequest& request) {
                           request.offset, hits, seen));
   if (static_cast<int>(hits.size()) < request.limit && !split.common.empty()) {
     const int skip = std::max(0, request.offset - static_cast<int>(seen.size()));
-    RETURN_IF_ERROR(Collect(request, text::MatchExpression(split.common), /*ranked=*/false, skip,
-                            hits, seen));
+    RETURN_IF_ERROR(
+        Collect(request, text::MatchExpression(split.common), /*ranked=*/false, skip, hits, seen));
   }
 
   temporal::VersionTable table(db_);
@@ -133,8 +132,8 @@ absl::StatusOr<RecallResult> Recaller::Recall(const RecallRequest& request) {
   return result;
 }
 
-absl::Status Recaller::Collect(const RecallRequest& request, const std::string& match,
-                               bool ranked, int skip, std::vector<Hit>& hits,
+absl::Status Recaller::Collect(const RecallRequest& request, const std::string& match, bool ranked,
+                               int skip, std::vector<Hit>& hits,
                                absl::flat_hash_set<int64_t>& seen) {
   const bool keyword = !match.empty();
   if (!(keyword && ranked)) return CollectOnce(request, match, ranked, skip, 0, hits, seen);

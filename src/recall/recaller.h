@@ -8,8 +8,8 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "store/db.h"
-#include "text/term_stats.h"
 #include "strata/strata.h"
+#include "text/term_stats.h"
 
 namespace strata::recall {
 

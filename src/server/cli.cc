@@ -110,7 +110,8 @@ std::string DefaultDbPath() {
   return (base / "strata" / "memory.db").string();
 }
 
-std::string Option(const CommandLine& cl, const std::string& name, const std::string& fallback = "") {
+std::string Option(const CommandLine& cl, const std::string& name,
+                   const std::string& fallback = "") {
   auto it = cl.options.find(name);
   return it == cl.options.end() ? fallback : it->second;
 }
@@ -156,8 +157,8 @@ std::string Preview(const json& version, size_t max_chars) {
 void PrintText(const std::string& command, const json& r) {
   if (command == "remember") {
     std::cout << r["action"].get<std::string>() << " " << r["category"].get<std::string>() << "/"
-              << r["key"].get<std::string>() << " (id " << r["id"] << ", version "
-              << r["version"] << ", recorded " << Time(r["recorded_at"]) << ")\n";
+              << r["key"].get<std::string>() << " (id " << r["id"] << ", version " << r["version"]
+              << ", recorded " << Time(r["recorded_at"]) << ")\n";
     if (r.contains("merged_into")) {
       std::printf("  merged into %s/%s: %.0f%% similar\n",
                   r["merged_into"]["category"].get<std::string>().c_str(),
@@ -194,10 +195,10 @@ void PrintText(const std::string& command, const json& r) {
     for (const auto& [category, count] : r["by_category"].items()) {
       std::cout << "  " << category << ": " << count << "\n";
     }
-    std::cout << "database: " << r["path"].get<std::string>() << " ("
-              << r["db_file_size_bytes"] << " bytes, WAL " << r["wal_file_size_bytes"]
-              << " bytes, schema v" << r["schema_version"] << ", durability "
-              << r["durability"].get<std::string>() << ")\n";
+    std::cout << "database: " << r["path"].get<std::string>() << " (" << r["db_file_size_bytes"]
+              << " bytes, WAL " << r["wal_file_size_bytes"] << " bytes, schema v"
+              << r["schema_version"] << ", durability " << r["durability"].get<std::string>()
+              << ")\n";
   }
 }
 
@@ -205,13 +206,15 @@ int RunCommand(const CommandLine& cl, tools::ToolRegistry& registry) {
   json args = json::object();
   const std::string& c = cl.command;
   if (c == "remember") {
-    CopyOptions(cl, {"category", "key", "body-json", "type", "tags", "workspace", "valid-from",
-                     "valid-to", "source", "dedup"},
+    CopyOptions(cl,
+                {"category", "key", "body-json", "type", "tags", "workspace", "valid-from",
+                 "valid-to", "source", "dedup"},
                 args);
     if (cl.options.count("body")) args["body"] = Option(cl, "body");
   } else if (c == "recall") {
     std::string query;
-    for (const std::string& word : cl.positional) absl::StrAppend(&query, query.empty() ? "" : " ", word);
+    for (const std::string& word : cl.positional)
+      absl::StrAppend(&query, query.empty() ? "" : " ", word);
     args["query"] = query;
     CopyOptions(cl, {"limit", "category", "type", "tags", "workspace", "as-of", "valid-at", "mode"},
                 args);
@@ -258,8 +261,8 @@ int Main(int argc, char** argv) {
     std::cout << kUsage;
     return 0;
   }
-  static const char* const kCommands[] = {"serve", "remember", "recall", "history", "stats",
-                                          "rebuild-signatures"};
+  static const char* const kCommands[] = {"serve",   "remember", "recall",
+                                          "history", "stats",    "rebuild-signatures"};
   if (std::find(std::begin(kCommands), std::end(kCommands), cl.command) == std::end(kCommands)) {
     std::cerr << "strata: unknown command \"" << cl.command << "\"\n\n" << kUsage;
     return 2;
@@ -301,9 +304,11 @@ int Main(int argc, char** argv) {
   }
   for (const auto& [name, value] : cl.options) {
     static const char* const kKnown[] = {
-        "db", "durability", "compat", "tool-prefix", "max-line-bytes", "category", "key",
-        "body", "body-json", "type", "tags", "workspace", "valid-from", "valid-to", "source",
-        "limit", "as-of", "valid-at", "mode", "dedup-threshold", "dedup"};
+        "db",       "durability", "compat",     "tool-prefix", "max-line-bytes",
+        "category", "key",        "body",       "body-json",   "type",
+        "tags",     "workspace",  "valid-from", "valid-to",    "source",
+        "limit",    "as-of",      "valid-at",   "mode",        "dedup-threshold",
+        "dedup"};
     if (std::find(std::begin(kKnown), std::end(kKnown), name) == std::end(kKnown)) {
       std::cerr << "strata: unknown option --" << name << "\n\n" << kUsage;
       return 2;
@@ -334,8 +339,8 @@ int Main(int argc, char** argv) {
 
   InstallSignalHandlers();
   mcp::Dispatcher dispatcher(&registry, mcp::DispatcherOptions{});
-  std::cerr << "strata " << kVersion << ": serving MCP on stdio, database "
-            << store_options.path << "\n";
+  std::cerr << "strata " << kVersion << ": serving MCP on stdio, database " << store_options.path
+            << "\n";
   return ServeStdio(dispatcher, STDIN_FILENO, STDOUT_FILENO, stdio_options);
 }
 

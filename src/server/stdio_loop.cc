@@ -44,7 +44,7 @@ void InstallSignalHandlers() {
 }
 
 int ServeStdio(mcp::Dispatcher& dispatcher, int in_fd, int out_fd, const StdioOptions& options) {
-  std::string buffer;     // Bytes read and not yet consumed as lines.
+  std::string buffer;       // Bytes read and not yet consumed as lines.
   bool discarding = false;  // Inside a line that exceeded the limit.
   char chunk[1 << 16];
   auto answer = [&](std::string_view line) {

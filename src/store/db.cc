@@ -19,8 +19,7 @@ Stmt& Stmt::Bind(int index, int64_t value) {
   return *this;
 }
 Stmt& Stmt::Bind(int index, std::string_view value) {
-  sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()),
-                    SQLITE_TRANSIENT);
+  sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT);
   return *this;
 }
 Stmt& Stmt::Bind(int index, double value) {
@@ -69,9 +68,9 @@ std::optional<int64_t> Stmt::OptInt(int col) const {
 
 absl::StatusOr<std::unique_ptr<Db>> Db::Open(const std::string& path, const DbOptions& options) {
   sqlite3* handle = nullptr;
-  const int flags = (options.read_only ? SQLITE_OPEN_READONLY
-                                       : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
-                    SQLITE_OPEN_NOMUTEX;
+  const int flags =
+      (options.read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
+      SQLITE_OPEN_NOMUTEX;
   const int rc = sqlite3_open_v2(path.c_str(), &handle, flags, nullptr);
   if (rc != SQLITE_OK) {
     std::string message = handle ? sqlite3_errmsg(handle) : sqlite3_errstr(rc);
@@ -131,8 +130,8 @@ void Db::SetWalHook(std::function<void(int)> hook) {
 }
 
 absl::Status Db::CheckpointRestart() {
-  const int rc = sqlite3_wal_checkpoint_v2(handle_, nullptr, SQLITE_CHECKPOINT_RESTART, nullptr,
-                                           nullptr);
+  const int rc =
+      sqlite3_wal_checkpoint_v2(handle_, nullptr, SQLITE_CHECKPOINT_RESTART, nullptr, nullptr);
   if (rc == SQLITE_OK) return absl::OkStatus();
   return ErrorStatus(rc, "wal_checkpoint(RESTART)");
 }
@@ -141,8 +140,8 @@ int64_t Db::LastInsertRowId() const { return sqlite3_last_insert_rowid(handle_);
 int64_t Db::Changes() const { return sqlite3_changes64(handle_); }
 
 absl::Status Db::ErrorStatus(int rc, std::string_view context) const {
-  std::string message =
-      absl::StrCat("sqlite: ", sqlite3_errmsg(handle_), " [", rc, "] in: ", ToAbsl(context.substr(0, 120)));
+  std::string message = absl::StrCat("sqlite: ", sqlite3_errmsg(handle_), " [", rc,
+                                     "] in: ", ToAbsl(context.substr(0, 120)));
   switch (rc & 0xff) {
     case SQLITE_BUSY:
     case SQLITE_LOCKED:

@@ -102,9 +102,9 @@ absl::Status Migrate(Db& db) {
   ASSIGN_OR_RETURN(const int current, SchemaVersion(db));
   const int latest = LatestSchemaVersion();
   if (current > latest) {
-    return absl::DataLossError(absl::StrCat(
-        db.path(), " was written by a newer strata (schema version ", current,
-        "; this build understands up to ", latest, "); upgrade strata to open it"));
+    return absl::DataLossError(
+        absl::StrCat(db.path(), " was written by a newer strata (schema version ", current,
+                     "; this build understands up to ", latest, "); upgrade strata to open it"));
   }
   for (int v = current; v < latest; ++v) {
     ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db));

@@ -8,8 +8,9 @@ namespace strata::temporal {
 std::optional<size_t> BelievedAt(std::span<const VersionTimes> versions, int64_t tx) {
   // Belief intervals of one identity do not overlap, so the newest version recorded at or
   // before tx is the only candidate.
-  auto it = std::upper_bound(versions.begin(), versions.end(), tx,
-                             [](int64_t t, const VersionTimes& v) { return t < v.recorded_at_unix_ms; });
+  auto it =
+      std::upper_bound(versions.begin(), versions.end(), tx,
+                       [](int64_t t, const VersionTimes& v) { return t < v.recorded_at_unix_ms; });
   if (it == versions.begin()) return std::nullopt;
   --it;
   if (it->superseded_at_unix_ms && *it->superseded_at_unix_ms <= tx) return std::nullopt;

@@ -80,10 +80,9 @@ absl::StatusOr<std::optional<IdentityRow>> VersionTable::FindIdentityById(int64_
 
 absl::StatusOr<int64_t> VersionTable::InsertIdentity(const Identity& identity,
                                                      int64_t now_unix_ms) {
-  ASSIGN_OR_RETURN(store::Stmt s,
-                   db_->Prepare("INSERT INTO memories (category, key, workspace, "
-                                "created_at_unix_ms, last_event_at_unix_ms) "
-                                "VALUES (?1, ?2, ?3, ?4, ?5)"));
+  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare("INSERT INTO memories (category, key, workspace, "
+                                               "created_at_unix_ms, last_event_at_unix_ms) "
+                                               "VALUES (?1, ?2, ?3, ?4, ?5)"));
   // last_event starts before now so that the first version may be recorded at now.
   s.Bind(1, identity.category).Bind(2, identity.key).Bind(3, identity.workspace);
   s.Bind(4, now_unix_ms).Bind(5, now_unix_ms - 1);
@@ -159,8 +158,14 @@ absl::Status VersionTable::AppendVersion(const IdentityRow& identity, VersionRow
                      "recorded_at_unix_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"));
     s.Bind(1, v.memory_id).Bind(2, v.version).Bind(3, v.body_json);
     s.Bind(4, static_cast<int64_t>(row.body_hash)).Bind(5, v.type).Bind(6, TagsToJson(v.tags));
-    if (v.source) s.Bind(7, *v.source); else s.BindNull(7);
-    if (v.importance) s.Bind(8, *v.importance); else s.BindNull(8);
+    if (v.source)
+      s.Bind(7, *v.source);
+    else
+      s.BindNull(7);
+    if (v.importance)
+      s.Bind(8, *v.importance);
+    else
+      s.BindNull(8);
     s.Bind(9, v.valid_from_unix_ms).Bind(10, v.valid_to_unix_ms).Bind(11, v.recorded_at_unix_ms);
     RETURN_IF_ERROR(s.Run());
   }
@@ -186,12 +191,14 @@ absl::Status VersionTable::Retract(const IdentityRow& identity, int64_t at_unix_
                      db_->Prepare("INSERT INTO retractions (memory_id, retracted_at_unix_ms, "
                                   "reason) VALUES (?1, ?2, ?3)"));
     s.Bind(1, identity.memory_id).Bind(2, at_unix_ms);
-    if (reason.empty()) s.BindNull(3); else s.Bind(3, reason);
+    if (reason.empty())
+      s.BindNull(3);
+    else
+      s.Bind(3, reason);
     RETURN_IF_ERROR(s.Run());
   }
-  ASSIGN_OR_RETURN(store::Stmt s,
-                   db_->Prepare("UPDATE memories SET current_version_id = NULL, "
-                                "last_event_at_unix_ms = ?1 WHERE id = ?2"));
+  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare("UPDATE memories SET current_version_id = NULL, "
+                                               "last_event_at_unix_ms = ?1 WHERE id = ?2"));
   s.Bind(1, at_unix_ms).Bind(2, identity.memory_id);
   return s.Run();
 }

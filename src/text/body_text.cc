@@ -61,8 +61,8 @@ std::string BodyText(std::string_view body_json) {
 
 absl::StatusOr<ParsedBody> ParseBody(std::string_view body_json) {
   if (!DepthWithin(body_json, kMaxBodyDepth)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "body_json: nested deeper than ", kMaxBodyDepth, " levels of arrays and objects"));
+    return absl::InvalidArgumentError(absl::StrCat("body_json: nested deeper than ", kMaxBodyDepth,
+                                                   " levels of arrays and objects"));
   }
   nlohmann::json parsed = nlohmann::json::parse(body_json, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_discarded()) {

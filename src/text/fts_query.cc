@@ -7,13 +7,12 @@ namespace strata::text {
 namespace {
 
 constexpr std::array<std::string_view, 64> kStopWords = {
-    "a",    "about", "after", "all",   "also", "am",    "an",   "and",  "any",   "are",
-    "as",   "at",    "be",    "been",  "but",  "by",    "can",  "did",  "do",    "does",
-    "for",  "from",  "had",   "has",   "have", "he",    "her",  "his",  "how",   "i",
-    "if",   "in",    "into",  "is",    "it",   "its",   "me",   "my",   "no",    "not",
-    "of",   "on",    "or",    "our",   "she",  "so",    "that", "the",  "their", "them",
-    "then", "there", "they",  "this",  "to",   "was",   "we",   "were", "what",  "when",
-    "which", "who",  "with",  "you"};
+    "a",   "about", "after", "all",  "also",  "am",    "an",   "and",   "any",  "are",  "as",
+    "at",  "be",    "been",  "but",  "by",    "can",   "did",  "do",    "does", "for",  "from",
+    "had", "has",   "have",  "he",   "her",   "his",   "how",  "i",     "if",   "in",   "into",
+    "is",  "it",    "its",   "me",   "my",    "no",    "not",  "of",    "on",   "or",   "our",
+    "she", "so",    "that",  "the",  "their", "them",  "then", "there", "they", "this", "to",
+    "was", "we",    "were",  "what", "when",  "which", "who",  "with",  "you"};
 
 bool IsStopWord(std::string_view term) {
   return std::find(kStopWords.begin(), kStopWords.end(), term) != kStopWords.end();

@@ -36,20 +36,33 @@ absl::StatusOr<int64_t> TermStats::IndexedRows() {
 absl::StatusOr<bool> TermStats::IsCommon(const std::string& term, int64_t rows) {
   auto it = cache_.find(term);
   if (it != cache_.end() && std::llabs(rows - it->second.rows_at) * 10 <= it->second.rows_at) {
-    return it->second.capped_df * 2 > rows;
+    return it->second.common;
   }
-  // Counting stops just past half of the index, so a common term costs at most that.
-  const int64_t cap = rows / 2 + 1;
-  ASSIGN_OR_RETURN(store::Stmt s,
-                   db_->Prepare("SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ?1 "
-                                "LIMIT ?2)"));
   const std::string expression = MatchExpression({term});
-  s.Bind(1, std::string_view(expression)).Bind(2, cap);
-  ASSIGN_OR_RETURN(bool row, s.Step());
-  const int64_t df = row ? s.Int(0) : 0;
+  bool common = false;
+  if (rows <= 2 * kSampleRows) {
+    // Counting stops just past half of the index, so a common term costs at most that.
+    ASSIGN_OR_RETURN(store::Stmt s,
+                     db_->Prepare("SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ?1 "
+                                  "LIMIT ?2)"));
+    s.Bind(1, std::string_view(expression)).Bind(2, rows / 2 + 1);
+    ASSIGN_OR_RETURN(bool row, s.Step());
+    common = row && s.Int(0) * 2 > rows;
+  } else {
+    // The newest kSampleRows version ids (ids are dense but for purges, which only make a
+    // term look rarer) stand for the whole index.
+    ASSIGN_OR_RETURN(store::Stmt newest, db_->Prepare("SELECT max(id) FROM versions"));
+    ASSIGN_OR_RETURN(bool has_max, newest.Step());
+    const int64_t max_id = has_max ? newest.Int(0) : 0;
+    ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare("SELECT count(*) FROM fts WHERE fts MATCH ?1 "
+                                                 "AND rowid > ?2"));
+    s.Bind(1, std::string_view(expression)).Bind(2, max_id - kSampleRows);
+    ASSIGN_OR_RETURN(bool row, s.Step());
+    common = row && s.Int(0) * 2 > kSampleRows;
+  }
   if (cache_.size() >= kMaxCachedTerms) cache_.clear();
-  cache_[term] = Entry{.capped_df = df, .rows_at = rows};
-  return df * 2 > rows;
+  cache_[term] = Entry{.common = common, .rows_at = rows};
+  return common;
 }
 
 absl::StatusOr<SplitTerms> TermStats::Split(const std::vector<std::string>& terms) {

@@ -14,14 +14,17 @@ namespace strata::text {
 
 // Below this many indexed versions every term is kept: scoring all matches is cheap.
 inline constexpr int64_t kPruneMinRows = 10000;
+inline constexpr int64_t kSampleRows = 20000;
 
 struct SplitTerms {
   std::vector<std::string> selective;  // In at most half of the indexed versions.
   std::vector<std::string> common;     // In more than half: BM25 gives them ~zero weight.
 };
 
-// Document frequencies come from counting a term's matches, stopping at half the index, and
-// are cached until the index size moves by a tenth.
+// Whether a term is common comes from counting its matches: in an index of up to
+// 2 * kSampleRows versions all of them (stopping at half), in a larger one among the newest
+// kSampleRows, so that the count costs the same at 100K and 1M. Answers are cached until the
+// index size moves by a tenth.
 // Thread safety: as the Db it borrows.
 class TermStats {
  public:
@@ -36,8 +39,8 @@ class TermStats {
 
  private:
   struct Entry {
-    int64_t capped_df;  // min(df, cap at the time)
-    int64_t rows_at;    // IndexedRows() when counted
+    bool common;
+    int64_t rows_at;  // IndexedRows() when counted
   };
   absl::StatusOr<bool> IsCommon(const std::string& term, int64_t rows);
 

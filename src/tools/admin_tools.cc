@@ -30,9 +30,8 @@ absl::StatusOr<json> GetStats(const ToolContext& ctx, const json&) {
       {"embeddings", "not available in this build"},
       {"dedup",
        {{"threshold", s.dedup.threshold},
-        {"signatures", s.dedup.signatures_complete
-                           ? "complete"
-                           : "incomplete: run `strata rebuild-signatures`"},
+        {"signatures",
+         s.dedup.signatures_complete ? "complete" : "incomplete: run `strata rebuild-signatures`"},
         {"aliases", s.dedup.aliases},
         {"checks", s.dedup.checks},
         {"candidates_verified", s.dedup.candidates_verified},
@@ -66,14 +65,11 @@ std::vector<ToolSpec> AdminTools() {
                           {"active_memories", {{"type", "integer"}}},
                           {"versions", {{"type", "integer"}}},
                           {"by_category",
-                           {{"type", "object"},
-                            {"additionalProperties", {{"type", "integer"}}}}},
+                           {{"type", "object"}, {"additionalProperties", {{"type", "integer"}}}}},
                           {"db_file_size_bytes", {{"type", "integer"}}}}},
-                        {"required", json::array({"total_memories", "active_memories",
-                                                  "versions", "by_category",
-                                                  "db_file_size_bytes"})}},
-      .annotations = {{"readOnlyHint", true}, {"idempotentHint", true},
-                      {"openWorldHint", false}},
+                        {"required", json::array({"total_memories", "active_memories", "versions",
+                                                  "by_category", "db_file_size_bytes"})}},
+      .annotations = {{"readOnlyHint", true}, {"idempotentHint", true}, {"openWorldHint", false}},
       .handler = GetStats,
   });
   return tools;

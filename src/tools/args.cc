@@ -103,8 +103,7 @@ absl::StatusOr<std::optional<int64_t>> Args::OptionalInt(const char* name, int64
   int64_t out = 0;
   const bool ok = v->is_string() ? ParseInt64(v->get<std::string>(), out) : JsonToInt64(*v, out);
   if (!ok) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(name, ": must be an integer, got ", Shown(*v)));
+    return absl::InvalidArgumentError(absl::StrCat(name, ": must be an integer, got ", Shown(*v)));
   }
   if (out < min || out > max) {
     return absl::InvalidArgumentError(
@@ -135,8 +134,7 @@ absl::StatusOr<std::optional<bool>> Args::OptionalBool(const char* name) const {
     if (s == "true") return true;
     if (s == "false") return false;
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat(name, ": must be true or false, got ", Shown(*v)));
+  return absl::InvalidArgumentError(absl::StrCat(name, ": must be true or false, got ", Shown(*v)));
 }
 
 absl::StatusOr<std::optional<int64_t>> Args::OptionalTime(const char* name) const {

@@ -15,8 +15,7 @@ namespace {
 using nlohmann::json;
 
 // {found: true, <version>} or {found: false, category, key, workspace}.
-json LookupJson(const Identity& identity, const std::optional<Version>& version,
-                Dialect dialect) {
+json LookupJson(const Identity& identity, const std::optional<Version>& version, Dialect dialect) {
   if (version) {
     json out = VersionJson(*version, dialect);
     out["found"] = true;
@@ -82,9 +81,8 @@ absl::StatusOr<json> History(const ToolContext& ctx, const json& args) {
   ASSIGN_OR_RETURN(Identity identity, ReadIdentity(a));
   ASSIGN_OR_RETURN(std::optional<int64_t> limit, a.OptionalInt("limit", 1, 1000));
   ASSIGN_OR_RETURN(std::optional<int64_t> offset, a.OptionalInt("offset", 0, 1000000));
-  json out = {{"category", identity.category},
-              {"key", identity.key},
-              {"workspace", identity.workspace}};
+  json out = {
+      {"category", identity.category}, {"key", identity.key}, {"workspace", identity.workspace}};
   absl::StatusOr<HistoryPage> page = ctx.store->History(
       identity, static_cast<int>(limit.value_or(20)), static_cast<int>(offset.value_or(0)));
   if (!page.ok() && page.status().code() == absl::StatusCode::kNotFound) {
@@ -221,8 +219,8 @@ std::vector<ToolSpec> ReadTools() {
       .title = "What was believed then about another time",
       .description = "The version of a memory that, as believed at tx_at, was true at "
                      "valid_at: both time axes at once.",
-      .input_schema = LookupInputSchema({{"tx_at", "The instant of belief."},
-                                         {"valid_at", "The instant in the world."}}),
+      .input_schema = LookupInputSchema(
+          {{"tx_at", "The instant of belief."}, {"valid_at", "The instant in the world."}}),
       .output_schema = LookupSchema({"tx_at", "valid_at"}),
       .annotations = kReadOnly(),
       .handler = Bitemporal,

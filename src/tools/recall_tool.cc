@@ -62,19 +62,22 @@ std::vector<ToolSpec> RecallTools() {
       {"query", StringProp("What to look for, in plain words. Not a query language: every "
                            "word is matched (stemmed), best matches first. Empty: newest "
                            "memories.")},
-      {"mode", {{"type", "string"},
-                {"enum", json::array({"auto", "fts5"})},
-                {"description", "fts5 ranks by keywords (BM25). auto (default) picks the best "
-                                "available."}}},
+      {"mode",
+       {{"type", "string"},
+        {"enum", json::array({"auto", "fts5"})},
+        {"description",
+         "fts5 ranks by keywords (BM25). auto (default) picks the best "
+         "available."}}},
       {"limit", IntProp("How many results (1-1000, default 10).")},
       {"offset", IntProp("How many of the best results to skip, for paging (default 0).")},
       {"category", StringProp("Only memories of this category.")},
       {"type", StringProp("Only memories of this type.")},
       {"workspace", StringProp("Only memories of this workspace (\"\" is global). Default: "
                                "every workspace.")},
-      {"tags", {{"type", "array"},
-                {"items", {{"type", "string"}}},
-                {"description", "Only memories carrying every one of these tags."}}},
+      {"tags",
+       {{"type", "array"},
+        {"items", {{"type", "string"}}},
+        {"description", "Only memories carrying every one of these tags."}}},
       {"as_of", TimeProp("Search what was believed at this past instant instead of now.")},
       {"valid_at", TimeProp("Only versions true in the world at this instant.")},
   };
@@ -97,8 +100,7 @@ std::vector<ToolSpec> RecallTools() {
                           {"total", {{"type", "integer"}}},
                           {"mode", {{"type", "string"}}}}},
                         {"required", json::array({"items", "total", "mode"})}},
-      .annotations = {{"readOnlyHint", true}, {"idempotentHint", true},
-                      {"openWorldHint", false}},
+      .annotations = {{"readOnlyHint", true}, {"idempotentHint", true}, {"openWorldHint", false}},
       .handler = Recall,
   });
   return tools;

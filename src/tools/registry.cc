@@ -13,10 +13,10 @@ using nlohmann::json;
 
 // Perseus Vault argument names and the canonical names they stand for.
 constexpr std::pair<const char*, const char*> kPerseusArgs[] = {
-    {"workspace_hash", "workspace"},   {"valid_from_unix_ms", "valid_from"},
-    {"valid_to_unix_ms", "valid_to"},  {"as_of_unix_ms", "as_of"},
-    {"valid_at_unix_ms", "valid_at"},  {"tx_at_unix_ms", "tx_at"},
-    {"batch_category", "category"},    {"batch_limit", "limit"},
+    {"workspace_hash", "workspace"},  {"valid_from_unix_ms", "valid_from"},
+    {"valid_to_unix_ms", "valid_to"}, {"as_of_unix_ms", "as_of"},
+    {"valid_at_unix_ms", "valid_at"}, {"tx_at_unix_ms", "tx_at"},
+    {"batch_category", "category"},   {"batch_limit", "limit"},
 };
 
 // The name a Perseus Vault client uses for a canonical argument of `tool`.
@@ -62,8 +62,9 @@ json PerseusInputSchema(const ToolSpec& spec) {
   }
   if (props.contains("dedup")) {
     props.erase("dedup");
-    props["skip_dedup"] = {{"type", "boolean"},
-                           {"description", "true stores the memory even if it duplicates another."}};
+    props["skip_dedup"] = {
+        {"type", "boolean"},
+        {"description", "true stores the memory even if it duplicates another."}};
   }
   return schema;
 }
@@ -122,8 +123,7 @@ absl::StatusOr<json> ToolRegistry::Call(const Resolved& tool, const json& args) 
   if (colon == std::string_view::npos) return result;
   const std::string_view name = PerseusArgName(message.substr(0, colon), tool.spec->name);
   if (name == message.substr(0, colon)) return result;
-  return absl::InvalidArgumentError(
-      absl::StrCat(ToAbsl(name), ToAbsl(message.substr(colon))));
+  return absl::InvalidArgumentError(absl::StrCat(ToAbsl(name), ToAbsl(message.substr(colon))));
 }
 
 std::string ToolRegistry::ListedNames() const {

@@ -58,7 +58,8 @@ json VersionSchema() {
            {"tags", {{"type", "array"}, {"items", {{"type", "string"}}}}},
            {"source", {{"type", json::array({"string", "null"})}}},
            {"importance", {{"type", json::array({"number", "null"})}}},
-           {"valid_from", {{"type", "integer"}, {"description", "Unix ms; true in the world from"}}},
+           {"valid_from",
+            {{"type", "integer"}, {"description", "Unix ms; true in the world from"}}},
            {"valid_to", nullable_int},
            {"recorded_at", {{"type", "integer"}, {"description", "Unix ms; believed from"}}},
            {"superseded_at", nullable_int},
@@ -74,8 +75,7 @@ absl::StatusOr<Identity> ReadIdentity(const Args& args) {
   if (!category.ok()) return category.status();
   absl::StatusOr<std::string> key = args.RequiredString("key");
   if (!key.ok()) return key.status();
-  absl::StatusOr<std::optional<std::string>> workspace =
-      args.OptionalString("workspace");
+  absl::StatusOr<std::optional<std::string>> workspace = args.OptionalString("workspace");
   if (!workspace.ok()) return workspace.status();
   return Identity{.category = *std::move(category),
                   .key = *std::move(key),
@@ -91,10 +91,10 @@ json IntProp(const std::string& description) {
 }
 
 json TimeProp(const std::string& description) {
-  return {{"type", json::array({"integer", "string"})},
-          {"description", description +
-                              " Unix milliseconds, or an ISO-8601 time such as 2026-03-01 or "
-                              "2026-03-01T12:00:00Z."}};
+  return {
+      {"type", json::array({"integer", "string"})},
+      {"description", description + " Unix milliseconds, or an ISO-8601 time such as 2026-03-01 or "
+                                    "2026-03-01T12:00:00Z."}};
 }
 
 json IdentityProps() {

@@ -107,12 +107,12 @@ json WriteInputProps() {
                    {"description", "Labels to filter recall by (at most 64)."}};
   props["source"] = StringProp("Where this came from (a file, a conversation, a URL).");
   props["importance"] = {{"type", "number"}, {"description", "Optional weight, e.g. 0 to 1."}};
-  props["valid_from"] =
-      TimeProp("When the fact became true in the world (default: now).");
+  props["valid_from"] = TimeProp("When the fact became true in the world (default: now).");
   props["valid_to"] = TimeProp("When the fact stopped being true (default: still true).");
   props["dedup"] = {{"type", "boolean"},
-                    {"description", "false stores the memory even if it nearly duplicates "
-                                    "another (default true)."}};
+                    {"description",
+                     "false stores the memory even if it nearly duplicates "
+                     "another (default true)."}};
   return props;
 }
 
@@ -159,8 +159,8 @@ absl::StatusOr<json> RememberBatch(const ToolContext& ctx, const json& args) {
         absl::StrCat("items: must be an array of memories, got ", JsonTypeName(*items)));
   }
   if (items->size() > kMaxBatchItems) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "items: at most ", kMaxBatchItems, " per batch, got ", items->size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("items: at most ", kMaxBatchItems, " per batch, got ", items->size()));
   }
   // Items that fail to parse never reach the store; `slot` maps store results back.
   std::vector<json> results(items->size());
@@ -178,9 +178,10 @@ absl::StatusOr<json> RememberBatch(const ToolContext& ctx, const json& args) {
   ASSIGN_OR_RETURN(std::vector<absl::StatusOr<WriteResult>> written,
                    ctx.store->RememberBatch(requests));
   for (size_t j = 0; j < written.size(); ++j) {
-    results[slot[j]] = written[j].ok() ? WriteResultJson(requests[j], *written[j])
-                                       : json{{"ok", false},
-                                              {"error", std::string(written[j].status().message())}};
+    results[slot[j]] =
+        written[j].ok()
+            ? WriteResultJson(requests[j], *written[j])
+            : json{{"ok", false}, {"error", std::string(written[j].status().message())}};
   }
   json counts = {{"created", 0}, {"updated", 0}, {"unchanged", 0}, {"deduped", 0}, {"failed", 0}};
   for (size_t i = 0; i < results.size(); ++i) {
@@ -239,8 +240,10 @@ std::vector<ToolSpec> WriteTools() {
                        {"properties", WriteInputProps()},
                        {"required", json::array({"category", "key"})}},
       .output_schema = WriteResultSchema(),
-      .annotations = {{"readOnlyHint", false}, {"destructiveHint", false},
-                      {"idempotentHint", true}, {"openWorldHint", false}},
+      .annotations = {{"readOnlyHint", false},
+                      {"destructiveHint", false},
+                      {"idempotentHint", true},
+                      {"openWorldHint", false}},
       .handler = Remember,
   });
   tools.push_back({
@@ -256,19 +259,21 @@ std::vector<ToolSpec> WriteTools() {
                            {"items", {{"type", "object"}, {"properties", WriteInputProps()}}},
                            {"description", "The memories to store."}}}}},
                        {"required", json::array({"items"})}},
-      .output_schema =
-          {{"type", "object"},
-           {"properties",
-            {{"ok", {{"type", "boolean"}, {"description", "true when no item failed"}}},
-             {"created", {{"type", "integer"}}},
-             {"updated", {{"type", "integer"}}},
-             {"unchanged", {{"type", "integer"}}},
-             {"deduped", {{"type", "integer"}}},
-             {"failed", {{"type", "integer"}}},
-             {"results", {{"type", "array"}, {"items", {{"type", "object"}}}}}}},
-           {"required", json::array({"ok", "results", "failed"})}},
-      .annotations = {{"readOnlyHint", false}, {"destructiveHint", false},
-                      {"idempotentHint", true}, {"openWorldHint", false}},
+      .output_schema = {{"type", "object"},
+                        {"properties",
+                         {{"ok",
+                           {{"type", "boolean"}, {"description", "true when no item failed"}}},
+                          {"created", {{"type", "integer"}}},
+                          {"updated", {{"type", "integer"}}},
+                          {"unchanged", {{"type", "integer"}}},
+                          {"deduped", {{"type", "integer"}}},
+                          {"failed", {{"type", "integer"}}},
+                          {"results", {{"type", "array"}, {"items", {{"type", "object"}}}}}}},
+                        {"required", json::array({"ok", "results", "failed"})}},
+      .annotations = {{"readOnlyHint", false},
+                      {"destructiveHint", false},
+                      {"idempotentHint", true},
+                      {"openWorldHint", false}},
       .handler = RememberBatch,
   });
   tools.push_back({
@@ -286,24 +291,25 @@ std::vector<ToolSpec> WriteTools() {
                           return p;
                         }()},
                        {"required", json::array({"category", "key"})}},
-      .output_schema = {{"type", "object"},
-                        {"properties",
-                         {{"found", {{"type", "boolean"},
-                                     {"description", "false when nothing was current"}}},
-                          {"forgotten", {{"type", "boolean"}}},
-                          {"category", {{"type", "string"}}},
-                          {"key", {{"type", "string"}}}}},
-                        {"required", json::array({"found", "category", "key"})}},
-      .annotations = {{"readOnlyHint", false}, {"destructiveHint", true},
-                      {"idempotentHint", true}, {"openWorldHint", false}},
+      .output_schema =
+          {{"type", "object"},
+           {"properties",
+            {{"found", {{"type", "boolean"}, {"description", "false when nothing was current"}}},
+             {"forgotten", {{"type", "boolean"}}},
+             {"category", {{"type", "string"}}},
+             {"key", {{"type", "string"}}}}},
+           {"required", json::array({"found", "category", "key"})}},
+      .annotations = {{"readOnlyHint", false},
+                      {"destructiveHint", true},
+                      {"idempotentHint", true},
+                      {"openWorldHint", false}},
       .handler = Forget,
   });
   tools.push_back({
       .name = "purge",
       .title = "Purge",
-      .description =
-          "Erase a memory completely: every version, its history and its index entries. "
-          "Cannot be undone; prefer forget unless the data must be gone.",
+      .description = "Erase a memory completely: every version, its history and its index entries. "
+                     "Cannot be undone; prefer forget unless the data must be gone.",
       .input_schema = {{"type", "object"},
                        {"properties", IdentityProps()},
                        {"required", json::array({"category", "key"})}},
@@ -312,8 +318,10 @@ std::vector<ToolSpec> WriteTools() {
                          {{"found", {{"type", "boolean"}}},
                           {"purged_versions", {{"type", "integer"}}}}},
                         {"required", json::array({"found", "purged_versions"})}},
-      .annotations = {{"readOnlyHint", false}, {"destructiveHint", true},
-                      {"idempotentHint", true}, {"openWorldHint", false}},
+      .annotations = {{"readOnlyHint", false},
+                      {"destructiveHint", true},
+                      {"idempotentHint", true},
+                      {"openWorldHint", false}},
       .handler = Purge,
   });
   return tools;

@@ -8,9 +8,9 @@
 #define STRATA_CONCAT_(a, b) STRATA_CONCAT_INNER_(a, b)
 
 // Returns from the enclosing function if `expr` (an absl::Status) is not OK.
-#define RETURN_IF_ERROR(expr)                    \
-  do {                                           \
-    ::absl::Status strata_status_ = (expr);      \
+#define RETURN_IF_ERROR(expr)                        \
+  do {                                               \
+    ::absl::Status strata_status_ = (expr);          \
     if (!strata_status_.ok()) return strata_status_; \
   } while (0)
 

@@ -106,11 +106,11 @@ bool ParseInteger(std::string_view text, int64_t& out) {
 
 absl::StatusOr<int64_t> ParseTimeText(std::string_view text, std::string_view arg_name) {
   auto bad = [&](std::string_view why) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        ToAbsl(arg_name), ": ", ToAbsl(why),
-        " (expected unix milliseconds or an ISO-8601 time such as 2026-03-01 or "
-        "2026-03-01T12:00:00Z), got \"",
-        ToAbsl(text.substr(0, 64)), text.size() > 64 ? "..." : "", "\""));
+    return absl::InvalidArgumentError(
+        absl::StrCat(ToAbsl(arg_name), ": ", ToAbsl(why),
+                     " (expected unix milliseconds or an ISO-8601 time such as 2026-03-01 or "
+                     "2026-03-01T12:00:00Z), got \"",
+                     ToAbsl(text.substr(0, 64)), text.size() > 64 ? "..." : "", "\""));
   };
   while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
   while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);

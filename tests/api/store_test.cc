@@ -66,14 +66,11 @@ class StoreTest : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_NO_FATAL_FAILURE(OpenStore()); }
 
-  void OpenStore() {
-    ASSERT_OK_AND_ASSIGN(store_, Store::Open({.path = path_, .clock = &clock_}));
-  }
+  void OpenStore() { ASSERT_OK_AND_ASSIGN(store_, Store::Open({.path = path_, .clock = &clock_})); }
 
-  static Identity Id(std::string key, std::string category = "facts",
-                     std::string workspace = "") {
-    return {.category = std::move(category), .key = std::move(key),
-            .workspace = std::move(workspace)};
+  static Identity Id(std::string key, std::string category = "facts", std::string workspace = "") {
+    return {
+        .category = std::move(category), .key = std::move(key), .workspace = std::move(workspace)};
   }
 
   static WriteRequest Req(const Identity& identity, std::string body_json,
@@ -448,8 +445,8 @@ TEST_F(Remember, EmptyCategoryOrKeyIsRejected) {
 }
 
 TEST_F(Remember, BodyThatIsNotJsonIsRejected) {
-  for (const std::string body : {"not json", "{", "", "{\"a\":1} trailing", "'single'",
-                                 "{\"a\":}", "[1,]"}) {
+  for (const std::string body :
+       {"not json", "{", "", "{\"a\":1} trailing", "'single'", "{\"a\":}", "[1,]"}) {
     EXPECT_THAT(store_->Remember(Req(Id("k"), body)),
                 StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("body_json")))
         << "body: " << body;
@@ -482,8 +479,7 @@ TEST(RememberDeathTest, DeeplyNestedBodyIsRejectedWithoutCrashing) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   constexpr int kDepth = 100000;  // A 200 KB body, far below any line limit.
   const std::string body = std::string(kDepth, '[') + std::string(kDepth, ']');
-  EXPECT_EXIT(std::exit(RememberRejectsBody(body)),
-              ::testing::ExitedWithCode(0), "");
+  EXPECT_EXIT(std::exit(RememberRejectsBody(body)), ::testing::ExitedWithCode(0), "");
 }
 
 TEST_F(Remember, AnyJsonTextIsAccepted) {
@@ -520,8 +516,7 @@ TEST_F(Forget, GetIsNotFoundAfterwards) {
   const WriteResult v1 = Write(Id("k"), R"("x")");
   ASSERT_OK(store_->Forget(Id("k"), ""));
   EXPECT_THAT(store_->Get(Id("k")), StatusIs(absl::StatusCode::kNotFound, HasSubstr("forgotten")));
-  EXPECT_THAT(store_->GetById(v1.version.memory_id),
-              StatusIs(absl::StatusCode::kNotFound, _));
+  EXPECT_THAT(store_->GetById(v1.version.memory_id), StatusIs(absl::StatusCode::kNotFound, _));
 }
 
 TEST_F(Forget, PastBeliefsStayVisibleToAsOfAndHistory) {
@@ -751,8 +746,7 @@ TEST_F(History, ListsNewestFirstWithTotal) {
   EXPECT_EQ(page.versions[4].body_json, R"("v1")");
   for (size_t i = 0; i + 1 < page.versions.size(); ++i) {
     EXPECT_GT(page.versions[i].recorded_at_unix_ms, page.versions[i + 1].recorded_at_unix_ms);
-    EXPECT_EQ(page.versions[i + 1].superseded_at_unix_ms,
-              page.versions[i].recorded_at_unix_ms);
+    EXPECT_EQ(page.versions[i + 1].superseded_at_unix_ms, page.versions[i].recorded_at_unix_ms);
   }
 }
 
@@ -810,8 +804,7 @@ TEST_F(RememberBatch, InvalidItemsFailAloneAndTheOthersAreStored) {
 
   for (const std::string key : {"a", "b", "e"}) EXPECT_OK(store_->Get(Id(key))) << key;
   for (const std::string key : {"c", "d"}) {
-    EXPECT_THAT(store_->History(Id(key), 10, 0), StatusIs(absl::StatusCode::kNotFound, _))
-        << key;
+    EXPECT_THAT(store_->History(Id(key), 10, 0), StatusIs(absl::StatusCode::kNotFound, _)) << key;
   }
   ASSERT_OK_AND_ASSIGN(const Stats stats, store_->GetStats());
   EXPECT_EQ(stats.total_memories, 3);
@@ -957,9 +950,10 @@ TEST_F(Recall, FiltersByCategoryTypeWorkspaceAndTags) {
               UnorderedElementsAre("a", "b"));
   EXPECT_THAT(Keys(store_->Recall(with([](RecallRequest& r) { r.filters.tags = {"x"}; }))),
               UnorderedElementsAre("a", "b"));
-  EXPECT_THAT(
-      Keys(store_->Recall(with([](RecallRequest& r) { r.filters.tags = {"x", "y"}; }))),
-      ElementsAre("a"));
+  EXPECT_THAT(Keys(store_->Recall(with([](RecallRequest& r) {
+                r.filters.tags = {"x", "y"};
+              }))),
+              ElementsAre("a"));
   EXPECT_THAT(Keys(store_->Recall(with([](RecallRequest& r) {
                 r.filters.category = "cat2";
                 r.filters.type = "decision";
@@ -984,8 +978,7 @@ TEST_F(Recall, FiltersDoNotShrinkResultsBelowLimit) {
     Add(absl::StrCat("other", i), R"("heron heron heron")", "birds");
   }
   for (int i = 0; i < 5; ++i) {
-    Add(absl::StrCat("wanted", i), R"("a heron seen once near the lake shore today")",
-        "notes");
+    Add(absl::StrCat("wanted", i), R"("a heron seen once near the lake shore today")", "notes");
   }
   RecallRequest request = Query("heron");
   request.limit = 5;
@@ -1060,12 +1053,44 @@ TEST_F(Recall, UnknownModeIsRejected) {
 TEST_F(Recall, QueriesWithFts5SyntaxNeverError) {
   Add("k", R"({"text": "alpha beta gamma near the text column"})");
   const std::vector<std::string> queries = {
-      "\"", "\"alpha", "alpha\"", "\"\"", "'", "alpha AND", "AND", "OR", "NOT", "alpha NOT beta",
-      "alpha OR OR beta", "NEAR(alpha beta, 2)", "NEAR(", "alpha*", "*", "al*pha", "^alpha",
-      "^", "text:alpha", "key:", "{text key}:alpha", "-alpha", "+", "(alpha", "alpha)",
-      "((()))", "alpha:beta:gamma", "col\"umn", "\\", "%_", "\x01\x02", std::string("a\0b", 3),
-      "\xff\xfe", "ünïcödé ümlaut", "😀 emoji", std::string(5000, '('),
-      std::string(10000, 'x'), "a b c d e f g h i j k l m n o p q r s t u v w x y z "
+      "\"",
+      "\"alpha",
+      "alpha\"",
+      "\"\"",
+      "'",
+      "alpha AND",
+      "AND",
+      "OR",
+      "NOT",
+      "alpha NOT beta",
+      "alpha OR OR beta",
+      "NEAR(alpha beta, 2)",
+      "NEAR(",
+      "alpha*",
+      "*",
+      "al*pha",
+      "^alpha",
+      "^",
+      "text:alpha",
+      "key:",
+      "{text key}:alpha",
+      "-alpha",
+      "+",
+      "(alpha",
+      "alpha)",
+      "((()))",
+      "alpha:beta:gamma",
+      "col\"umn",
+      "\\",
+      "%_",
+      "\x01\x02",
+      std::string("a\0b", 3),
+      "\xff\xfe",
+      "ünïcödé ümlaut",
+      "😀 emoji",
+      std::string(5000, '('),
+      std::string(10000, 'x'),
+      "a b c d e f g h i j k l m n o p q r s t u v w x y z "
       "aa bb cc dd ee ff gg hh ii jj kk ll mm nn oo pp qq rr ss tt uu vv ww xx yy zz"};
   for (const std::string& q : queries) {
     EXPECT_OK(store_->Recall(Query(q))) << "query: " << q;

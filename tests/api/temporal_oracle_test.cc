@@ -153,7 +153,7 @@ class Model {
 std::string Word(int history, int index) {
   static constexpr char kLetters[] = "bcdfghjklmnpstvz";
   std::string word = "q";
-  for (int n = history * kWordsPerHistory + index; ; n /= 16) {
+  for (int n = history * kWordsPerHistory + index;; n /= 16) {
     word += kLetters[n % 16];
     if (n < 16) break;
   }
@@ -176,7 +176,7 @@ struct Coverage {
   int64_t unchanged = 0;
   int64_t rejected = 0;
   int64_t forgotten = 0;
-  int64_t bumped = 0;  // Events recorded after a clock that had not moved past the last one.
+  int64_t bumped = 0;        // Events recorded after a clock that had not moved past the last one.
   int64_t out_of_order = 0;  // Versions starting before a version recorded earlier.
   int64_t reads_found = 0;
   int64_t reads_none = 0;
@@ -289,8 +289,8 @@ class OracleRun {
     request.valid_from_unix_ms = valid_from;
     request.valid_to_unix_ms = valid_to;
     const int64_t now = clock_->NowUnixMs();
-    absl::StrAppend(&log_, "  now=", now, " remember ", absl::CEscape(body), " from=",
-                    valid_from ? absl::StrCat(*valid_from) : "-",
+    absl::StrAppend(&log_, "  now=", now, " remember ", absl::CEscape(body),
+                    " from=", valid_from ? absl::StrCat(*valid_from) : "-",
                     " to=", valid_to ? absl::StrCat(*valid_to) : "-", "\n");
     const std::optional<ModelVersion> before =
         model.current() ? std::optional<ModelVersion>(model.Current()) : std::nullopt;
@@ -454,12 +454,12 @@ class OracleRun {
     const bool should_find =
         expected != nullptr &&
         std::find(expected->words.begin(), expected->words.end(), word) != expected->words.end();
-    const std::string where = absl::StrCat("recall ", request.query, " as_of ",
-                                           as_of ? absl::StrCat(*as_of) : "-", " valid_at ",
-                                           valid_at ? absl::StrCat(*valid_at) : "-");
+    const std::string where =
+        absl::StrCat("recall ", request.query, " as_of ", as_of ? absl::StrCat(*as_of) : "-",
+                     " valid_at ", valid_at ? absl::StrCat(*valid_at) : "-");
     if (!should_find) {
-      EXPECT_TRUE(result->items.empty()) << where << ": got version "
-                                         << result->items[0].version.version;
+      EXPECT_TRUE(result->items.empty())
+          << where << ": got version " << result->items[0].version.version;
       return;
     }
     ASSERT_EQ(result->items.size(), 1u) << where << ": expected " << Describe(expected);

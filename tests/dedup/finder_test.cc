@@ -179,17 +179,17 @@ TEST_F(FinderTest, FindsAnExactDuplicateWithSimilarityOne) {
 TEST_F(FinderTest, ComparesTheWholeBodyNotOnlyItsStrings) {
   // Same strings, different numbers and keys: the normal JSON differs, so no merge.
   ASSERT_OK(Store(Id("monday"), R"({"user":"alice","balance":1200,"limit":5000})").status());
-  ASSERT_OK_AND_ASSIGN(const std::optional<Match> match,
-                       Find(*finder_, Id("tuesday"), R"({"user":"alice","balance":-350,"limit":0})"));
+  ASSERT_OK_AND_ASSIGN(
+      const std::optional<Match> match,
+      Find(*finder_, Id("tuesday"), R"({"user":"alice","balance":-350,"limit":0})"));
   EXPECT_EQ(match, std::nullopt);
   // The same object with its keys in another order and other spacing is an exact duplicate.
   ASSERT_OK_AND_ASSIGN(const int64_t id,
                        Store(Id("backup"), absl::StrCat(R"({"what": ")", kBackup,
                                                         R"(", "where": "cold storage"})")));
-  ASSERT_OK_AND_ASSIGN(
-      const std::optional<Match> same,
-      Find(*finder_, Id("other"),
-           absl::StrCat(R"({"where":"cold storage","what":")", kBackup, R"("})")));
+  ASSERT_OK_AND_ASSIGN(const std::optional<Match> same,
+                       Find(*finder_, Id("other"),
+                            absl::StrCat(R"({"where":"cold storage","what":")", kBackup, R"("})")));
   EXPECT_THAT(same, IsMatch(id, 1.0));
 }
 

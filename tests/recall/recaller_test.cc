@@ -57,8 +57,7 @@ class RecallerTest : public ::testing::Test {
 
   // Appends `row` as the identity's current version and indexes it; returns the version id.
   int64_t Put(const Row& row) {
-    const Identity identity{.category = row.category, .key = row.key,
-                            .workspace = row.workspace};
+    const Identity identity{.category = row.category, .key = row.key, .workspace = row.workspace};
     absl::StatusOr<std::optional<temporal::IdentityRow>> found = versions_->FindIdentity(identity);
     EXPECT_OK(found);
     if (!found.ok()) return 0;
@@ -78,7 +77,8 @@ class RecallerTest : public ::testing::Test {
     v.valid_to_unix_ms = row.valid_to;
     v.recorded_at_unix_ms = row.recorded_at;
     EXPECT_OK(versions_->AppendVersion(**found, version_row));
-    EXPECT_OK(fts_->Add(version_row.version_id, text::BodyText(row.body_json), row.key, row.category));
+    EXPECT_OK(
+        fts_->Add(version_row.version_id, text::BodyText(row.body_json), row.key, row.category));
     return version_row.version_id;
   }
 
@@ -299,8 +299,8 @@ TEST_F(RecallerTest, ItemsCarryTheirVersion) {
 TEST_F(RecallerTest, QuerySyntaxIsNeverInterpreted) {
   Put({.key = "k", .body_json = R"("alpha beta")"});
   for (const std::string query :
-       {"\"alpha", "alpha AND", "NOT alpha", "NEAR(alpha beta)", "alpha*", "^alpha",
-        "text:alpha", "key:alpha OR", "(alpha", "{text}: alpha", "\"\"\"", "-", "*:*"}) {
+       {"\"alpha", "alpha AND", "NOT alpha", "NEAR(alpha beta)", "alpha*", "^alpha", "text:alpha",
+        "key:alpha OR", "(alpha", "{text}: alpha", "\"\"\"", "-", "*:*"}) {
     EXPECT_THAT(Keys(Recall(query)), ElementsAre("k")) << query;
   }
   EXPECT_THAT(Keys(Recall("AND OR NOT")), IsEmpty());
@@ -352,7 +352,10 @@ class RecallerFilterTest : public RecallerTest {
          .body_json = R"("otter")",
          .type = "decision",
          .tags = {"y"}});
-    Put({.category = "cat2", .key = "d", .workspace = "ws", .body_json = R"("otter")",
+    Put({.category = "cat2",
+         .key = "d",
+         .workspace = "ws",
+         .body_json = R"("otter")",
          .type = "decision"});
   }
 
@@ -391,8 +394,7 @@ TEST_F(RecallerFilterTest, TagsMustAllBePresent) {
 }
 
 TEST_F(RecallerFilterTest, FiltersCombine) {
-  EXPECT_THAT(With({.category = "cat2", .type = "decision", .workspace = "ws"}),
-              ElementsAre("d"));
+  EXPECT_THAT(With({.category = "cat2", .type = "decision", .workspace = "ws"}), ElementsAre("d"));
   EXPECT_THAT(With({.category = "cat1", .workspace = "", .tags = {"y"}}), ElementsAre("a"));
 }
 
@@ -474,7 +476,9 @@ TEST_F(RecallerTest, ValidAtWalksNewestRecordedFirst) {
        .recorded_at = kNow + 1});
   // Closing: "wolf" [0, inf) is closed at 50 by "bear" [50, inf) recorded later.
   Put({.key = "animal", .body_json = R"("wolf")", .valid_from = kNow, .recorded_at = kNow});
-  Put({.key = "animal", .body_json = R"("bear")", .valid_from = kNow + 50,
+  Put({.key = "animal",
+       .body_json = R"("bear")",
+       .valid_from = kNow + 50,
        .recorded_at = kNow + 1});
 
   auto valid_at = [&](const std::string& query, int64_t v) {
@@ -495,8 +499,7 @@ TEST_F(RecallerTest, ValidAtWalksNewestRecordedFirst) {
 
 TEST_F(RecallerTest, ValidAtWithAsOfIsBitemporal) {
   Put({.key = "s", .body_json = R"("green")", .valid_from = kNow - 100, .recorded_at = kNow});
-  Put({.key = "s", .body_json = R"("amber")", .valid_from = kNow - 100,
-       .recorded_at = kNow + 10});
+  Put({.key = "s", .body_json = R"("amber")", .valid_from = kNow - 100, .recorded_at = kNow + 10});
   RecallRequest request;
   request.valid_at_unix_ms = kNow - 50;
   request.query = "green";
@@ -511,8 +514,7 @@ TEST_F(RecallerTest, ValidAtWithAsOfIsBitemporal) {
 }
 
 TEST_F(RecallerTest, ValidAtIgnoresBeliefsEndedByARetraction) {
-  Put({.key = "gone", .body_json = R"("puffin")", .valid_from = kNow - 100,
-       .recorded_at = kNow});
+  Put({.key = "gone", .body_json = R"("puffin")", .valid_from = kNow - 100, .recorded_at = kNow});
   Retract("gone", kNow + 5);
   RecallRequest request;
   request.query = "puffin";
@@ -525,9 +527,10 @@ TEST_F(RecallerTest, ValidAtIgnoresBeliefsEndedByARetraction) {
 TEST_F(RecallerTest, ValidAtOffsetCountsOnlyWinners) {
   for (int i = 0; i < 4; ++i) {
     const std::string key = absl::StrCat("k", i);
-    Put({.key = key, .body_json = R"("moth old")", .valid_from = kNow - 100,
-         .recorded_at = kNow});
-    Put({.key = key, .body_json = R"("moth new")", .valid_from = kNow - 50,
+    Put({.key = key, .body_json = R"("moth old")", .valid_from = kNow - 100, .recorded_at = kNow});
+    Put({.key = key,
+         .body_json = R"("moth new")",
+         .valid_from = kNow - 50,
          .recorded_at = kNow + 1});
   }
   RecallRequest request;

@@ -39,8 +39,8 @@ class TermPruningTest : public ::testing::Test {
     temporal::VersionTable versions(db_.get());
     text::FtsIndex fts(db_.get());
     std::mt19937 rng(11);
-    static const char* const kWords[] = {"alpha", "bravo", "cedar", "delta", "ember", "fjord",
-                                         "gamma", "harbor", "indigo", "juniper", "kelp", "lumen"};
+    static const char* const kWords[] = {"alpha", "bravo",  "cedar",  "delta",   "ember", "fjord",
+                                         "gamma", "harbor", "indigo", "juniper", "kelp",  "lumen"};
     ASSERT_OK(db_->Exec("BEGIN"));
     for (int i = 0; i < kDocs; ++i) {
       std::string text = absl::StrCat("entity ", i, " in group ", i % kGroups);
@@ -54,9 +54,8 @@ class TermPruningTest : public ::testing::Test {
                      .type = "insight",
                      .valid_from_unix_ms = 1000 + i,
                      .recorded_at_unix_ms = 1000 + i};
-      ASSERT_OK(versions.AppendVersion({.memory_id = id, .identity = identity,
-                                        .last_event_at_unix_ms = 999 + i},
-                                       row));
+      ASSERT_OK(versions.AppendVersion(
+          {.memory_id = id, .identity = identity, .last_event_at_unix_ms = 999 + i}, row));
       ASSERT_OK(fts.Add(row.version_id, text, identity.key, identity.category));
     }
     ASSERT_OK(db_->Exec("COMMIT"));
@@ -109,8 +108,7 @@ TEST_F(TermPruningTest, RankingIsUnchangedOnALabeledSet) {
   std::mt19937 rng(5);
   int compared = 0;
   for (int q = 0; q < 60; ++q) {
-    const std::string query =
-        absl::StrCat("entity ", rng() % kDocs, " group ", rng() % kGroups);
+    const std::string query = absl::StrCat("entity ", rng() % kDocs, " group ", rng() % kGroups);
     const std::vector<int64_t> expected = FullRanking(query, 10);
     ASSERT_OK_AND_ASSIGN(RecallResult result,
                          recaller.Recall({.query = query, .mode = "fts5", .limit = 10}));
@@ -148,6 +146,41 @@ TEST_F(TermPruningTest, OffsetContinuesIntoCommonTermMatches) {
   EXPECT_EQ(result.items[0].version.identity.key, "doc-11998");
   EXPECT_EQ(result.items[0].fts5_rank, 2);
   EXPECT_EQ(result.items[2].version.identity.key, "doc-11996");
+}
+
+// Above 2 * kSampleRows versions only the newest kSampleRows are counted.
+TEST(TermStatsSampled, ClassifiesTermsFromTheNewestVersions) {
+  strata::testing::TempDir dir;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<store::Db> db,
+                       store::Db::Open(dir.File("sampled.db"), store::DbOptions{}));
+  ASSERT_OK(store::Migrate(*db));
+  temporal::VersionTable versions(db.get());
+  text::FtsIndex fts(db.get());
+  const int docs = static_cast<int>(2 * text::kSampleRows + 5000);
+  ASSERT_OK(db->Exec("BEGIN"));
+  for (int i = 0; i < docs; ++i) {
+    // "every" is in all; "third" in a third; "early" only in the oldest half.
+    std::string text = absl::StrCat("every ", i, i % 3 == 0 ? " third" : "",
+                                    i < docs / 2 ? " early" : "");
+    const Identity identity{.category = "fact", .key = absl::StrCat("d", i)};
+    ASSERT_OK_AND_ASSIGN(const int64_t id, versions.InsertIdentity(identity, 1000 + i));
+    temporal::VersionRow row{.body_hash = static_cast<uint64_t>(i)};
+    row.version = {.identity = identity,
+                   .body_json = "{}",
+                   .type = "insight",
+                   .valid_from_unix_ms = 1000 + i,
+                   .recorded_at_unix_ms = 1000 + i};
+    ASSERT_OK(versions.AppendVersion(
+        {.memory_id = id, .identity = identity, .last_event_at_unix_ms = 999 + i}, row));
+    ASSERT_OK(fts.Add(row.version_id, text, identity.key, identity.category));
+  }
+  ASSERT_OK(db->Exec("COMMIT"));
+  text::TermStats stats(db.get());
+  ASSERT_OK_AND_ASSIGN(text::SplitTerms split,
+                       stats.Split(text::QueryTerms("every third early 77")));
+  EXPECT_THAT(split.common, ::testing::ElementsAre("every"));
+  // "early" is in half of the index but none of the newest versions: judged by the sample.
+  EXPECT_THAT(split.selective, ::testing::ElementsAre("third", "early", "77"));
 }
 
 }  // namespace

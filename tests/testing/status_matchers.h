@@ -27,14 +27,13 @@ MATCHER_P2(StatusIs, code, message_matcher, "") {
   const absl::Status& s = GetStatus(arg);
   *result_listener << "status: " << s;
   return s.code() == code &&
-         ::testing::ExplainMatchResult(message_matcher, std::string(s.message()),
-                                       result_listener);
+         ::testing::ExplainMatchResult(message_matcher, std::string(s.message()), result_listener);
 }
 
 }  // namespace strata::testing
 
 // Asserts that a StatusOr is OK and binds its value: ASSERT_OK_AND_ASSIGN(auto v, F());
-#define ASSERT_OK_AND_ASSIGN(lhs, expr)                                      \
+#define ASSERT_OK_AND_ASSIGN(lhs, expr) \
   ASSERT_OK_AND_ASSIGN_IMPL_(STRATA_TEST_CONCAT_(statusor_, __LINE__), lhs, expr)
 #define STRATA_TEST_CONCAT_INNER_(a, b) a##b
 #define STRATA_TEST_CONCAT_(a, b) STRATA_TEST_CONCAT_INNER_(a, b)

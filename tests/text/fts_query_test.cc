@@ -187,11 +187,11 @@ class FtsMatchTest : public ::testing::Test {
                    std::string_view category) {
       return index.Add(id, BodyText(body_json), key, category);
     };
-    ASSERT_OK(add(1, R"({"text": "Rust is a systems programming language"})", "lang-rust",
-                  "notes"));
+    ASSERT_OK(
+        add(1, R"({"text": "Rust is a systems programming language"})", "lang-rust", "notes"));
     ASSERT_OK(add(2, R"("SQLite FTS5 full text search")", "sqlite", "notes"));
-    ASSERT_OK(add(3, R"({"dessert": ["caf\u00e9 cr\u00e8me", "br\u00fbl\u00e9e"]})", "food",
-                  "recipes"));
+    ASSERT_OK(
+        add(3, R"({"dessert": ["caf\u00e9 cr\u00e8me", "br\u00fbl\u00e9e"]})", "food", "recipes"));
     ASSERT_OK(add(4, R"({"who": "the team", "status": "on-track"})", "project:x", "status"));
   }
 
