@@ -29,6 +29,28 @@ using ::testing::SizeIs;
 constexpr int kDocs = 12000;  // Above text::kPruneMinRows, so pruning is on.
 constexpr int kGroups = 97;
 
+// Stores document `i` (key "<prefix><i>", one version recorded at 1000 + i) and indexes
+// `text` for it, as the write path would.
+absl::Status AddDoc(store::Db& db, int i, const std::string& prefix, const std::string& text) {
+  temporal::VersionTable versions(&db);
+  text::FtsIndex fts(&db);
+  const Identity identity{.category = "fact", .key = absl::StrCat(prefix, i)};
+  absl::StatusOr<int64_t> id = versions.InsertIdentity(identity, 1000 + i);
+  if (!id.ok()) return id.status();
+  temporal::VersionRow row{.body_hash = static_cast<uint64_t>(i)};
+  row.version = {.identity = identity,
+                 .body_json = "{}",
+                 .type = "insight",
+                 .valid_from_unix_ms = 1000 + i,
+                 .recorded_at_unix_ms = 1000 + i};
+  if (absl::Status s = versions.AppendVersion(
+          {.memory_id = *id, .identity = identity, .last_event_at_unix_ms = 999 + i}, row);
+      !s.ok()) {
+    return s;
+  }
+  return fts.Add(row.version_id, text, identity.key, identity.category);
+}
+
 // A corpus in the shape of the scale benchmark: every body says "entity <i> in group <g>",
 // so "entity" and "group" are in every document.
 class TermPruningTest : public ::testing::Test {
@@ -36,8 +58,6 @@ class TermPruningTest : public ::testing::Test {
   void SetUp() override {
     ASSERT_OK_AND_ASSIGN(db_, store::Db::Open(dir_.File("prune.db"), store::DbOptions{}));
     ASSERT_OK(store::Migrate(*db_));
-    temporal::VersionTable versions(db_.get());
-    text::FtsIndex fts(db_.get());
     std::mt19937 rng(11);
     static const char* const kWords[] = {"alpha", "bravo",  "cedar",  "delta",   "ember", "fjord",
                                          "gamma", "harbor", "indigo", "juniper", "kelp",  "lumen"};
@@ -46,17 +66,7 @@ class TermPruningTest : public ::testing::Test {
       std::string text = absl::StrCat("entity ", i, " in group ", i % kGroups);
       const int words = 5 + static_cast<int>(rng() % 20);
       for (int w = 0; w < words; ++w) absl::StrAppend(&text, " ", kWords[rng() % 12]);
-      const Identity identity{.category = "fact", .key = absl::StrCat("doc-", i)};
-      ASSERT_OK_AND_ASSIGN(const int64_t id, versions.InsertIdentity(identity, 1000 + i));
-      temporal::VersionRow row{.body_hash = static_cast<uint64_t>(i)};
-      row.version = {.identity = identity,
-                     .body_json = "{}",
-                     .type = "insight",
-                     .valid_from_unix_ms = 1000 + i,
-                     .recorded_at_unix_ms = 1000 + i};
-      ASSERT_OK(versions.AppendVersion(
-          {.memory_id = id, .identity = identity, .last_event_at_unix_ms = 999 + i}, row));
-      ASSERT_OK(fts.Add(row.version_id, text, identity.key, identity.category));
+      ASSERT_OK(AddDoc(*db_, i, "doc-", text));
     }
     ASSERT_OK(db_->Exec("COMMIT"));
   }
@@ -154,25 +164,13 @@ TEST(TermStatsSampled, ClassifiesTermsFromTheNewestVersions) {
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<store::Db> db,
                        store::Db::Open(dir.File("sampled.db"), store::DbOptions{}));
   ASSERT_OK(store::Migrate(*db));
-  temporal::VersionTable versions(db.get());
-  text::FtsIndex fts(db.get());
   const int docs = static_cast<int>(2 * text::kSampleRows + 5000);
   ASSERT_OK(db->Exec("BEGIN"));
   for (int i = 0; i < docs; ++i) {
     // "every" is in all; "third" in a third; "early" only in the oldest half.
-    std::string text = absl::StrCat("every ", i, i % 3 == 0 ? " third" : "",
-                                    i < docs / 2 ? " early" : "");
-    const Identity identity{.category = "fact", .key = absl::StrCat("d", i)};
-    ASSERT_OK_AND_ASSIGN(const int64_t id, versions.InsertIdentity(identity, 1000 + i));
-    temporal::VersionRow row{.body_hash = static_cast<uint64_t>(i)};
-    row.version = {.identity = identity,
-                   .body_json = "{}",
-                   .type = "insight",
-                   .valid_from_unix_ms = 1000 + i,
-                   .recorded_at_unix_ms = 1000 + i};
-    ASSERT_OK(versions.AppendVersion(
-        {.memory_id = id, .identity = identity, .last_event_at_unix_ms = 999 + i}, row));
-    ASSERT_OK(fts.Add(row.version_id, text, identity.key, identity.category));
+    std::string text =
+        absl::StrCat("every ", i, i % 3 == 0 ? " third" : "", i < docs / 2 ? " early" : "");
+    ASSERT_OK(AddDoc(*db, i, "d", text));
   }
   ASSERT_OK(db->Exec("COMMIT"));
   text::TermStats stats(db.get());
