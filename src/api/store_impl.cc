@@ -71,11 +71,7 @@ absl::Status ValidateWrite(const WriteRequest& r) {
           absl::StrCat("tags: each tag at most ", kMaxTagBytes, " bytes, got ", tag.size()));
     }
   }
-  if (r.valid_from_unix_ms && r.valid_to_unix_ms && *r.valid_to_unix_ms <= *r.valid_from_unix_ms) {
-    return absl::InvalidArgumentError(absl::StrCat("valid_to: must be after valid_from (",
-                                                   *r.valid_from_unix_ms, "), got ",
-                                                   *r.valid_to_unix_ms));
-  }
+  // Valid bounds are checked in RememberInTransaction, where a missing valid_from defaults.
   return absl::OkStatus();
 }
 

@@ -16,7 +16,6 @@ constexpr std::pair<const char*, const char*> kPerseusArgs[] = {
     {"workspace_hash", "workspace"},  {"valid_from_unix_ms", "valid_from"},
     {"valid_to_unix_ms", "valid_to"}, {"as_of_unix_ms", "as_of"},
     {"valid_at_unix_ms", "valid_at"}, {"tx_at_unix_ms", "tx_at"},
-    {"batch_category", "category"},   {"batch_limit", "limit"},
 };
 
 // The name a Perseus Vault client uses for a canonical argument of `tool`.
@@ -24,7 +23,7 @@ std::string_view PerseusArgName(std::string_view canonical, std::string_view too
   // recall keeps `valid_at` (COMPAT.md); the others take `valid_at_unix_ms`.
   if (canonical == "valid_at" && tool == "recall") return canonical;
   for (const auto& [perseus, name] : kPerseusArgs) {
-    if (canonical == name && std::string_view(perseus).rfind("batch_", 0) != 0) return perseus;
+    if (canonical == name) return perseus;
   }
   return canonical;
 }
