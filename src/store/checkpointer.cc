@@ -57,9 +57,18 @@ int64_t Checkpointer::restarts() const {
 void Checkpointer::OnCommit(Db& writer, int wal_pages) {
   if (wal_pages < wal_pages_threshold_) return;
   if (wal_pages >= 4 * wal_pages_threshold_) {
-    // The commit is durable already; a failure here only leaves the WAL longer for now.
+    {
+      // SQLite runs one checkpoint at a time and answers BUSY to a second at once, so keep
+      // the thread from starting one and wait for the one it may be running.
+      absl::MutexLock lock(&mu_);
+      restart_pending_ = true;
+      mu_.Await(absl::Condition(&thread_idle_));
+    }
+    // The commit is durable already; a failure here (another process's checkpoint) only
+    // leaves the WAL longer until the next commit.
     absl::Status s = writer.CheckpointRestart();
     absl::MutexLock lock(&mu_);
+    restart_pending_ = false;
     if (s.ok()) ++restarts_;
     return;
   }
@@ -73,12 +82,19 @@ void Checkpointer::Run(std::stop_token stop) {
       absl::MutexLock lock(&mu_);
       mu_.AwaitWithTimeout(absl::Condition(&wanted_), absl::Seconds(5));
       wanted_ = false;
+      if (restart_pending_) continue;  // The writer is restarting the WAL itself.
+      thread_idle_ = false;
     }
-    if (stop.stop_requested()) break;
+    if (stop.stop_requested()) {
+      absl::MutexLock lock(&mu_);
+      thread_idle_ = true;
+      break;
+    }
     // PASSIVE copies what it can without waiting for readers or the writer; a busy database
     // is simply tried again on the next wake-up.
     absl::Status s = db_->Exec("PRAGMA wal_checkpoint(PASSIVE)");
     absl::MutexLock lock(&mu_);
+    thread_idle_ = true;
     if (s.ok()) ++checkpoints_;
     // Until the writer's next transaction restarts the WAL, every commit reports it over the
     // threshold; pausing here keeps checkpoints (and their fsyncs) to a few a second.

@@ -18,11 +18,10 @@ namespace strata::store {
 // passes `wal_pages_threshold` pages, the thread runs a PASSIVE checkpoint, which never blocks
 // the writer. A PASSIVE checkpoint cannot make the WAL start over while the writer keeps
 // appending, so when the WAL passes 4x the threshold the writer itself runs a RESTART
-// checkpoint after its commit (most pages are already copied by then; if the thread is
-// mid-checkpoint it is BUSY and tried at the next commit): the WAL stays bounded under any
-// write rate. On destruction the thread stops after a final TRUNCATE checkpoint.
-// Thread safety: Attach and the destructor from the owning thread; the WAL hook from the
-// writer's thread; internal state guarded by mu_.
+// checkpoint after its commit (most pages are already copied by then; it first waits for a
+// checkpoint the thread may be running): the WAL stays bounded under any write rate. On destruction
+// the thread stops after a final TRUNCATE checkpoint. Thread safety: Attach and the destructor from
+// the owning thread; the WAL hook from the writer's thread; internal state guarded by mu_.
 class Checkpointer {
  public:
   static absl::StatusOr<std::unique_ptr<Checkpointer>> Start(const std::string& path,
@@ -48,6 +47,8 @@ class Checkpointer {
   mutable absl::Mutex mu_;
   bool wanted_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool restart_pending_ ABSL_GUARDED_BY(mu_) = false;  // The writer is restarting the WAL.
+  bool thread_idle_ ABSL_GUARDED_BY(mu_) = true;       // The thread is not checkpointing.
   int64_t checkpoints_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t restarts_ ABSL_GUARDED_BY(mu_) = 0;
   std::jthread thread_;  // Last: starts after the members it uses exist.
