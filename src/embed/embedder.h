@@ -1,0 +1,45 @@
+#pragma once
+// Embedders turn text into fixed-size unit vectors; the dense arm compares them by cosine.
+
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace strata::embed {
+
+// What made a vector. Vectors of different fingerprints are never compared.
+struct EmbedderInfo {
+  std::string name;     // "builtin", "openai", "ollama".
+  std::string version;  // Changes whenever the same input would give a different vector.
+  int dimension = 0;
+  std::string options;  // Those that change vectors (model, dimension), as "k=v,k=v", sorted.
+
+  // name/version/dimension/options in one line, e.g. "builtin/3/384/".
+  std::string Fingerprint() const;
+};
+
+// Thread safety: Embed may be called from several threads at once.
+class Embedder {
+ public:
+  virtual ~Embedder() = default;
+  virtual const EmbedderInfo& info() const = 0;
+  // How many texts one Embed call should carry.
+  virtual int batch_size() const = 0;
+  // texts.size() * info().dimension floats: one unit vector (L2 norm 1, or all zeros for a
+  // text with nothing to embed) per text, in order.
+  // Errors: Unavailable (a server that cannot be reached, timed out, or answered 5xx: worth
+  // retrying), FailedPrecondition (an answer of the wrong shape or dimension, a 4xx: retrying
+  // will not help until the configuration changes).
+  virtual absl::StatusOr<std::vector<float>> Embed(std::span<const std::string> texts) = 0;
+};
+
+// Parses "key=value,key=value" (the part of an --embedder spec after ':'). Errors:
+// InvalidArgument for an entry without '=' or a repeated key.
+absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ParseOptions(
+    std::string_view options);
+
+}  // namespace strata::embed

@@ -1,0 +1,1 @@
+// Placeholder: replaced by the work that owns this file.
