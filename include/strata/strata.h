@@ -8,6 +8,7 @@
 // DataLoss (a corrupt file or one written by a newer strata), Internal (a bug).
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -35,6 +36,10 @@ struct StoreOptions {
   // A new memory whose text has character-trigram Jaccard similarity at least this high with
   // a current memory of the same category and workspace is merged into it. In (0, 1].
   double dedup_threshold = 0.70;
+  // Who turns text into vectors for dense and hybrid recall: "builtin" (the default, no model
+  // file, no network), "openai:url=...,model=...,dim=N", "ollama:...", or "none" (keyword
+  // recall only). See docs/embeddings.md.
+  std::string embedder = "builtin";
 };
 
 // Who a memory is. `workspace` "" is the global workspace.
@@ -91,7 +96,7 @@ struct RecallFilters {
 
 struct RecallRequest {
   std::string query;          // Free text; never interpreted as query syntax.
-  std::string mode = "auto";  // "auto" or "fts5" (dense and hybrid arrive with embeddings).
+  std::string mode = "auto";  // "auto", "fts5", "dense" or "hybrid".
   int limit = 10;
   int offset = 0;
   RecallFilters filters;
@@ -101,8 +106,11 @@ struct RecallRequest {
 
 struct RecallItem {
   Version version;
-  double score = 0;              // Higher is better.
-  std::optional<int> fts5_rank;  // 1-based rank in the keyword arm.
+  // Higher is better: BM25 (fts5), cosine similarity (dense), the fused reciprocal-rank
+  // score (hybrid).
+  double score = 0;
+  std::optional<int> fts5_rank;   // 1-based rank in the keyword arm.
+  std::optional<int> dense_rank;  // 1-based rank in the dense arm.
 };
 
 struct RecallResult {
@@ -127,6 +135,18 @@ struct DedupStats {
   std::map<int, int64_t> candidates_histogram;  // candidates verified -> checks.
 };
 
+struct EmbeddingStats {
+  std::string embedder;  // Fingerprint: name/version/dimension/options.
+  int dimension = 0;
+  int64_t vectors = 0;   // Versions with a vector from this embedder.
+  int64_t pending = 0;   // Versions still without one (the background worker's backlog).
+  int64_t indexed = 0;   // Vectors in the in-memory index.
+  std::string index_state;  // "loading", "building" or "ready".
+  int64_t embedded_since_start = 0;
+  std::string last_error;  // The embedder's last failure; empty once it succeeds again.
+  int64_t index_file_bytes = 0;
+};
+
 struct Stats {
   int64_t total_memories = 0;   // Identities ever stored and not purged.
   int64_t active_memories = 0;  // Identities with a current (not forgotten) version.
@@ -138,6 +158,22 @@ struct Stats {
   Durability durability = Durability::kNormal;
   std::string path;
   DedupStats dedup;
+  std::optional<EmbeddingStats> embeddings;  // Absent with --embedder none.
+};
+
+// Which memories an Embed call gives vectors to.
+struct EmbedRequest {
+  std::optional<std::string> category;  // Only this category's.
+  std::optional<Identity> identity;     // Only this memory's versions.
+  int64_t limit = 100;                  // At most this many versions.
+};
+
+struct EmbedResult {
+  int64_t embedded = 0;   // Versions given a vector by this call.
+  int64_t attempted = 0;
+  int64_t failed = 0;
+  int64_t remaining = 0;  // In scope and still without a vector.
+  std::string error;      // Why some failed (the embedder's message).
 };
 
 // Reads by an alias identity (a new key merged into an existing memory by dedup) find the
@@ -184,6 +220,13 @@ class Store {
   virtual absl::StatusOr<int64_t> Purge(const Identity& identity) = 0;
 
   virtual absl::StatusOr<Stats> GetStats() = 0;
+
+  // Embeds now, on this thread, versions that have no vector yet (a background worker does
+  // the same continuously; this is for backfills on demand), then brings the vector index up
+  // to date. `progress(done, total)` after each batch; may be null. Errors: FailedPrecondition
+  // without an embedder, NotFound for an unknown identity, InvalidArgument for limit < 1.
+  virtual absl::StatusOr<EmbedResult> Embed(
+      const EmbedRequest& request, const std::function<void(int64_t, int64_t)>& progress) = 0;
 
   // Recomputes every current memory's near-duplicate signature (after an upgrade, or when
   // stats says they are incomplete). Returns the number of memories indexed.

@@ -23,6 +23,8 @@
 #include "text/fts_index.h"
 #include "util/clock.h"
 #include "util/status_macros.h"
+#include "vector/vector_service.h"
+#include "embed/registry.h"
 
 namespace strata {
 namespace {
@@ -92,17 +94,18 @@ absl::StatusOr<bool> SignaturesComplete(store::Db& db) {
 class StoreImpl final : public Store {
  public:
   StoreImpl(std::unique_ptr<store::Db> db, std::unique_ptr<store::Checkpointer> checkpointer,
-            const Clock* clock, Durability durability, double dedup_threshold,
-            bool signatures_complete)
+            std::unique_ptr<vector::VectorService> vectors, const Clock* clock,
+            Durability durability, double dedup_threshold, bool signatures_complete)
       : db_(std::move(db)),
         checkpointer_(std::move(checkpointer)),
+        vectors_(std::move(vectors)),
         clock_(clock),
         durability_(durability),
         versions_(db_.get()),
         fts_(db_.get()),
         dedup_index_(db_.get()),
         finder_(db_.get(), dedup_threshold),
-        recaller_(db_.get()),
+        recaller_(db_.get(), vectors_.get()),
         signatures_complete_(signatures_complete) {}
 
   absl::StatusOr<WriteResult> Remember(const WriteRequest& request) override {
@@ -111,6 +114,7 @@ class StoreImpl final : public Store {
     ASSIGN_OR_RETURN(store::Transaction txn, store::Transaction::Begin(*db_));
     ASSIGN_OR_RETURN(WriteResult result, RememberInTransaction(request, body));
     RETURN_IF_ERROR(txn.Commit());
+    if (vectors_) vectors_->Wake();
     return result;
   }
 
@@ -136,6 +140,7 @@ class StoreImpl final : public Store {
       results.push_back(std::move(result));
     }
     RETURN_IF_ERROR(txn.Commit());
+    if (vectors_) vectors_->Wake();
     return results;
   }
 
@@ -305,7 +310,46 @@ class StoreImpl final : public Store {
     stats.wal_file_bytes =
         static_cast<int64_t>(std::filesystem::file_size(db_->path() + "-wal", ec));
     if (ec) stats.wal_file_bytes = 0;
+    if (vectors_) {
+      ASSIGN_OR_RETURN(const vector::VectorStats v, vectors_->Stats(*db_));
+      stats.embeddings = EmbeddingStats{
+          .embedder = v.embedder,
+          .dimension = v.dimension,
+          .vectors = v.vectors,
+          .pending = v.pending,
+          .indexed = v.indexed,
+          .index_state = vector::IndexStateName(v.index_state),
+          .embedded_since_start = v.embedded_since_start,
+          .last_error = v.last_error,
+          .index_file_bytes = v.index_file_bytes,
+      };
+    }
     return stats;
+  }
+
+  absl::StatusOr<EmbedResult> Embed(
+      const EmbedRequest& request,
+      const std::function<void(int64_t, int64_t)>& progress) override {
+    if (!vectors_) {
+      return absl::FailedPreconditionError(
+          "embed: this server runs with --embedder none, so nothing is embedded");
+    }
+    if (request.limit < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("limit: must be at least 1, got ", request.limit));
+    }
+    vector::BacklogScope scope{.category = request.category};
+    if (request.identity) {
+      ASSIGN_OR_RETURN(const temporal::IdentityRow row, RequireIdentity(*request.identity));
+      scope.memory_id = row.memory_id;
+    }
+    ASSIGN_OR_RETURN(const vector::BackfillResult r,
+                     vectors_->Backfill(*db_, scope, request.limit, progress));
+    return EmbedResult{.embedded = r.embedded,
+                       .attempted = r.attempted,
+                       .failed = r.failed,
+                       .remaining = r.remaining,
+                       .error = r.error};
   }
 
  private:
@@ -454,6 +498,7 @@ class StoreImpl final : public Store {
   std::unique_ptr<store::Db> db_;
   // Declared after db_, so it stops (with a final checkpoint) before db_ closes.
   std::unique_ptr<store::Checkpointer> checkpointer_;
+  std::unique_ptr<vector::VectorService> vectors_;  // Null with --embedder none.
   const Clock* clock_;  // Not owned; outlives this.
   Durability durability_;
   temporal::VersionTable versions_;
@@ -497,9 +542,17 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) 
                    store::Checkpointer::Start(options.path, db_options, kCheckpointPages));
   RETURN_IF_ERROR(checkpointer->Attach(*db));
   const Clock* clock = options.clock ? options.clock : SystemClock::Get();
-  return std::unique_ptr<Store>(new StoreImpl(std::move(db), std::move(checkpointer), clock,
-                                              options.durability, options.dedup_threshold,
-                                              signatures_complete));
+  ASSIGN_OR_RETURN(std::unique_ptr<embed::Embedder> embedder,
+                   embed::MakeEmbedder(options.embedder));
+  std::unique_ptr<vector::VectorService> vectors;
+  if (embedder) {
+    ASSIGN_OR_RETURN(vectors, vector::VectorService::Start(options.path, db_options,
+                                                           std::move(embedder), *db,
+                                                           clock->NowUnixMs()));
+  }
+  return std::unique_ptr<Store>(new StoreImpl(std::move(db), std::move(checkpointer),
+                                              std::move(vectors), clock, options.durability,
+                                              options.dedup_threshold, signatures_complete));
 }
 
 }  // namespace strata

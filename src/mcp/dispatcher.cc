@@ -219,7 +219,18 @@ json Dispatcher::CallTool(const json& params, const json& id) {
                                       "\"; available: ", registry_->ListedNames()));
   }
   const json arguments = params.value("arguments", json::object());
-  absl::StatusOr<json> result = registry_->Call(*tool, arguments);
+  // notifications/progress for long work, when the client asked with a progressToken.
+  std::function<void(int64_t, int64_t)> progress;
+  if (const json* meta = params.contains("_meta") ? &params["_meta"] : nullptr;
+      notify_ && meta && meta->is_object() && meta->contains("progressToken") &&
+      ((*meta)["progressToken"].is_string() || (*meta)["progressToken"].is_number_integer())) {
+    progress = [this, token = (*meta)["progressToken"]](int64_t done, int64_t total) {
+      notify_(Dump(json{{"jsonrpc", "2.0"},
+                        {"method", "notifications/progress"},
+                        {"params", {{"progressToken", token}, {"progress", done}, {"total", total}}}}));
+    };
+  }
+  absl::StatusOr<json> result = registry_->Call(*tool, arguments, std::move(progress));
   if (!result.ok()) {
     return Response(
         id, {{"content", {{{"type", "text"}, {"text", std::string(result.status().message())}}}},

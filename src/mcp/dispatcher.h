@@ -1,6 +1,7 @@
 #pragma once
 // JSON-RPC 2.0 and the MCP lifecycle over one message per line.
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,6 +36,10 @@ class Dispatcher {
   // (e.g. an oversized line).
   static std::string ErrorLine(int code, const std::string& message);
 
+  // Where notifications sent in the middle of a request go (progress), one line each
+  // without its newline. Unset: they are dropped.
+  void set_notify(std::function<void(const std::string&)> notify) { notify_ = std::move(notify); }
+
   // The negotiated protocol version, empty before initialize.
   const std::string& protocol_version() const { return protocol_version_; }
 
@@ -53,6 +58,7 @@ class Dispatcher {
   std::unique_ptr<Parser> parser_;
   std::string protocol_version_;
   nlohmann::json tools_list_;  // Built once: the tool list does not change.
+  std::function<void(const std::string&)> notify_;
 };
 
 // JSON-RPC 2.0 error codes.

@@ -1,6 +1,7 @@
 #include "recall/recaller.h"
 
 #include <algorithm>
+#include <future>
 #include <limits>
 #include <optional>
 #include <string>
@@ -9,12 +10,14 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "recall/fusion.h"
 #include "temporal/timeline.h"
 #include "temporal/version_table.h"
 #include "text/fts_index.h"
 #include "text/fts_query.h"
 #include "util/status_macros.h"
 #include "util/sv.h"
+#include "vector/codec.h"
 
 namespace strata::recall {
 namespace {
@@ -22,33 +25,18 @@ namespace {
 // Past this many, the ranked pass joins every match instead of the best few.
 constexpr int64_t kMaxTopFetch = 100000;
 
-// Builds the candidate query: the keyword match (or every version when there is none), the
-// temporal scope and the filters; best BM25 first when ranked, else newest first. Parameters
-// are bound by name.
-// With `top_fetch`, the ranked keyword match first keeps only its :fetch best rows, and only
-// those are joined and filtered: at 1M memories joining every match of a query's rarer terms
-// (~1,000 rows) took 17 ms where ranking them alone took 3 ms.
-std::string CandidateSql(bool keyword, bool ranked, const RecallRequest& request, bool walk_needed,
-                         bool top_fetch) {
+// What a candidate query reads.
+enum class Source {
+  kAll,         // Every version.
+  kKeyword,     // Versions matching :match.
+  kKeywordTop,  // The :fetch best-ranked matches of :match, only those joined and filtered.
+  kIds,         // The versions in the JSON array :ids, in its order.
+  kVectors,     // Versions with a vector in :space; the second column is the vector.
+};
+
+// The request's temporal scope and filters, as conditions on v (versions) and m (memories).
+std::string ScopeSql(const RecallRequest& request, bool walk_needed) {
   std::string sql;
-  if (top_fetch) {
-    absl::StrAppend(&sql, "SELECT v.id, f.score AS score FROM (SELECT rowid, -bm25(fts, ",
-                    text::kTextWeight, ", ", text::kKeyWeight, ", ", text::kCategoryWeight,
-                    ") AS score FROM fts WHERE fts MATCH :match ORDER BY score DESC, rowid "
-                    "LIMIT :fetch) AS f JOIN versions v ON v.id = f.rowid "
-                    "JOIN memories m ON m.id = v.memory_id WHERE 1");
-  } else if (keyword) {
-    absl::StrAppend(&sql, "SELECT v.id, ",
-                    ranked ? absl::StrCat("-bm25(fts, ", text::kTextWeight, ", ", text::kKeyWeight,
-                                          ", ", text::kCategoryWeight, ")")
-                           : "0.0",
-                    " AS score FROM fts JOIN versions v ON v.id = fts.rowid "
-                    "JOIN memories m ON m.id = v.memory_id WHERE fts MATCH :match");
-  } else {
-    absl::StrAppend(&sql,
-                    "SELECT v.id, 0.0 AS score FROM versions v "
-                    "JOIN memories m ON m.id = v.memory_id WHERE 1");
-  }
   if (walk_needed) {
     // Necessary conditions for the bitemporal winner; the walk decides.
     absl::StrAppend(&sql,
@@ -69,17 +57,91 @@ std::string CandidateSql(bool keyword, bool ranked, const RecallRequest& request
     absl::StrAppend(&sql, " AND EXISTS (SELECT 1 FROM json_each(v.tags_json) WHERE value = :tag", i,
                     ")");
   }
-  // Unranked keyword matches come in the index's own (rowid) order, newest first, which
-  // needs no sort over what may be most of the index.
-  absl::StrAppend(&sql, ranked    ? " ORDER BY score DESC, v.id"
-                        : keyword ? " ORDER BY fts.rowid DESC"
-                                  : " ORDER BY v.recorded_at_unix_ms DESC, v.id DESC");
+  return sql;
+}
+
+// Builds the candidate query (columns: version id, score or vector, memory id) over `source`
+// within the request's scope and filters; best BM25 first when ranked, else newest first.
+// Parameters are bound by name (BindScope).
+// kKeywordTop first keeps only the :fetch best matches, and only those are joined and
+// filtered: at 1M memories joining every match of a query's rarer terms (~1,000 rows) took
+// 17 ms where ranking them alone took 3 ms.
+std::string CandidateSql(Source source, bool ranked, const RecallRequest& request,
+                         bool walk_needed) {
+  const std::string bm25 = absl::StrCat("-bm25(fts, ", text::kTextWeight, ", ", text::kKeyWeight,
+                                        ", ", text::kCategoryWeight, ")");
+  std::string sql;
+  switch (source) {
+    case Source::kKeywordTop:
+      absl::StrAppend(&sql, "SELECT v.id, f.score AS score, v.memory_id FROM (SELECT rowid, ",
+                      bm25,
+                      " AS score FROM fts WHERE fts MATCH :match ORDER BY score DESC, rowid "
+                      "LIMIT :fetch) AS f JOIN versions v ON v.id = f.rowid "
+                      "JOIN memories m ON m.id = v.memory_id WHERE 1");
+      break;
+    case Source::kKeyword:
+      absl::StrAppend(&sql, "SELECT v.id, ", ranked ? bm25 : "0.0",
+                      " AS score, v.memory_id FROM fts JOIN versions v ON v.id = fts.rowid "
+                      "JOIN memories m ON m.id = v.memory_id WHERE fts MATCH :match");
+      break;
+    case Source::kAll:
+      absl::StrAppend(&sql,
+                      "SELECT v.id, 0.0 AS score, v.memory_id FROM versions v "
+                      "JOIN memories m ON m.id = v.memory_id WHERE 1");
+      break;
+    case Source::kIds:
+      absl::StrAppend(&sql,
+                      "SELECT v.id, c.key AS score, v.memory_id FROM json_each(:ids) AS c "
+                      "JOIN versions v ON v.id = c.value JOIN memories m ON m.id = v.memory_id "
+                      "WHERE 1");
+      break;
+    case Source::kVectors:
+      absl::StrAppend(&sql,
+                      "SELECT v.id, e.vec, v.memory_id FROM versions v "
+                      "JOIN memories m ON m.id = v.memory_id JOIN embeddings e "
+                      "ON e.version_id = v.id AND e.space_id = :space WHERE 1");
+      break;
+  }
+  absl::StrAppend(&sql, ScopeSql(request, walk_needed));
+  switch (source) {
+    case Source::kIds:
+      return absl::StrCat(sql, " ORDER BY c.key");
+    case Source::kVectors:
+      return sql;  // Every row is scored.
+    case Source::kKeyword:
+    case Source::kKeywordTop:
+      // Unranked keyword matches come in the index's own (rowid) order, newest first, which
+      // needs no sort over what may be most of the index.
+      absl::StrAppend(&sql, ranked ? " ORDER BY score DESC, v.id" : " ORDER BY fts.rowid DESC");
+      break;
+    case Source::kAll:
+      absl::StrAppend(&sql, " ORDER BY v.recorded_at_unix_ms DESC, v.id DESC");
+      break;
+  }
   // Without the walk every row is a result, so SQLite can keep just the top rows.
   if (!walk_needed) absl::StrAppend(&sql, " LIMIT :cap");
   return sql;
 }
 
-absl::Status ValidateRequest(const RecallRequest& request) {
+// Binds the parameters of ScopeSql that `s` has.
+void BindScope(store::Stmt& s, const RecallRequest& request) {
+  auto bind = [&s](const char* name, auto value) {
+    if (const int index = s.ParameterIndex(name); index > 0) s.Bind(index, value);
+  };
+  // Without as_of, the current belief: every recorded event, including one stamped a
+  // millisecond ahead of the clock to keep transaction time strictly increasing.
+  bind(":tx", request.as_of_unix_ms.value_or(std::numeric_limits<int64_t>::max()));
+  if (request.valid_at_unix_ms) bind(":valid", *request.valid_at_unix_ms);
+  const RecallFilters& f = request.filters;
+  if (f.category) bind(":category", std::string_view(*f.category));
+  if (f.workspace) bind(":workspace", std::string_view(*f.workspace));
+  if (f.type) bind(":type", std::string_view(*f.type));
+  for (size_t i = 0; i < f.tags.size(); ++i) {
+    bind(absl::StrCat(":tag", i).c_str(), std::string_view(f.tags[i]));
+  }
+}
+
+absl::Status ValidateRequest(const RecallRequest& request, bool have_embedder) {
   if (request.limit < 1 || request.limit > kMaxLimit) {
     return absl::InvalidArgumentError(
         absl::StrCat("limit: must be between 1 and ", kMaxLimit, ", got ", request.limit));
@@ -94,42 +156,202 @@ absl::Status ValidateRequest(const RecallRequest& request) {
   }
   if (request.mode == "auto" || request.mode == "fts5") return absl::OkStatus();
   if (request.mode == "dense" || request.mode == "hybrid") {
+    if (have_embedder) return absl::OkStatus();
     return absl::InvalidArgumentError(
         absl::StrCat("mode: \"", request.mode,
-                     "\" needs embeddings, which this build of strata does not have yet; use "
+                     "\" needs an embedder, and this server runs with --embedder none; use "
                      "\"fts5\" or leave mode out"));
   }
-  return absl::InvalidArgumentError(absl::StrCat("mode: must be one of \"auto\", \"fts5\", got \"",
-                                                 request.mode.substr(0, 40), "\""));
+  return absl::InvalidArgumentError(
+      absl::StrCat("mode: must be one of \"auto\", \"fts5\", \"dense\", \"hybrid\", got \"",
+                   request.mode.substr(0, 40), "\""));
 }
+
+// How deep each arm of a hybrid recall goes before fusion.
+constexpr int kHybridDepth = 50;
+// Dense over-fetch: the index is asked for this many times what is wanted, growing by the
+// same factor while scope and filters reject too many; past kMaxIndexFetch, an exact scan.
+constexpr size_t kOverFetch = 4;
+constexpr size_t kMinIndexFetch = 40;
+constexpr size_t kMaxIndexFetch = 4096;
 
 }  // namespace
 
 absl::StatusOr<RecallResult> Recaller::Recall(const RecallRequest& request) {
-  RETURN_IF_ERROR(ValidateRequest(request));
-  const std::vector<std::string> terms = text::QueryTerms(request.query);
-  ASSIGN_OR_RETURN(const text::SplitTerms split, term_stats_.Split(terms));
+  RETURN_IF_ERROR(ValidateRequest(request, vectors_ != nullptr));
+  std::string mode = request.mode;
+  if (mode == "auto") {
+    const std::optional<size_t> indexed =
+        vectors_ ? vectors_->IndexedCount() : std::optional<size_t>();
+    mode = indexed.value_or(0) > 0 ? "hybrid" : "fts5";
+  }
+  // A query without words has no meaning to embed: it lists memories, newest first.
+  if (text::QueryTerms(request.query).empty()) mode = "fts5";
 
+  if (mode == "fts5") {
+    bool ranked = false;
+    ASSIGN_OR_RETURN(std::vector<Hit> hits, SparseArm(request, ranked));
+    std::vector<std::optional<int>> ranks(hits.size());
+    for (size_t i = 0; ranked && i < hits.size(); ++i) {
+      ranks[i] = request.offset + static_cast<int>(i) + 1;
+    }
+    return Render(hits, ranks, {}, mode);
+  }
+  if (mode == "dense") {
+    ASSIGN_OR_RETURN(const std::vector<float> query_vector, vectors_->EmbedQuery(request.query));
+    ASSIGN_OR_RETURN(std::vector<Hit> hits, DenseArm(request, query_vector, std::nullopt));
+    std::vector<std::optional<int>> ranks(hits.size());
+    for (size_t i = 0; i < hits.size(); ++i) ranks[i] = request.offset + static_cast<int>(i) + 1;
+    return Render(hits, {}, ranks, mode);
+  }
+
+  // Hybrid: each arm ranks its best few from the top; fusion orders their union.
+  RecallRequest arm = request;
+  arm.offset = 0;
+  arm.limit = std::min(kMaxLimit, std::max(kHybridDepth, request.offset + request.limit));
+  // The dense arm's embedding and index search (CPU only, no database) run on another thread
+  // while this one runs the keyword arm.
+  struct DenseStart {
+    absl::StatusOr<std::vector<float>> query_vector;
+    std::optional<std::vector<vector::Neighbor>> neighbors;
+  };
+  std::future<DenseStart> dense_start =
+      std::async(std::launch::async, [this, &request, k = kOverFetch * arm.limit] {
+        DenseStart start{.query_vector = vectors_->EmbedQuery(request.query)};
+        if (start.query_vector.ok()) start.neighbors = vectors_->SearchIndex(*start.query_vector, k);
+        return start;
+      });
+  bool ranked = false;
+  absl::StatusOr<std::vector<Hit>> sparse = SparseArm(arm, ranked);
+  DenseStart started = dense_start.get();
+  if (!sparse.ok()) return sparse.status();
+  if (!started.query_vector.ok()) return started.query_vector.status();
+  ASSIGN_OR_RETURN(std::vector<Hit> dense,
+                   DenseArm(arm, *started.query_vector, std::move(started.neighbors)));
+
+  auto arm_hits = [](const std::vector<Hit>& hits) {
+    std::vector<ArmHit> out;
+    out.reserve(hits.size());
+    for (const Hit& h : hits) out.push_back({h.version_id, h.memory_id});
+    return out;
+  };
+  const std::vector<FusedHit> fused = FuseByRank(arm_hits(*sparse), arm_hits(dense));
+  std::vector<Hit> hits;
+  std::vector<std::optional<int>> sparse_ranks, dense_ranks;
+  for (size_t i = request.offset; i < fused.size() && hits.size() < size_t(request.limit); ++i) {
+    hits.push_back({fused[i].version_id, fused[i].score, fused[i].memory_id});
+    sparse_ranks.push_back(fused[i].sparse_rank);
+    dense_ranks.push_back(fused[i].dense_rank);
+  }
+  return Render(hits, sparse_ranks, dense_ranks, mode);
+}
+
+absl::StatusOr<RecallResult> Recaller::Render(const std::vector<Hit>& hits,
+                                              const std::vector<std::optional<int>>& sparse_ranks,
+                                              const std::vector<std::optional<int>>& dense_ranks,
+                                              std::string mode) {
+  temporal::VersionTable table(db_);
+  RecallResult result{.mode = std::move(mode)};
+  result.items.reserve(hits.size());
+  for (size_t i = 0; i < hits.size(); ++i) {
+    ASSIGN_OR_RETURN(temporal::VersionRow row, table.LoadVersion(hits[i].version_id));
+    RecallItem item{.version = std::move(row.version), .score = hits[i].score};
+    if (i < sparse_ranks.size()) item.fts5_rank = sparse_ranks[i];
+    if (i < dense_ranks.size()) item.dense_rank = dense_ranks[i];
+    result.items.push_back(std::move(item));
+  }
+  return result;
+}
+
+absl::StatusOr<std::vector<Recaller::Hit>> Recaller::SparseArm(const RecallRequest& request,
+                                                               bool& ranked) {
+  const std::vector<std::string> terms = text::QueryTerms(request.query);
+  ranked = !terms.empty();
+  ASSIGN_OR_RETURN(const text::SplitTerms split, term_stats_.Split(terms));
   std::vector<Hit> hits;
   absl::flat_hash_set<int64_t> seen;  // Versions already returned or skipped by offset.
-  RETURN_IF_ERROR(Collect(request, text::MatchExpression(split.selective), !terms.empty(),
-                          request.offset, hits, seen));
+  RETURN_IF_ERROR(Collect(request, text::MatchExpression(split.selective), ranked, request.offset,
+                          hits, seen));
   if (static_cast<int>(hits.size()) < request.limit && !split.common.empty()) {
     const int skip = std::max(0, request.offset - static_cast<int>(seen.size()));
     RETURN_IF_ERROR(
         Collect(request, text::MatchExpression(split.common), /*ranked=*/false, skip, hits, seen));
   }
+  return hits;
+}
 
-  temporal::VersionTable table(db_);
-  RecallResult result{.mode = "fts5"};
-  result.items.reserve(hits.size());
-  for (size_t i = 0; i < hits.size(); ++i) {
-    ASSIGN_OR_RETURN(temporal::VersionRow row, table.LoadVersion(hits[i].version_id));
-    RecallItem item{.version = std::move(row.version), .score = hits[i].score};
-    if (!terms.empty()) item.fts5_rank = request.offset + static_cast<int>(i) + 1;
-    result.items.push_back(std::move(item));
+absl::StatusOr<std::vector<Recaller::Hit>> Recaller::DenseArm(
+    const RecallRequest& request, const std::vector<float>& query_vector,
+    std::optional<std::vector<vector::Neighbor>> neighbors) {
+  const size_t want = static_cast<size_t>(request.offset) + request.limit;
+  size_t k = std::max(kMinIndexFetch, kOverFetch * want);
+  if (!neighbors) neighbors = vectors_->SearchIndex(query_vector, k);
+  std::vector<Hit> hits;
+  while (neighbors) {
+    hits.clear();
+    RETURN_IF_ERROR(KeepInScope(request, *neighbors, want, hits));
+    // Enough, or the index has nothing more to give.
+    if (hits.size() >= want || neighbors->size() < k) break;
+    k *= kOverFetch;
+    if (k > kMaxIndexFetch) {
+      neighbors.reset();  // Too selective for the index: score every version in scope.
+      break;
+    }
+    neighbors = vectors_->SearchIndex(query_vector, k);
   }
-  return result;
+  if (!neighbors) {
+    ASSIGN_OR_RETURN(hits, ExactScan(request, query_vector, want));
+  }
+  hits.erase(hits.begin(), hits.begin() + std::min(hits.size(), size_t(request.offset)));
+  return hits;
+}
+
+absl::Status Recaller::KeepInScope(const RecallRequest& request,
+                                   const std::vector<vector::Neighbor>& candidates, size_t want,
+                                   std::vector<Hit>& hits) {
+  if (candidates.empty()) return absl::OkStatus();
+  std::string ids = "[";
+  for (const vector::Neighbor& n : candidates) {
+    if (ids.size() > 1) ids += ',';
+    absl::StrAppend(&ids, n.label);
+  }
+  ids += ']';
+  const bool walk_needed = request.valid_at_unix_ms.has_value();
+  ASSIGN_OR_RETURN(store::Stmt s,
+                   db_->Prepare(CandidateSql(Source::kIds, false, request, walk_needed)));
+  s.Bind(s.ParameterIndex(":ids"), std::string_view(ids));
+  if (const int cap = s.ParameterIndex(":cap"); cap > 0) s.Bind(cap, int64_t(want));
+  BindScope(s, request);
+  absl::flat_hash_set<int64_t> seen;
+  auto score = [&candidates](store::Stmt& row) {
+    return double{candidates[static_cast<size_t>(row.Int(1))].similarity};
+  };
+  return Drain(request, s, score, 0, want, hits, seen);
+}
+
+absl::StatusOr<std::vector<Recaller::Hit>> Recaller::ExactScan(
+    const RecallRequest& request, const std::vector<float>& query_vector, size_t want) {
+  const bool walk_needed = request.valid_at_unix_ms.has_value();
+  ASSIGN_OR_RETURN(store::Stmt s,
+                   db_->Prepare(CandidateSql(Source::kVectors, false, request, walk_needed)));
+  s.Bind(s.ParameterIndex(":space"), vectors_->space().id);
+  BindScope(s, request);
+  std::vector<float> v(query_vector.size());
+  auto score = [&](store::Stmt& row) {
+    if (!vector::Decode(row.Blob(1), v)) return -2.0;  // Cannot be a match.
+    return double{vector::Dot(v, query_vector)};
+  };
+  std::vector<Hit> hits;
+  absl::flat_hash_set<int64_t> seen;
+  RETURN_IF_ERROR(Drain(request, s, score, 0, std::numeric_limits<size_t>::max(), hits, seen));
+  const size_t keep = std::min(want, hits.size());
+  std::partial_sort(hits.begin(), hits.begin() + keep, hits.end(),
+                    [](const Hit& a, const Hit& b) {
+                      if (a.score != b.score) return a.score > b.score;
+                      return a.version_id < b.version_id;
+                    });
+  hits.resize(keep);
+  return hits;
 }
 
 absl::Status Recaller::Collect(const RecallRequest& request, const std::string& match, bool ranked,
@@ -156,40 +378,36 @@ absl::Status Recaller::CollectOnce(const RecallRequest& request, const std::stri
                                    absl::flat_hash_set<int64_t>& seen) {
   const bool keyword = !match.empty();
   const bool walk_needed = request.valid_at_unix_ms.has_value();
-  // Without as_of, the current belief: every recorded event, including one stamped a
-  // millisecond ahead of the clock to keep transaction time strictly increasing.
-  const int64_t tx = request.as_of_unix_ms.value_or(std::numeric_limits<int64_t>::max());
-
-  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare(CandidateSql(keyword, ranked && keyword, request,
-                                                            walk_needed, fetch > 0)));
-  auto bind = [&s](const char* name, auto value) {
-    if (const int index = s.ParameterIndex(name); index > 0) s.Bind(index, value);
-  };
-  if (keyword) bind(":match", std::string_view(match));
-  if (fetch > 0) bind(":fetch", fetch);
+  const Source source = !keyword ? Source::kAll : fetch > 0 ? Source::kKeywordTop : Source::kKeyword;
+  ASSIGN_OR_RETURN(store::Stmt s,
+                   db_->Prepare(CandidateSql(source, ranked && keyword, request, walk_needed)));
+  if (keyword) s.Bind(s.ParameterIndex(":match"), std::string_view(match));
+  if (fetch > 0) s.Bind(s.ParameterIndex(":fetch"), fetch);
   // Rows already seen may come again.
-  bind(":cap", int64_t{skip} + request.limit + static_cast<int64_t>(seen.size()));
-  bind(":tx", tx);
-  if (walk_needed) bind(":valid", *request.valid_at_unix_ms);
-  const RecallFilters& f = request.filters;
-  if (f.category) bind(":category", std::string_view(*f.category));
-  if (f.workspace) bind(":workspace", std::string_view(*f.workspace));
-  if (f.type) bind(":type", std::string_view(*f.type));
-  for (size_t i = 0; i < f.tags.size(); ++i) {
-    bind(absl::StrCat(":tag", i).c_str(), std::string_view(f.tags[i]));
+  if (const int cap = s.ParameterIndex(":cap"); cap > 0) {
+    s.Bind(cap, int64_t{skip} + request.limit + static_cast<int64_t>(seen.size()));
   }
+  BindScope(s, request);
+  auto score = [](store::Stmt& row) { return row.Double(1); };
+  return Drain(request, s, score, skip, static_cast<size_t>(request.limit), hits, seen);
+}
 
+template <typename Score>
+absl::Status Recaller::Drain(const RecallRequest& request, store::Stmt& s, Score score, int skip,
+                             size_t want, std::vector<Hit>& hits,
+                             absl::flat_hash_set<int64_t>& seen) {
+  const bool walk_needed = request.valid_at_unix_ms.has_value();
+  const int64_t tx = request.as_of_unix_ms.value_or(std::numeric_limits<int64_t>::max());
   temporal::VersionTable table(db_);
   // For the walk: each identity's winner at (tx, valid), computed once.
   absl::flat_hash_map<int64_t, std::optional<int64_t>> winner_by_memory;
-  while (static_cast<int>(hits.size()) < request.limit) {
+  while (hits.size() < want) {
     ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) break;
-    const Hit hit{.version_id = s.Int(0), .score = s.Double(1)};
-    if (seen.contains(hit.version_id)) continue;
+    const int64_t version_id = s.Int(0);
+    const int64_t memory_id = s.Int(2);
+    if (seen.contains(version_id)) continue;
     if (walk_needed) {
-      ASSIGN_OR_RETURN(temporal::VersionRow candidate, table.LoadVersion(hit.version_id));
-      const int64_t memory_id = candidate.version.memory_id;
       auto it = winner_by_memory.find(memory_id);
       if (it == winner_by_memory.end()) {
         ASSIGN_OR_RETURN(const temporal::Timeline timeline, table.LoadTimeline(memory_id));
@@ -200,14 +418,14 @@ absl::Status Recaller::CollectOnce(const RecallRequest& request, const std::stri
         }
         it = winner_by_memory.emplace(memory_id, winner).first;
       }
-      if (it->second != hit.version_id) continue;
+      if (it->second != version_id) continue;
     }
-    seen.insert(hit.version_id);
+    seen.insert(version_id);
     if (skip > 0) {
       --skip;
       continue;
     }
-    hits.push_back(hit);
+    hits.push_back(Hit{.version_id = version_id, .score = score(s), .memory_id = memory_id});
   }
   return absl::OkStatus();
 }

@@ -1,5 +1,5 @@
 #pragma once
-// Recall: modes, filters, temporal scope and ranking over the keyword arm.
+// Recall: modes, filters, temporal scope; the keyword arm, the dense arm and their fusion.
 
 #include <cstdint>
 #include <string>
@@ -10,6 +10,7 @@
 #include "store/db.h"
 #include "strata/strata.h"
 #include "text/term_stats.h"
+#include "vector/vector_service.h"
 
 namespace strata::recall {
 
@@ -19,21 +20,55 @@ inline constexpr int kMaxOffset = 100000;
 // Thread safety: as the Db it borrows.
 class Recaller {
  public:
-  explicit Recaller(store::Db* db) : db_(db), term_stats_(db) {}
+  // `vectors` (not owned, may be null: no embedder) serves the dense arm.
+  Recaller(store::Db* db, vector::VectorService* vectors)
+      : db_(db), vectors_(vectors), term_stats_(db) {}
 
-  // Best matches first. An empty query (no words) lists matching memories newest first.
-  // Terms present in most of a large index are left out of the ranked search when rarer terms
-  // remain (BM25 weighs them ~0); memories matching only those follow, newest first, when the
-  // ranked ones are fewer than limit.
+  // Best matches first, in the request's mode:
+  // - fts5: BM25. An empty query (no words) lists matching memories newest first. Terms
+  //   present in most of a large index are left out of the ranked search when rarer terms
+  //   remain (BM25 weighs them ~0); memories matching only those follow, newest first, when
+  //   the ranked ones are fewer than limit.
+  // - dense: cosine similarity of the embeddings, from the HNSW index with over-fetch past
+  //   versions out of scope, or an exact scan when the index is not ready or the scope is
+  //   too selective for it.
+  // - hybrid: both arms at once (the dense search on another thread), fused by reciprocal
+  //   rank (fusion.h).
+  // - auto: hybrid when the vector index is ready and holds vectors, else fts5.
   // Errors: InvalidArgument for an unknown or unavailable mode, limit outside [1, 1000],
-  // offset outside [0, 100000].
+  // offset outside [0, 100000]; the embedder's error for a query it cannot embed.
   absl::StatusOr<RecallResult> Recall(const RecallRequest& request);
 
  private:
   struct Hit {
     int64_t version_id;
     double score;
+    int64_t memory_id = 0;
   };
+  // The keyword arm: up to request.limit hits after request.offset.
+  absl::StatusOr<std::vector<Hit>> SparseArm(const RecallRequest& request, bool& ranked);
+  // The dense arm: up to request.limit hits after request.offset. `neighbors`, when given,
+  // is a first index search already made for `query_vector`.
+  absl::StatusOr<std::vector<Hit>> DenseArm(const RecallRequest& request,
+                                            const std::vector<float>& query_vector,
+                                            std::optional<std::vector<vector::Neighbor>> neighbors);
+  // The in-scope versions among `candidates` (closest first), keeping their order.
+  absl::Status KeepInScope(const RecallRequest& request,
+                           const std::vector<vector::Neighbor>& candidates, size_t want,
+                           std::vector<Hit>& hits);
+  // Every in-scope version with a vector, by similarity: the dense arm without the index.
+  absl::StatusOr<std::vector<Hit>> ExactScan(const RecallRequest& request,
+                                             const std::vector<float>& query_vector, size_t want);
+  // Steps `s` (columns: version id, score or vector, memory id), keeping the versions in the
+  // request's scope, until `want` hits; see Collect for `skip` and `seen`. `score` reads a
+  // row's score.
+  template <typename Score>
+  absl::Status Drain(const RecallRequest& request, store::Stmt& s, Score score, int skip,
+                     size_t want, std::vector<Hit>& hits, absl::flat_hash_set<int64_t>& seen);
+  absl::StatusOr<RecallResult> Render(const std::vector<Hit>& hits,
+                                      const std::vector<std::optional<int>>& sparse_ranks,
+                                      const std::vector<std::optional<int>>& dense_ranks,
+                                      std::string mode);
   // Appends to `hits` the versions matching `match` (every version when empty) within the
   // request's scope and filters, until `hits` holds request.limit. Versions in `seen` are
   // passed over; the first `skip` new ones are only added to `seen`, the rest to both.
@@ -46,6 +81,7 @@ class Recaller {
                            absl::flat_hash_set<int64_t>& seen);
 
   store::Db* db_;  // Not owned; outlives this.
+  vector::VectorService* vectors_;  // Not owned; may be null.
   text::TermStats term_stats_;
 };
 

@@ -49,6 +49,9 @@ options:
   --max-line-bytes N     longest accepted MCP message (default 8388608)
   --dedup-threshold X    merge a new memory into one whose text is at least this similar
                          (character-trigram Jaccard, default 0.70; 1 merges exact copies only)
+  --embedder SPEC        who turns text into vectors for dense and hybrid recall: builtin
+                         (default; no model, no network), openai:url=U,model=M,dim=N,
+                         ollama:url=U,model=M,dim=N, or none (keyword recall only)
   --json                 print the tool's JSON result instead of text
 Times (T) are unix milliseconds or ISO-8601, e.g. 2026-03-01 or 2026-03-01T12:00:00Z.
 )";
@@ -267,7 +270,8 @@ int Main(int argc, char** argv) {
     std::cerr << "strata: unknown command \"" << cl.command << "\"\n\n" << kUsage;
     return 2;
   }
-  StoreOptions store_options{.path = Option(cl, "db", DefaultDbPath())};
+  StoreOptions store_options{.path = Option(cl, "db", DefaultDbPath()),
+                             .embedder = Option(cl, "embedder", "builtin")};
   const std::string durability = Option(cl, "durability", "normal");
   if (durability == "full") {
     store_options.durability = Durability::kFull;
@@ -308,7 +312,7 @@ int Main(int argc, char** argv) {
         "category", "key",        "body",       "body-json",   "type",
         "tags",     "workspace",  "valid-from", "valid-to",    "source",
         "limit",    "as-of",      "valid-at",   "mode",        "dedup-threshold",
-        "dedup"};
+        "dedup",    "embedder"};
     if (std::find(std::begin(kKnown), std::end(kKnown), name) == std::end(kKnown)) {
       std::cerr << "strata: unknown option --" << name << "\n\n" << kUsage;
       return 2;

@@ -47,6 +47,7 @@ int ServeStdio(mcp::Dispatcher& dispatcher, int in_fd, int out_fd, const StdioOp
   std::string buffer;       // Bytes read and not yet consumed as lines.
   bool discarding = false;  // Inside a line that exceeded the limit.
   char chunk[1 << 16];
+  dispatcher.set_notify([out_fd](const std::string& line) { WriteAll(out_fd, line + "\n"); });
   auto answer = [&](std::string_view line) {
     std::optional<std::string> response = dispatcher.HandleLine(line);
     if (!response) return true;

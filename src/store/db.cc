@@ -22,6 +22,10 @@ Stmt& Stmt::Bind(int index, std::string_view value) {
   sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT);
   return *this;
 }
+Stmt& Stmt::BindBlob(int index, std::string_view bytes) {
+  sqlite3_bind_blob(stmt_, index, bytes.data(), static_cast<int>(bytes.size()), SQLITE_TRANSIENT);
+  return *this;
+}
 Stmt& Stmt::Bind(int index, double value) {
   sqlite3_bind_double(stmt_, index, value);
   return *this;
@@ -58,6 +62,11 @@ int64_t Stmt::Int(int col) const { return sqlite3_column_int64(stmt_, col); }
 double Stmt::Double(int col) const { return sqlite3_column_double(stmt_, col); }
 std::string_view Stmt::Text(int col) const {
   const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, col));
+  if (p == nullptr) return {};
+  return {p, static_cast<size_t>(sqlite3_column_bytes(stmt_, col))};
+}
+std::string_view Stmt::Blob(int col) const {
+  const auto* p = static_cast<const char*>(sqlite3_column_blob(stmt_, col));
   if (p == nullptr) return {};
   return {p, static_cast<size_t>(sqlite3_column_bytes(stmt_, col))};
 }

@@ -47,6 +47,7 @@ class Stmt {
   Stmt& Bind(int index, double value);
   Stmt& Bind(int index, std::optional<int64_t> value);
   Stmt& BindNull(int index);
+  Stmt& BindBlob(int index, std::string_view bytes);
   // 1-based index of the named parameter (":name"), or 0 when the statement has none.
   int ParameterIndex(const char* name) const;
 
@@ -59,6 +60,7 @@ class Stmt {
   int64_t Int(int col) const;
   double Double(int col) const;
   std::string_view Text(int col) const;
+  std::string_view Blob(int col) const;
   std::optional<int64_t> OptInt(int col) const;
 
  private:

@@ -83,6 +83,26 @@ CREATE INDEX aliases_by_memory ON aliases (memory_id);
 -- and measured at 100K memories this made single writes 28% faster.
 INSERT INTO fts (fts, rank) VALUES ('automerge', 8);
 )sql",
+      // 3: embeddings. Each embedder configuration is a space; vectors of different spaces
+      // are never compared. Rowid order is the order vectors were written, so a process
+      // catches its vector index up with what another process embedded.
+      R"sql(
+CREATE TABLE embed_spaces (
+  id INTEGER PRIMARY KEY,
+  fingerprint TEXT NOT NULL UNIQUE,  -- embed::EmbedderInfo::Fingerprint()
+  dimension INTEGER NOT NULL,
+  created_at_unix_ms INTEGER NOT NULL
+);
+CREATE TABLE embeddings (
+  -- Never reused (a purge deletes rows): the index's watermark relies on it.
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  space_id INTEGER NOT NULL REFERENCES embed_spaces(id) ON DELETE CASCADE,
+  version_id INTEGER NOT NULL REFERENCES versions(id) ON DELETE CASCADE,
+  vec BLOB NOT NULL,  -- vector/codec.h
+  UNIQUE (space_id, version_id)
+);
+CREATE INDEX embeddings_by_version ON embeddings (version_id);
+)sql",
   };
   return *kMigrations;
 }

@@ -1,8 +1,9 @@
-// stats: what the store holds and how big it is.
+// stats: what the store holds and how big it is; embed: vectors on demand.
 
 #include <string>
 #include <vector>
 
+#include "tools/args.h"
 #include "tools/render.h"
 #include "tools/tool.h"
 #include "util/status_macros.h"
@@ -11,6 +12,8 @@ namespace strata::tools {
 namespace {
 
 using nlohmann::json;
+
+constexpr int64_t kMaxEmbedLimit = 1000000;
 
 absl::StatusOr<json> GetStats(const ToolContext& ctx, const json&) {
   ASSIGN_OR_RETURN(Stats s, ctx.store->GetStats());
@@ -26,8 +29,9 @@ absl::StatusOr<json> GetStats(const ToolContext& ctx, const json&) {
       {"durability", s.durability == Durability::kFull ? "full" : "normal"},
       {"path", s.path},
       {"server_version", kVersion},
-      {"recall_modes", json::array({"fts5"})},
-      {"embeddings", "not available in this build"},
+      {"recall_modes", s.embeddings ? json::array({"fts5", "dense", "hybrid"})
+                                    : json::array({"fts5"})},
+      {"embeddings", nullptr},
       {"dedup",
        {{"threshold", s.dedup.threshold},
         {"signatures",
@@ -38,6 +42,17 @@ absl::StatusOr<json> GetStats(const ToolContext& ctx, const json&) {
         {"merges", s.dedup.merges},
         {"candidates_histogram", json::object()}}},
   };
+  if (const std::optional<EmbeddingStats>& e = s.embeddings) {
+    out["embeddings"] = {{"embedder", e->embedder},
+                         {"dimension", e->dimension},
+                         {"vectors", e->vectors},
+                         {"pending", e->pending},
+                         {"indexed", e->indexed},
+                         {"index_state", e->index_state},
+                         {"embedded_since_start", e->embedded_since_start},
+                         {"last_error", e->last_error.empty() ? json(nullptr) : json(e->last_error)},
+                         {"index_file_size_bytes", e->index_file_bytes}};
+  }
   for (const auto& [candidates, checks] : s.dedup.candidates_histogram) {
     out["dedup"]["candidates_histogram"][std::to_string(candidates)] = checks;
   }
@@ -45,6 +60,34 @@ absl::StatusOr<json> GetStats(const ToolContext& ctx, const json&) {
     out["total_entities"] = s.total_memories;
     out["active_entities"] = s.active_memories;
   }
+  return out;
+}
+
+// embed: vectors now for memories that have none yet. Perseus Vault clients send
+// batch_category / batch_limit, or category + key for one memory (COMPAT.md).
+absl::StatusOr<json> Embed(const ToolContext& ctx, const json& args) {
+  const Args a(args);
+  EmbedRequest r;
+  ASSIGN_OR_RETURN(std::optional<std::string> category, a.OptionalString("category"));
+  ASSIGN_OR_RETURN(std::optional<std::string> batch_category, a.OptionalString("batch_category"));
+  r.category = category ? category : batch_category;
+  ASSIGN_OR_RETURN(std::optional<std::string> key, a.OptionalString("key"));
+  if (key) {
+    if (!r.category) return absl::InvalidArgumentError("category: required with key");
+    ASSIGN_OR_RETURN(std::optional<std::string> workspace, a.OptionalString("workspace"));
+    r.identity = Identity{.category = *r.category, .key = *key, .workspace = workspace.value_or("")};
+    r.category.reset();
+  }
+  ASSIGN_OR_RETURN(std::optional<int64_t> limit, a.OptionalInt("limit", 1, kMaxEmbedLimit));
+  ASSIGN_OR_RETURN(std::optional<int64_t> batch_limit,
+                   a.OptionalInt("batch_limit", 1, kMaxEmbedLimit));
+  r.limit = limit.value_or(batch_limit.value_or(100));
+  ASSIGN_OR_RETURN(const EmbedResult e, ctx.store->Embed(r, ctx.progress));
+  json out = {{"embedded", e.embedded},
+              {"attempted", e.attempted},
+              {"failed", e.failed},
+              {"remaining", e.remaining}};
+  if (!e.error.empty()) out["error"] = e.error;
   return out;
 }
 
@@ -71,6 +114,37 @@ std::vector<ToolSpec> AdminTools() {
                                                   "by_category", "db_file_size_bytes"})}},
       .annotations = {{"readOnlyHint", true}, {"idempotentHint", true}, {"openWorldHint", false}},
       .handler = GetStats,
+  });
+  tools.push_back({
+      .name = "embed",
+      .perseus_name = "perseus_vault_embed",
+      .title = "Embed memories now",
+      .description =
+          "Give vectors (for dense and hybrid recall) to memories that have none yet, now, "
+          "instead of waiting for the background worker. Reports progress when the request "
+          "carries a progressToken. Returns how many were embedded and how many remain.",
+      .input_schema =
+          {{"type", "object"},
+           {"properties",
+            {{"category", StringProp("Only this category's memories.")},
+             {"key", StringProp("With category: only this memory.")},
+             {"workspace", StringProp("With key: the memory's workspace (default \"\").")},
+             {"limit", IntProp("At most this many versions (default 100).")},
+             {"batch_category", StringProp("Perseus Vault's name for category.")},
+             {"batch_limit", IntProp("Perseus Vault's name for limit.")}}}},
+      .output_schema = {{"type", "object"},
+                        {"properties",
+                         {{"embedded", {{"type", "integer"}}},
+                          {"attempted", {{"type", "integer"}}},
+                          {"failed", {{"type", "integer"}}},
+                          {"remaining", {{"type", "integer"}}},
+                          {"error", {{"type", "string"}}}}},
+                        {"required", json::array({"embedded", "attempted", "failed", "remaining"})}},
+      .annotations = {{"readOnlyHint", false},
+                      {"destructiveHint", false},
+                      {"idempotentHint", true},
+                      {"openWorldHint", false}},
+      .handler = Embed,
   });
   return tools;
 }

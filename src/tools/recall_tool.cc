@@ -19,7 +19,7 @@ json ItemJson(const RecallItem& item, Dialect dialect) {
   json out = VersionJson(item.version, dialect);
   out["score"] = item.score;
   out["fts5_rank"] = item.fts5_rank ? json(*item.fts5_rank) : json(nullptr);
-  out["dense_rank"] = nullptr;
+  out["dense_rank"] = item.dense_rank ? json(*item.dense_rank) : json(nullptr);
   if (dialect == Dialect::kPerseusVault && out["body"].is_object()) {
     // Perseus Vault clients read body fields from the item itself.
     for (const auto& [name, value] : out["body"].items()) {
@@ -59,15 +59,15 @@ absl::StatusOr<json> Recall(const ToolContext& ctx, const json& args) {
 
 std::vector<ToolSpec> RecallTools() {
   json props = {
-      {"query", StringProp("What to look for, in plain words. Not a query language: every "
-                           "word is matched (stemmed), best matches first. Empty: newest "
-                           "memories.")},
+      {"query", StringProp("What to look for, in plain words. Not a query language: words are "
+                           "matched (stemmed) and, in dense and hybrid modes, meaning too; "
+                           "best matches first. Empty: newest memories.")},
       {"mode",
        {{"type", "string"},
-        {"enum", json::array({"auto", "fts5"})},
+        {"enum", json::array({"auto", "fts5", "dense", "hybrid"})},
         {"description",
-         "fts5 ranks by keywords (BM25). auto (default) picks the best "
-         "available."}}},
+         "fts5 ranks by keywords (BM25); dense by meaning (embeddings); hybrid runs both and "
+         "fuses their ranks. auto (default): hybrid once embeddings exist, else fts5."}}},
       {"limit", IntProp("How many results (1-1000, default 10).")},
       {"offset", IntProp("How many of the best results to skip, for paging (default 0).")},
       {"category", StringProp("Only memories of this category.")},

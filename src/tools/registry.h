@@ -1,6 +1,7 @@
 #pragma once
 // Every tool, under its canonical name, its Perseus Vault name and an optional prefix.
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,7 +38,9 @@ class ToolRegistry {
   std::optional<Resolved> Find(std::string_view name) const;
 
   // Runs a resolved tool. Errors: the tool's status (InvalidArgument for bad arguments, ...).
-  absl::StatusOr<nlohmann::json> Call(const Resolved& tool, const nlohmann::json& args) const;
+  // `progress` (may be null) receives (done, total) from long work.
+  absl::StatusOr<nlohmann::json> Call(const Resolved& tool, const nlohmann::json& args,
+                                      std::function<void(int64_t, int64_t)> progress = {}) const;
 
   // Names a model may call, for error messages.
   std::string ListedNames() const;

@@ -20,6 +20,8 @@ enum class Dialect { kCanonical, kPerseusVault };
 struct ToolContext {
   Store* store;  // Not owned; outlives the call.
   Dialect dialect;
+  // Reports progress of long work (done, total) to the client; null when it asked for none.
+  std::function<void(int64_t, int64_t)> progress;
 };
 
 using ToolHandler =
@@ -40,6 +42,6 @@ struct ToolSpec {
 std::vector<ToolSpec> WriteTools();   // remember, remember_batch, forget, purge
 std::vector<ToolSpec> ReadTools();    // get, history, as_of, valid_at, bitemporal
 std::vector<ToolSpec> RecallTools();  // recall
-std::vector<ToolSpec> AdminTools();   // stats
+std::vector<ToolSpec> AdminTools();   // stats, embed
 
 }  // namespace strata::tools

@@ -52,7 +52,7 @@ class RecallerTest : public ::testing::Test {
     ASSERT_OK(store::Migrate(*db_));
     versions_ = std::make_unique<temporal::VersionTable>(db_.get());
     fts_ = std::make_unique<text::FtsIndex>(db_.get());
-    recaller_ = std::make_unique<Recaller>(db_.get());
+    recaller_ = std::make_unique<Recaller>(db_.get(), nullptr);
   }
 
   // Appends `row` as the identity's current version and indexes it; returns the version id.
@@ -140,13 +140,13 @@ TEST_F(RecallerTest, OffsetOutsideRangeIsRejected) {
   EXPECT_OK(Recall("x", 10, kMaxOffset));
 }
 
-TEST_F(RecallerTest, DenseAndHybridModesNeedEmbeddings) {
+TEST_F(RecallerTest, DenseAndHybridModesNeedAnEmbedder) {
   for (const std::string mode : {"dense", "hybrid"}) {
     RecallRequest request;
     request.query = "x";
     request.mode = mode;
     EXPECT_THAT(recaller_->Recall(request),
-                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("embeddings")))
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("--embedder none")))
         << mode;
   }
 }

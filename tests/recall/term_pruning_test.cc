@@ -114,7 +114,7 @@ TEST_F(TermPruningTest, OnlyCommonTermsAreAllKept) {
 // The labeled set: 60 queries of the benchmark's shape, each labeled with the ranking that
 // scoring every match gives. Pruned recall must return the same ids in the same order.
 TEST_F(TermPruningTest, RankingIsUnchangedOnALabeledSet) {
-  Recaller recaller(db_.get());
+  Recaller recaller(db_.get(), nullptr);
   std::mt19937 rng(5);
   int compared = 0;
   for (int q = 0; q < 60; ++q) {
@@ -134,7 +134,7 @@ TEST_F(TermPruningTest, RankingIsUnchangedOnALabeledSet) {
 }
 
 TEST_F(TermPruningTest, ResultsFillTheLimitFromCommonTermMatches) {
-  Recaller recaller(db_.get());
+  Recaller recaller(db_.get(), nullptr);
   // "11999" is in one document; "entity" in all. Ten results come back: the match first,
   // then common-term matches, newest first, with no duplicate.
   ASSERT_OK_AND_ASSIGN(RecallResult result,
@@ -148,7 +148,7 @@ TEST_F(TermPruningTest, ResultsFillTheLimitFromCommonTermMatches) {
 }
 
 TEST_F(TermPruningTest, OffsetContinuesIntoCommonTermMatches) {
-  Recaller recaller(db_.get());
+  Recaller recaller(db_.get(), nullptr);
   ASSERT_OK_AND_ASSIGN(
       RecallResult result,
       recaller.Recall({.query = "entity 11999", .mode = "fts5", .limit = 3, .offset = 1}));

@@ -1,0 +1,222 @@
+#include "embed/builtin_embedder.h"
+
+#include <libstemmer.h>
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <string_view>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "embed/lexicon/lexicon.h"
+#include "util/hash.h"
+#include "util/sv.h"
+
+namespace strata::embed {
+namespace {
+
+// Words that carry no topic. Larger than the keyword arm's list: a question's "what", "does"
+// and "usually" only add noise to a vector.
+constexpr std::string_view kStopWords[] = {
+    "a",       "about",  "above", "after",  "again", "all",   "also",   "am",    "an",
+    "and",     "any",    "are",   "as",     "at",    "be",    "been",   "before", "being",
+    "both",    "but",    "by",    "can",    "could", "did",   "do",     "does",  "doing",
+    "during",  "each",   "else",  "ever",   "for",   "from",  "get",    "gets",  "got",
+    "had",     "has",    "have",  "having", "he",    "her",   "here",   "hers",  "him",
+    "his",     "how",    "i",     "if",     "in",    "into",  "is",     "it",    "its",
+    "just",    "let",    "like",  "may",    "me",    "might", "more",   "most",  "much",
+    "must",    "my",     "no",    "nor",    "not",   "now",   "of",     "off",   "often",
+    "on",      "once",   "only",  "or",     "other", "our",   "ours",   "out",   "over",
+    "own",     "same",   "shall", "she",    "should", "so",   "some",   "such",  "than",
+    "that",    "the",    "their", "them",   "then",  "there", "these",  "they",  "this",
+    "those",   "through", "to",   "too",    "under", "until", "up",     "us",    "usually",
+    "very",    "was",    "we",    "were",   "what",  "when",  "where",  "which", "while",
+    "who",     "whom",   "why",   "will",   "with",  "would", "you",    "your"};
+
+bool IsStopWord(std::string_view word) {
+  return std::find(std::begin(kStopWords), std::end(kStopWords), word) != std::end(kStopWords);
+}
+
+// Lowercase ASCII words; digits and non-ASCII bytes belong to words too.
+std::vector<std::string> Words(std::string_view text) {
+  std::vector<std::string> words;
+  std::string word;
+  auto flush = [&] {
+    if (!word.empty() && word.size() <= 40) words.push_back(word);
+    word.clear();
+  };
+  for (char ch : text) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    if (c >= 'A' && c <= 'Z') {
+      word += static_cast<char>(c - 'A' + 'a');
+    } else if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c >= 0x80) {
+      word += ch;
+    } else {
+      flush();
+    }
+  }
+  flush();
+  return words;
+}
+
+// A Snowball English stemmer per thread: sb_stemmer keeps state between calls.
+class Stemmer {
+ public:
+  Stemmer() : stemmer_(sb_stemmer_new("english", "UTF_8")) {}
+  ~Stemmer() { sb_stemmer_delete(stemmer_); }
+  Stemmer(const Stemmer&) = delete;
+  Stemmer& operator=(const Stemmer&) = delete;
+
+  std::string Stem(std::string_view word) {
+    const sb_symbol* out = sb_stemmer_stem(
+        stemmer_, reinterpret_cast<const sb_symbol*>(word.data()), static_cast<int>(word.size()));
+    if (out == nullptr) return std::string(word);
+    return std::string(reinterpret_cast<const char*>(out), sb_stemmer_length(stemmer_));
+  }
+
+ private:
+  sb_stemmer* stemmer_;
+};
+
+Stemmer& ThreadStemmer() {
+  thread_local Stemmer stemmer;
+  return stemmer;
+}
+
+uint64_t Mix(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ULL;
+  x ^= x >> 33;
+  return x;
+}
+
+// Namespaces keep a stem, an n-gram and a lexicon id that happen to share bytes apart.
+enum class Kind : uint64_t { kStem = 1, kNgram = 2, kLexicon = 3, kBigram = 4 };
+
+class BuiltinEmbedder final : public Embedder {
+ public:
+  BuiltinEmbedder(int dim, BuiltinWeights weights, std::string options)
+      : info_{.name = "builtin", .version = "1", .dimension = dim, .options = std::move(options)},
+        weights_(weights) {}
+
+  const EmbedderInfo& info() const override { return info_; }
+  int batch_size() const override { return 256; }
+
+  absl::StatusOr<std::vector<float>> Embed(std::span<const std::string> texts) override {
+    std::vector<float> out(texts.size() * info_.dimension, 0.0f);
+    for (size_t i = 0; i < texts.size(); ++i) {
+      EmbedOne(texts[i], std::span<float>(out.data() + i * info_.dimension, info_.dimension));
+    }
+    return out;
+  }
+
+ private:
+  void Add(Kind kind, uint64_t feature, float weight, std::span<float> v) const {
+    const uint64_t h = Mix(feature * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(kind));
+    const size_t index = static_cast<size_t>(h % v.size());
+    v[index] += (h >> 63) ? -weight : weight;
+  }
+
+  void EmbedOne(std::string_view text, std::span<float> v) const {
+    Stemmer& stemmer = ThreadStemmer();
+    // Repeated words count sublinearly: 1 + ln(tf).
+    absl::flat_hash_map<std::string, int> counts;
+    std::vector<std::string> order;  // Content words in text order (for bigrams).
+    for (std::string& word : Words(text)) {
+      if (IsStopWord(word)) continue;
+      if (++counts[word] == 1) order.push_back(word);
+    }
+    std::vector<LexFeature> lex;
+    std::string previous_stem;
+    for (const std::string& word : order) {
+      const float tf = 1.0f + std::log(static_cast<float>(counts[word]));
+      const std::string stem = stemmer.Stem(word);
+      Add(Kind::kStem, Fnv1a64(stem), tf, v);
+      if (weights_.bigram > 0 && !previous_stem.empty()) {
+        Add(Kind::kBigram, Fnv1a64(absl::StrCat(previous_stem, " ", stem)), tf * weights_.bigram,
+            v);
+      }
+      previous_stem = stem;
+      if (weights_.ngram > 0) AddNgrams(word, tf * weights_.ngram, v);
+      if (weights_.lexicon > 0) {
+        lex.clear();
+        Lexicon::Get().Features(word, lex);
+        for (const LexFeature& f : lex) {
+          Add(Kind::kLexicon, f.id, tf * weights_.lexicon * f.weight, v);
+        }
+      }
+    }
+    double norm = 0;
+    for (float x : v) norm += double{x} * x;
+    if (norm == 0) return;
+    const float scale = static_cast<float>(1.0 / std::sqrt(norm));
+    for (float& x : v) x *= scale;
+  }
+
+  // Character 3- to 5-grams of "<word>", sharing `weight` so a long word does not outweigh
+  // its own stem.
+  void AddNgrams(std::string_view word, float weight, std::span<float> v) const {
+    const std::string padded = absl::StrCat("<", ToAbsl(word), ">");
+    int count = 0;
+    for (int n = 3; n <= 5; ++n) count += std::max(0, static_cast<int>(padded.size()) - n + 1);
+    if (count == 0) return;
+    const float each = weight / std::sqrt(static_cast<float>(count));
+    for (int n = 3; n <= 5; ++n) {
+      for (size_t i = 0; i + n <= padded.size(); ++i) {
+        Add(Kind::kNgram, Fnv1a64(std::string_view(padded).substr(i, n)), each, v);
+      }
+    }
+  }
+
+  EmbedderInfo info_;
+  BuiltinWeights weights_;
+};
+
+absl::StatusOr<double> ParseNumber(const std::string& key, const std::string& value, double lo,
+                                   double hi) {
+  double x = 0;
+  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), x);
+  if (ec != std::errc() || end != value.data() + value.size() || !(x >= lo && x <= hi)) {
+    return absl::InvalidArgumentError(absl::StrCat("embedder builtin: option ", key, "=", value,
+                                                   ": expected a number in [", lo, ", ", hi, "]"));
+  }
+  return x;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Embedder>> MakeBuiltinEmbedder(
+    const std::vector<std::pair<std::string, std::string>>& options) {
+  int dim = kBuiltinDefaultDim;
+  BuiltinWeights weights;
+  std::vector<std::string> recorded;  // Everything that changes vectors, sorted below.
+  for (const auto& [key, value] : options) {
+    if (key == "dim") {
+      auto x = ParseNumber(key, value, 64, 4096);
+      if (!x.ok()) return x.status();
+      dim = static_cast<int>(*x);
+      continue;  // The dimension is in the fingerprint already.
+    }
+    float* weight = key == "ngram"     ? &weights.ngram
+                    : key == "lexicon" ? &weights.lexicon
+                    : key == "bigram"  ? &weights.bigram
+                                       : nullptr;
+    if (weight == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "embedder builtin: unknown option \"", key, "\" (known: dim, ngram, lexicon, bigram)"));
+    }
+    auto x = ParseNumber(key, value, 0, 10);
+    if (!x.ok()) return x.status();
+    *weight = static_cast<float>(*x);
+    recorded.push_back(absl::StrCat(key, "=", value));
+  }
+  std::sort(recorded.begin(), recorded.end());
+  return std::make_unique<BuiltinEmbedder>(dim, weights, absl::StrJoin(recorded, ","));
+}
+
+}  // namespace strata::embed

@@ -1,0 +1,22 @@
+#pragma once
+// Choosing an embedder by name: the --embedder command-line option.
+
+#include <memory>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "embed/embedder.h"
+
+namespace strata::embed {
+
+inline constexpr char kDefaultEmbedderSpec[] = "builtin";
+
+// `spec` is NAME or NAME:key=value,key=value:
+//   builtin   the built-in embedder (builtin_embedder.h); options dim, ngram, lexicon, bigram
+//   openai    an OpenAI-compatible /v1/embeddings server (http_embedder.h)
+//   ollama    an Ollama /api/embed server (http_embedder.h)
+//   none      no embedder: recall has the keyword arm only; returns null
+// Errors: InvalidArgument naming the unknown embedder or the bad option.
+absl::StatusOr<std::unique_ptr<Embedder>> MakeEmbedder(std::string_view spec);
+
+}  // namespace strata::embed

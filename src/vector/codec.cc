@@ -1,0 +1,48 @@
+#include "vector/codec.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+namespace strata::vector {
+
+std::string Encode(std::span<const float> v) {
+  float max_abs = 0;
+  for (float x : v) max_abs = std::max(max_abs, std::fabs(x));
+  const float scale = max_abs > 0 ? max_abs / 127.0f : 1.0f;
+  std::string blob(sizeof(float) + v.size(), '\0');
+  std::memcpy(blob.data(), &scale, sizeof(float));
+  for (size_t i = 0; i < v.size(); ++i) {
+    const long q = std::lround(v[i] / scale);
+    blob[sizeof(float) + i] = static_cast<char>(static_cast<int8_t>(std::clamp(q, -127L, 127L)));
+  }
+  return blob;
+}
+
+bool Decode(std::string_view blob, std::span<float> out) {
+  if (blob.size() != sizeof(float) + out.size()) return false;
+  float scale = 0;
+  std::memcpy(&scale, blob.data(), sizeof(float));
+  const auto* q = reinterpret_cast<const int8_t*>(blob.data() + sizeof(float));
+  double norm = 0;
+  for (size_t i = 0; i < out.size(); ++i) {
+    out[i] = static_cast<float>(q[i]) * scale;
+    norm += double{out[i]} * out[i];
+  }
+  // Quantization moves the norm slightly; the index compares unit vectors.
+  if (norm > 0) {
+    const float k = static_cast<float>(1.0 / std::sqrt(norm));
+    for (float& x : out) x *= k;
+  }
+  return true;
+}
+
+float Dot(std::span<const float> a, std::span<const float> b) {
+  float sum = 0;
+  const size_t n = std::min(a.size(), b.size());
+  for (size_t i = 0; i < n; ++i) sum += a[i] * b[i];
+  return sum;
+}
+
+}  // namespace strata::vector

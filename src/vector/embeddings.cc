@@ -1,0 +1,143 @@
+#include "vector/embeddings.h"
+
+#include "absl/strings/str_cat.h"
+#include "text/body_text.h"
+#include "util/status_macros.h"
+#include "vector/codec.h"
+
+namespace strata::vector {
+namespace {
+
+// The scope's conditions on `v` (versions) and `m` (memories).
+std::string ScopeSql(const BacklogScope& scope) {
+  std::string sql;
+  if (scope.category) absl::StrAppend(&sql, " AND m.category = :category");
+  if (scope.memory_id) absl::StrAppend(&sql, " AND v.memory_id = :memory_id");
+  return sql;
+}
+
+void BindScope(store::Stmt& s, const BacklogScope& scope) {
+  if (scope.category) s.Bind(s.ParameterIndex(":category"), std::string_view(*scope.category));
+  if (scope.memory_id) s.Bind(s.ParameterIndex(":memory_id"), *scope.memory_id);
+}
+
+}  // namespace
+
+absl::StatusOr<Space> RegisterSpace(store::Db& db, const embed::EmbedderInfo& info,
+                                    int64_t now_unix_ms) {
+  const std::string fingerprint = info.Fingerprint();
+  {
+    ASSIGN_OR_RETURN(store::Stmt insert,
+                     db.Prepare("INSERT OR IGNORE INTO embed_spaces "
+                                "(fingerprint, dimension, created_at_unix_ms) VALUES (?, ?, ?)"));
+    insert.Bind(1, std::string_view(fingerprint))
+        .Bind(2, int64_t{info.dimension})
+        .Bind(3, now_unix_ms);
+    RETURN_IF_ERROR(insert.Run());
+  }
+  ASSIGN_OR_RETURN(store::Stmt select,
+                   db.Prepare("SELECT id, dimension FROM embed_spaces WHERE fingerprint = ?"));
+  select.Bind(1, std::string_view(fingerprint));
+  ASSIGN_OR_RETURN(bool row, select.Step());
+  if (!row) return absl::InternalError("embed_spaces: the space just registered is missing");
+  return Space{.id = select.Int(0),
+               .fingerprint = fingerprint,
+               .dimension = static_cast<int>(select.Int(1))};
+}
+
+std::string EmbeddingText(std::string_view key, std::string_view body_json) {
+  std::string text(key);
+  for (char& c : text) {
+    if (c == '-' || c == '_' || c == '.' || c == '/' || c == ':') c = ' ';
+  }
+  absl::StrAppend(&text, "\n", text::BodyText(body_json));
+  return text;
+}
+
+absl::StatusOr<std::vector<PendingVersion>> PendingVersions(store::Db& db, int64_t space,
+                                                            const BacklogScope& scope,
+                                                            int64_t after_id, int limit) {
+  ASSIGN_OR_RETURN(
+      store::Stmt s,
+      db.Prepare(absl::StrCat(
+          "SELECT v.id, m.key, v.body_json FROM versions v JOIN memories m ON m.id = v.memory_id "
+          "WHERE v.id > :after AND NOT EXISTS (SELECT 1 FROM embeddings e "
+          "WHERE e.space_id = :space AND e.version_id = v.id)",
+          ScopeSql(scope), " ORDER BY v.id LIMIT :limit")));
+  s.Bind(s.ParameterIndex(":after"), after_id)
+      .Bind(s.ParameterIndex(":space"), space)
+      .Bind(s.ParameterIndex(":limit"), int64_t{limit});
+  BindScope(s, scope);
+  std::vector<PendingVersion> out;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) break;
+    out.push_back({.version_id = s.Int(0), .text = EmbeddingText(s.Text(1), s.Text(2))});
+  }
+  return out;
+}
+
+absl::StatusOr<int64_t> CountPending(store::Db& db, int64_t space, const BacklogScope& scope) {
+  if (!scope.category && !scope.memory_id) {
+    // Each vector belongs to one distinct, existing version (UNIQUE, ON DELETE CASCADE).
+    ASSIGN_OR_RETURN(store::Stmt s, db.Prepare("SELECT (SELECT count(*) FROM versions) - "
+                                               "(SELECT count(*) FROM embeddings WHERE space_id = ?)"));
+    s.Bind(1, space);
+    ASSIGN_OR_RETURN(bool row, s.Step());
+    return row ? s.Int(0) : 0;
+  }
+  ASSIGN_OR_RETURN(
+      store::Stmt s,
+      db.Prepare(absl::StrCat(
+          "SELECT count(*) FROM versions v JOIN memories m ON m.id = v.memory_id "
+          "WHERE NOT EXISTS (SELECT 1 FROM embeddings e "
+          "WHERE e.space_id = :space AND e.version_id = v.id)",
+          ScopeSql(scope))));
+  s.Bind(s.ParameterIndex(":space"), space);
+  BindScope(s, scope);
+  ASSIGN_OR_RETURN(bool row, s.Step());
+  return row ? s.Int(0) : 0;
+}
+
+absl::StatusOr<int64_t> CountVectors(store::Db& db, int64_t space) {
+  ASSIGN_OR_RETURN(store::Stmt s, db.Prepare("SELECT count(*) FROM embeddings WHERE space_id = ?"));
+  s.Bind(1, space);
+  ASSIGN_OR_RETURN(bool row, s.Step());
+  return row ? s.Int(0) : 0;
+}
+
+absl::Status StoreVectors(store::Db& db, int64_t space, int dimension,
+                          std::span<const int64_t> version_ids, std::span<const float> vectors) {
+  ASSIGN_OR_RETURN(store::Transaction txn, store::Transaction::Begin(db));
+  for (size_t i = 0; i < version_ids.size(); ++i) {
+    const std::string blob = Encode(vectors.subspan(i * dimension, dimension));
+    ASSIGN_OR_RETURN(
+        store::Stmt s,
+        db.Prepare("INSERT OR REPLACE INTO embeddings (space_id, version_id, vec) "
+                   "SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM versions WHERE id = ?2)"));
+    s.Bind(1, space).Bind(2, version_ids[i]).BindBlob(3, blob);
+    RETURN_IF_ERROR(s.Run());
+  }
+  return txn.Commit();
+}
+
+absl::StatusOr<int64_t> ReadVectorsAfter(
+    store::Db& db, int64_t space, int dimension, int64_t after_row, int64_t limit,
+    const std::function<void(int64_t row_id, int64_t version_id, std::span<const float>)>& fn) {
+  ASSIGN_OR_RETURN(store::Stmt s,
+                   db.Prepare("SELECT id, version_id, vec FROM embeddings "
+                              "WHERE id > ? AND space_id = ? ORDER BY id LIMIT ?"));
+  s.Bind(1, after_row).Bind(2, space).Bind(3, limit);
+  std::vector<float> v(dimension);
+  int64_t rows = 0;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) break;
+    ++rows;
+    if (!Decode(s.Blob(2), v)) continue;  // Not of this dimension: never written by us.
+    fn(s.Int(0), s.Int(1), v);
+  }
+  return rows;
+}
+
+}  // namespace strata::vector

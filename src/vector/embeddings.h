@@ -1,0 +1,62 @@
+#pragma once
+// The stored vectors: embedder spaces, the backlog of versions without a vector, and reading
+// vectors back in the order they were written.
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "embed/embedder.h"
+#include "store/db.h"
+
+namespace strata::vector {
+
+struct Space {
+  int64_t id = 0;
+  std::string fingerprint;
+  int dimension = 0;
+};
+
+// The space of `info`, created on first use.
+absl::StatusOr<Space> RegisterSpace(store::Db& db, const embed::EmbedderInfo& info,
+                                    int64_t now_unix_ms);
+
+// What gets embedded for a version: its key's words, then its body's text (string values).
+std::string EmbeddingText(std::string_view key, std::string_view body_json);
+
+struct PendingVersion {
+  int64_t version_id = 0;
+  std::string text;  // EmbeddingText.
+};
+
+// Which part of the backlog: everything, a category, or one memory.
+struct BacklogScope {
+  std::optional<std::string> category;
+  std::optional<int64_t> memory_id;
+};
+
+// Versions with id > after_id and no vector in `space`, oldest first, at most `limit`.
+absl::StatusOr<std::vector<PendingVersion>> PendingVersions(store::Db& db, int64_t space,
+                                                            const BacklogScope& scope,
+                                                            int64_t after_id, int limit);
+// How many versions in scope have no vector in `space`.
+absl::StatusOr<int64_t> CountPending(store::Db& db, int64_t space, const BacklogScope& scope);
+absl::StatusOr<int64_t> CountVectors(store::Db& db, int64_t space);
+
+// Stores one vector per version (`vectors` holds version_ids.size() * dimension floats) in
+// one transaction. A version purged meanwhile is skipped.
+absl::Status StoreVectors(store::Db& db, int64_t space, int dimension,
+                          std::span<const int64_t> version_ids, std::span<const float> vectors);
+
+// Calls fn(row_id, version_id, vector) for the vectors of `space` with row id > after_row,
+// in row order, at most `limit`. Returns how many rows were read.
+absl::StatusOr<int64_t> ReadVectorsAfter(
+    store::Db& db, int64_t space, int dimension, int64_t after_row, int64_t limit,
+    const std::function<void(int64_t row_id, int64_t version_id, std::span<const float>)>& fn);
+
+}  // namespace strata::vector

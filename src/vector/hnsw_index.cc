@@ -1,0 +1,188 @@
+#include "vector/hnsw_index.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "hnswlib/hnswlib.h"
+#include "nlohmann/json.hpp"
+#include "util/status_macros.h"
+
+namespace strata::vector {
+namespace {
+
+constexpr int kMetaFormat = 1;
+constexpr size_t kInitialCapacity = 1024;
+
+// A fast 64-bit checksum of a file (8 bytes at a time, multiply-xor); catches truncation and
+// garbage, not tampering. -1 when the file cannot be read.
+absl::StatusOr<uint64_t> FileChecksum(const std::string& path, int64_t& bytes) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return absl::NotFoundError(absl::StrCat(path, ": cannot open"));
+  std::vector<char> buffer(1 << 20);
+  uint64_t h = 0x9E3779B97F4A7C15ULL;
+  bytes = 0;
+  size_t n;
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), f)) > 0) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      uint64_t w;
+      std::memcpy(&w, buffer.data() + i, 8);
+      h = (h ^ w) * 0xff51afd7ed558ccdULL;
+      h ^= h >> 29;
+    }
+    for (; i < n; ++i) h = (h ^ static_cast<unsigned char>(buffer[i])) * 0x100000001b3ULL;
+    bytes += static_cast<int64_t>(n);
+  }
+  const bool failed = std::ferror(f) != 0;
+  std::fclose(f);
+  if (failed) return absl::DataLossError(absl::StrCat(path, ": read error"));
+  return h;
+}
+
+absl::Status SyncAndRename(const std::string& from, const std::string& to) {
+  if (const int fd = ::open(from.c_str(), O_RDONLY); fd >= 0) {
+    ::fsync(fd);
+    ::close(fd);
+  }
+  if (std::rename(from.c_str(), to.c_str()) != 0) {
+    return absl::InternalError(absl::StrCat("cannot rename ", from, " to ", to));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+HnswIndex::HnswIndex(int dimension)
+    : dimension_(dimension),
+      space_(std::make_unique<hnswlib::InnerProductSpace>(dimension)),
+      graph_(std::make_unique<hnswlib::HierarchicalNSW<float>>(space_.get(), kInitialCapacity, kM,
+                                                                kEfConstruction)) {
+  graph_->setEf(kEf);
+}
+
+HnswIndex::~HnswIndex() = default;
+
+absl::StatusOr<std::pair<std::unique_ptr<HnswIndex>, IndexMeta>> HnswIndex::Load(
+    const std::string& path, const std::string& fingerprint, int dimension) {
+  std::ifstream meta_in(path + ".meta");
+  if (!meta_in) return absl::NotFoundError(absl::StrCat(path, ".meta: absent"));
+  const nlohmann::json meta = nlohmann::json::parse(meta_in, nullptr, /*allow_exceptions=*/false);
+  if (!meta.is_object() || meta.value("format", 0) != kMetaFormat ||
+      !meta.contains("checksum") || !meta.contains("bytes") || !meta.contains("watermark")) {
+    return absl::FailedPreconditionError(absl::StrCat(path, ".meta: unreadable"));
+  }
+  if (meta.value("fingerprint", "") != fingerprint) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(path, ": made by embedder ", meta.value("fingerprint", ""), ", not ",
+                     fingerprint));
+  }
+  int64_t bytes = 0;
+  ASSIGN_OR_RETURN(const uint64_t checksum, FileChecksum(path, bytes));
+  if (bytes != meta["bytes"].get<int64_t>() ||
+      absl::StrCat(checksum) != meta["checksum"].get<std::string>()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(path, ": truncated or corrupt (", bytes, " bytes, checksum mismatch)"));
+  }
+  auto index = std::make_unique<HnswIndex>(dimension);
+  try {
+    auto graph = std::make_unique<hnswlib::HierarchicalNSW<float>>(index->space_.get());
+    graph->num_deleted_ = 0;  // loadIndex leaves it uninitialized in 0.6.2.
+    graph->loadIndex(path, index->space_.get());
+    graph->setEf(kEf);
+    index->graph_ = std::move(graph);
+  } catch (const std::exception& e) {
+    return absl::FailedPreconditionError(absl::StrCat(path, ": ", e.what()));
+  }
+  return std::pair(std::move(index),
+                   IndexMeta{.fingerprint = fingerprint,
+                             .watermark = meta["watermark"].get<int64_t>()});
+}
+
+absl::Status HnswIndex::Save(const std::string& path, const IndexMeta& meta) const {
+  const std::string tmp = path + ".tmp";
+  {
+    std::shared_lock lock(mu_);
+    try {
+      graph_->saveIndex(tmp);
+    } catch (const std::exception& e) {
+      return absl::InternalError(absl::StrCat(tmp, ": ", e.what()));
+    }
+  }
+  int64_t bytes = 0;
+  ASSIGN_OR_RETURN(const uint64_t checksum, FileChecksum(tmp, bytes));
+  RETURN_IF_ERROR(SyncAndRename(tmp, path));
+  const nlohmann::json json = {{"format", kMetaFormat},     {"fingerprint", meta.fingerprint},
+                               {"watermark", meta.watermark}, {"bytes", bytes},
+                               {"checksum", absl::StrCat(checksum)}};
+  const std::string meta_tmp = path + ".meta.tmp";
+  {
+    std::ofstream out(meta_tmp, std::ios::trunc);
+    out << json.dump() << "\n";
+    if (!out.flush()) return absl::InternalError(absl::StrCat("cannot write ", meta_tmp));
+  }
+  return SyncAndRename(meta_tmp, path + ".meta");
+}
+
+void HnswIndex::ReserveLocked(size_t n) {
+  const size_t capacity = graph_->max_elements_;
+  if (n <= capacity) return;
+  graph_->resizeIndex(std::max(n, capacity * 2));
+}
+
+void HnswIndex::Add(int64_t label, std::span<const float> v) {
+  std::unique_lock lock(mu_);
+  ReserveLocked(graph_->cur_element_count + 1);
+  graph_->addPoint(v.data(), static_cast<hnswlib::labeltype>(label));
+}
+
+void HnswIndex::AddParallel(std::span<const int64_t> labels, std::span<const float> vectors,
+                            int threads) {
+  std::unique_lock lock(mu_);
+  ReserveLocked(graph_->cur_element_count + labels.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < labels.size(); i = next++) {
+      graph_->addPoint(vectors.data() + i * dimension_,
+                       static_cast<hnswlib::labeltype>(labels[i]));
+    }
+  };
+  // hnswlib's first element must be inserted alone.
+  if (graph_->cur_element_count == 0 && !labels.empty()) {
+    graph_->addPoint(vectors.data(), static_cast<hnswlib::labeltype>(labels[0]));
+    next = 1;
+  }
+  std::vector<std::jthread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+}
+
+std::vector<Neighbor> HnswIndex::Search(std::span<const float> query, size_t k) const {
+  std::vector<Neighbor> out;
+  std::shared_lock lock(mu_);
+  if (graph_->cur_element_count == 0 || k == 0) return out;
+  auto heap = graph_->searchKnn(query.data(), k);
+  out.resize(heap.size());
+  // The heap pops the farthest first; inner-product distance is 1 - similarity.
+  for (size_t i = heap.size(); i-- > 0;) {
+    out[i] = Neighbor{.label = static_cast<int64_t>(heap.top().second),
+                      .similarity = 1.0f - heap.top().first};
+    heap.pop();
+  }
+  return out;
+}
+
+size_t HnswIndex::size() const {
+  std::shared_lock lock(mu_);
+  return graph_->cur_element_count;
+}
+
+}  // namespace strata::vector

@@ -1,0 +1,77 @@
+#pragma once
+// An approximate nearest-neighbour index over unit vectors (hnswlib's HNSW graph, inner
+// product), labelled by version id, with a file format that detects truncation and garbage.
+
+#include <cstdint>
+#include <memory>
+#include <shared_mutex>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace hnswlib {
+template <typename T>
+class HierarchicalNSW;
+class InnerProductSpace;
+}  // namespace hnswlib
+
+namespace strata::vector {
+
+// What a saved index holds, kept in a small sidecar file "<index>.meta".
+struct IndexMeta {
+  std::string fingerprint;  // The embedder space's; an index of another space is not loaded.
+  int64_t watermark = 0;    // Every embeddings row with id <= watermark is in the index.
+};
+
+struct Neighbor {
+  int64_t label;
+  float similarity;  // Cosine similarity, higher is closer.
+};
+
+// Thread safety: Search and Save from any number of threads; Add excludes both. hnswlib
+// allows concurrent searches and concurrent inserts but not the two mixed, hence the lock.
+class HnswIndex {
+ public:
+  explicit HnswIndex(int dimension);
+  ~HnswIndex();
+  HnswIndex(const HnswIndex&) = delete;
+  HnswIndex& operator=(const HnswIndex&) = delete;
+
+  // Loads the index saved at `path` if its meta names `fingerprint`. Errors: NotFound (no
+  // file), FailedPrecondition (another space, or a file that is truncated or corrupt: its
+  // checksum does not match).
+  static absl::StatusOr<std::pair<std::unique_ptr<HnswIndex>, IndexMeta>> Load(
+      const std::string& path, const std::string& fingerprint, int dimension);
+  // Writes the index and its meta atomically (temporary files, fsync, rename).
+  absl::Status Save(const std::string& path, const IndexMeta& meta) const;
+
+  // Adds or replaces the vector of `label`. `v` has the index's dimension.
+  void Add(int64_t label, std::span<const float> v);
+  // Adds many from several threads; no Search may run meanwhile (a rebuild before the index
+  // is published).
+  void AddParallel(std::span<const int64_t> labels, std::span<const float> vectors, int threads);
+
+  // The `k` nearest, closest first.
+  std::vector<Neighbor> Search(std::span<const float> query, size_t k) const;
+
+  size_t size() const;
+  int dimension() const { return dimension_; }
+
+  // Search-time candidate list length (hnswlib's ef); set before use.
+  static constexpr size_t kEf = 96;
+  static constexpr size_t kM = 16;
+  static constexpr size_t kEfConstruction = 100;
+
+ private:
+  void ReserveLocked(size_t n);
+
+  const int dimension_;
+  std::unique_ptr<hnswlib::InnerProductSpace> space_;
+  std::unique_ptr<hnswlib::HierarchicalNSW<float>> graph_;
+  mutable std::shared_mutex mu_;
+};
+
+}  // namespace strata::vector

@@ -1,0 +1,298 @@
+#include "vector/vector_service.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include "absl/strings/str_cat.h"
+#include "util/status_macros.h"
+
+namespace strata::vector {
+namespace {
+
+// How often an idle worker looks for versions written by another process.
+constexpr auto kPollInterval = std::chrono::milliseconds(250);
+// Rows read per step when rebuilding the index or catching it up.
+constexpr int64_t kReadChunk = 20000;
+constexpr int kBuildThreads = 2;
+// On shutdown the index is saved only when at least this many vectors (and 1% of it) are
+// not in the file yet.
+constexpr int64_t kMinUnsavedToSave = 1000;
+
+int64_t FileBytes(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : 0;
+}
+
+}  // namespace
+
+const char* IndexStateName(IndexState state) {
+  switch (state) {
+    case IndexState::kLoading:
+      return "loading";
+    case IndexState::kBuilding:
+      return "building";
+    case IndexState::kReady:
+      return "ready";
+  }
+  return "unknown";
+}
+
+VectorService::VectorService(std::string path, std::unique_ptr<embed::Embedder> embedder,
+                             Space space)
+    : path_(std::move(path)), embedder_(std::move(embedder)), space_(std::move(space)) {}
+
+absl::StatusOr<std::unique_ptr<VectorService>> VectorService::Start(
+    const std::string& path, const store::DbOptions& db_options,
+    std::unique_ptr<embed::Embedder> embedder, store::Db& db, int64_t now_unix_ms) {
+  ASSIGN_OR_RETURN(Space space, RegisterSpace(db, embedder->info(), now_unix_ms));
+  ASSIGN_OR_RETURN(std::unique_ptr<store::Db> worker_db, store::Db::Open(path, db_options));
+  std::unique_ptr<VectorService> service(
+      new VectorService(path, std::move(embedder), std::move(space)));
+  service->worker_ = std::jthread([s = service.get(), wdb = std::move(worker_db)](
+                                      std::stop_token stop) mutable { s->Run(stop, std::move(wdb)); });
+  return service;
+}
+
+VectorService::~VectorService() {
+  worker_.request_stop();
+  wake_.notify_all();
+}
+
+void VectorService::Wake() {
+  {
+    std::lock_guard lock(mu_);
+    woken_ = true;
+  }
+  wake_.notify_all();
+}
+
+std::shared_ptr<HnswIndex> VectorService::index() const {
+  std::lock_guard lock(mu_);
+  return index_;
+}
+
+void VectorService::SetError(const absl::Status& status) {
+  std::lock_guard lock(mu_);
+  last_error_ = status.ok() ? "" : std::string(status.message());
+}
+
+void VectorService::Run(std::stop_token stop, std::unique_ptr<store::Db> db) {
+  LoadOrRebuild(*db, stop);
+  int64_t cursor = 0;  // Versions up to here have a vector or are someone else's to embed.
+  int failures = 0;
+  while (!stop.stop_requested()) {
+    if (absl::Status s = CatchUp(*db).status(); !s.ok()) SetError(s);
+    absl::StatusOr<int64_t> embedded = 0;
+    if (backfills_.load() == 0) {
+      int64_t attempted = 0;
+      embedded = EmbedBatch(*db, BacklogScope{}, cursor, embedder_->batch_size(), &attempted);
+    }
+    std::chrono::milliseconds pause = kPollInterval;
+    if (!embedded.ok()) {
+      SetError(embedded.status());
+      // Back off while the embedder is down: 0.5 s, 1 s, ... up to 30 s.
+      failures = std::min(failures + 1, 7);
+      pause = std::chrono::milliseconds(std::min(30000, 250 << failures));
+    } else {
+      failures = 0;
+      if (*embedded > 0) continue;
+    }
+    std::unique_lock lock(mu_);
+    wake_.wait_for(lock, stop, pause, [this] { return woken_; });
+    woken_ = false;
+  }
+  std::shared_ptr<HnswIndex> idx = index();
+  int64_t watermark;
+  {
+    std::lock_guard lock(mu_);
+    watermark = watermark_;
+    // A few vectors are cheaper to catch up at the next start than a whole index to rewrite.
+    const int64_t worth_saving =
+        std::max<int64_t>(kMinUnsavedToSave, idx ? static_cast<int64_t>(idx->size()) / 100 : 0);
+    if (idx == nullptr || added_since_save_ < worth_saving) return;
+  }
+  if (absl::Status s = idx->Save(IndexPath(path_), {space_.fingerprint, watermark}); !s.ok()) {
+    std::fprintf(stderr, "strata: could not save the vector index: %s\n",
+                 std::string(s.message()).c_str());
+  }
+}
+
+void VectorService::LoadOrRebuild(store::Db& db, std::stop_token stop) {
+  const std::string file = IndexPath(path_);
+  auto loaded = HnswIndex::Load(file, space_.fingerprint, space_.dimension);
+  if (loaded.ok()) {
+    std::lock_guard lock(mu_);
+    index_ = std::move(loaded->first);
+    watermark_ = loaded->second.watermark;
+    state_ = IndexState::kReady;
+    return;
+  }
+  if (loaded.status().code() != absl::StatusCode::kNotFound) {
+    std::fprintf(stderr, "strata: rebuilding the vector index: %s\n",
+                 std::string(loaded.status().message()).c_str());
+  }
+  {
+    std::lock_guard lock(mu_);
+    state_ = IndexState::kBuilding;
+  }
+  auto built = std::make_shared<HnswIndex>(space_.dimension);
+  int64_t watermark = 0;
+  std::vector<int64_t> labels;
+  std::vector<float> vectors;
+  while (!stop.stop_requested()) {
+    labels.clear();
+    vectors.clear();
+    absl::StatusOr<int64_t> rows = ReadVectorsAfter(
+        db, space_.id, space_.dimension, watermark, kReadChunk,
+        [&](int64_t row_id, int64_t version_id, std::span<const float> v) {
+          watermark = row_id;
+          labels.push_back(version_id);
+          vectors.insert(vectors.end(), v.begin(), v.end());
+        });
+    if (!rows.ok()) {
+      SetError(rows.status());
+      return;  // The index stays unavailable; dense recall scans exactly.
+    }
+    built->AddParallel(labels, vectors, kBuildThreads);
+    if (*rows < kReadChunk) break;
+  }
+  if (stop.stop_requested()) return;
+  {
+    std::lock_guard lock(mu_);
+    index_ = built;
+    watermark_ = watermark;
+    state_ = IndexState::kReady;
+  }
+  if (absl::Status s = built->Save(file, {space_.fingerprint, watermark}); !s.ok()) {
+    std::fprintf(stderr, "strata: could not save the vector index: %s\n",
+                 std::string(s.message()).c_str());
+  }
+}
+
+absl::StatusOr<int64_t> VectorService::CatchUp(store::Db& db) {
+  std::lock_guard catch_up(catch_up_mu_);
+  std::shared_ptr<HnswIndex> idx;
+  int64_t watermark;
+  {
+    std::lock_guard lock(mu_);
+    idx = index_;
+    watermark = watermark_;
+  }
+  if (idx == nullptr) return 0;  // LoadOrRebuild reads everything when it finishes.
+  int64_t total = 0;
+  while (true) {
+    int64_t added = 0;
+    ASSIGN_OR_RETURN(const int64_t rows,
+                     ReadVectorsAfter(db, space_.id, space_.dimension, watermark, kReadChunk,
+                                      [&](int64_t row_id, int64_t version_id,
+                                          std::span<const float> v) {
+                                        idx->Add(version_id, v);
+                                        watermark = row_id;
+                                        ++added;
+                                      }));
+    {
+      std::lock_guard lock(mu_);
+      watermark_ = watermark;
+      added_since_save_ += added;
+    }
+    total += added;
+    if (rows < kReadChunk) break;
+  }
+  return total;
+}
+
+absl::StatusOr<int64_t> VectorService::EmbedBatch(store::Db& db, const BacklogScope& scope,
+                                                  int64_t& cursor, int64_t max_items,
+                                                  int64_t* attempted) {
+  const int limit = static_cast<int>(std::min<int64_t>(embedder_->batch_size(), max_items));
+  ASSIGN_OR_RETURN(std::vector<PendingVersion> pending,
+                   PendingVersions(db, space_.id, scope, cursor, limit));
+  if (pending.empty()) return 0;
+  std::vector<std::string> texts;
+  std::vector<int64_t> ids;
+  texts.reserve(pending.size());
+  ids.reserve(pending.size());
+  for (PendingVersion& p : pending) {
+    texts.push_back(std::move(p.text));
+    ids.push_back(p.version_id);
+  }
+  *attempted += static_cast<int64_t>(ids.size());
+  ASSIGN_OR_RETURN(const std::vector<float> vectors, embedder_->Embed(texts));
+  if (vectors.size() != ids.size() * space_.dimension) {
+    return absl::InternalError(absl::StrCat("embedder ", space_.fingerprint, " returned ",
+                                            vectors.size(), " floats for ", ids.size(), " texts"));
+  }
+  RETURN_IF_ERROR(StoreVectors(db, space_.id, space_.dimension, ids, vectors));
+  cursor = ids.back();
+  std::lock_guard lock(mu_);
+  embedded_ += static_cast<int64_t>(ids.size());
+  last_error_.clear();
+  return static_cast<int64_t>(ids.size());
+}
+
+absl::StatusOr<BackfillResult> VectorService::Backfill(
+    store::Db& db, const BacklogScope& scope, int64_t limit,
+    const std::function<void(int64_t, int64_t)>& progress) {
+  ++backfills_;  // The worker stands aside rather than embed the same rows.
+  struct Release {
+    std::atomic<int>& n;
+    ~Release() { --n; }
+  } release{backfills_};
+  BackfillResult result;
+  ASSIGN_OR_RETURN(const int64_t pending, CountPending(db, space_.id, scope));
+  const int64_t total = std::min(limit, pending);
+  int64_t cursor = 0;
+  while (result.embedded < limit) {
+    absl::StatusOr<int64_t> n =
+        EmbedBatch(db, scope, cursor, limit - result.embedded, &result.attempted);
+    if (!n.ok()) {
+      result.error = std::string(n.status().message());
+      SetError(n.status());
+      break;
+    }
+    if (*n == 0) break;
+    result.embedded += *n;
+    if (progress) progress(result.embedded, total);
+  }
+  result.failed = result.attempted - result.embedded;
+  RETURN_IF_ERROR(CatchUp(db).status());
+  ASSIGN_OR_RETURN(result.remaining, CountPending(db, space_.id, scope));
+  return result;
+}
+
+absl::StatusOr<std::vector<float>> VectorService::EmbedQuery(std::string_view query) {
+  const std::string text(query);
+  return embedder_->Embed(std::span<const std::string>(&text, 1));
+}
+
+std::optional<std::vector<Neighbor>> VectorService::SearchIndex(std::span<const float> query,
+                                                                size_t k) const {
+  std::shared_ptr<HnswIndex> idx = index();
+  if (idx == nullptr) return std::nullopt;
+  return idx->Search(query, k);
+}
+
+std::optional<size_t> VectorService::IndexedCount() const {
+  std::shared_ptr<HnswIndex> idx = index();
+  if (idx == nullptr) return std::nullopt;
+  return idx->size();
+}
+
+absl::StatusOr<VectorStats> VectorService::Stats(store::Db& db) {
+  VectorStats stats{.embedder = space_.fingerprint, .dimension = space_.dimension};
+  ASSIGN_OR_RETURN(stats.vectors, CountVectors(db, space_.id));
+  ASSIGN_OR_RETURN(stats.pending, CountPending(db, space_.id, BacklogScope{}));
+  std::shared_ptr<HnswIndex> idx = index();
+  stats.indexed = idx ? static_cast<int64_t>(idx->size()) : 0;
+  stats.index_file_bytes = FileBytes(IndexPath(path_));
+  std::lock_guard lock(mu_);
+  stats.index_state = state_;
+  stats.embedded_since_start = embedded_;
+  stats.last_error = last_error_;
+  return stats;
+}
+
+}  // namespace strata::vector

@@ -1,0 +1,117 @@
+#pragma once
+// The dense side of the store: one embedder, its space, the HNSW index of its vectors, and a
+// worker thread that embeds the backlog and keeps the index caught up with the database.
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "embed/embedder.h"
+#include "store/db.h"
+#include "vector/embeddings.h"
+#include "vector/hnsw_index.h"
+
+namespace strata::vector {
+
+enum class IndexState { kLoading, kBuilding, kReady };
+const char* IndexStateName(IndexState state);
+
+struct VectorStats {
+  std::string embedder;  // The fingerprint.
+  int dimension = 0;
+  int64_t vectors = 0;       // Stored vectors of this space.
+  int64_t pending = 0;       // Versions waiting for one.
+  int64_t indexed = 0;       // Vectors in the in-memory index.
+  IndexState index_state = IndexState::kLoading;
+  int64_t embedded_since_start = 0;  // By the worker and by Backfill.
+  std::string last_error;    // The embedder's last failure; empty after a success.
+  int64_t index_file_bytes = 0;
+};
+
+struct BackfillResult {
+  int64_t embedded = 0;   // Versions given a vector by this call.
+  int64_t attempted = 0;  // Versions it tried.
+  int64_t failed = 0;     // attempted - embedded.
+  int64_t remaining = 0;  // In scope and still without a vector.
+  std::string error;      // Why some failed.
+};
+
+// The index lives in "<db>.hnsw" (and "<db>.hnsw.meta"), saved after a rebuild and on
+// shutdown when enough is new (a few vectors are cheaper to catch up at the next start); at start it is loaded when it names this embedder's space and its checksum holds,
+// else rebuilt from the stored vectors. Either way on the worker thread: a search never waits
+// for it (SearchIndex returns nullopt until it is ready).
+// Thread safety: every method may be called from any thread; each call that takes a Db uses
+// that connection only (the caller's thread owns it).
+class VectorService {
+ public:
+  // Registers the embedder's space through `db` and starts the worker, which opens its own
+  // connection to `path`.
+  static absl::StatusOr<std::unique_ptr<VectorService>> Start(
+      const std::string& path, const store::DbOptions& db_options,
+      std::unique_ptr<embed::Embedder> embedder, store::Db& db, int64_t now_unix_ms);
+  ~VectorService();  // Stops the worker and saves the index if it changed.
+
+  const Space& space() const { return space_; }
+  embed::Embedder& embedder() { return *embedder_; }
+  static std::string IndexPath(const std::string& db_path) { return db_path + ".hnsw"; }
+
+  // New versions were committed: the worker looks for them now rather than at its next poll.
+  void Wake();
+
+  // Embeds up to `limit` versions of `scope` now, on the caller's thread and connection, then
+  // brings the index up to date. `progress(done, total)` is called after each batch.
+  absl::StatusOr<BackfillResult> Backfill(store::Db& db, const BacklogScope& scope, int64_t limit,
+                                          const std::function<void(int64_t, int64_t)>& progress);
+
+  // The query's vector.
+  absl::StatusOr<std::vector<float>> EmbedQuery(std::string_view query);
+  // The k nearest indexed versions; nullopt while the index is loading or building.
+  std::optional<std::vector<Neighbor>> SearchIndex(std::span<const float> query, size_t k) const;
+  // How many vectors the index holds; nullopt while it is loading or building.
+  std::optional<size_t> IndexedCount() const;
+
+  absl::StatusOr<VectorStats> Stats(store::Db& db);
+
+ private:
+  VectorService(std::string path, std::unique_ptr<embed::Embedder> embedder, Space space);
+  void Run(std::stop_token stop, std::unique_ptr<store::Db> db);
+  // Loads the saved index or rebuilds it from the stored vectors, then publishes it.
+  void LoadOrRebuild(store::Db& db, std::stop_token stop);
+  // Adds to the index every vector written after the watermark. Returns how many.
+  absl::StatusOr<int64_t> CatchUp(store::Db& db);
+  // Embeds one batch of the backlog after *cursor; advances *cursor past what it stored.
+  // Returns how many versions it embedded (0: nothing pending in scope).
+  absl::StatusOr<int64_t> EmbedBatch(store::Db& db, const BacklogScope& scope, int64_t& cursor,
+                                     int64_t max_items, int64_t* attempted);
+  std::shared_ptr<HnswIndex> index() const;
+  void SetError(const absl::Status& status);
+
+  const std::string path_;  // The database's.
+  std::unique_ptr<embed::Embedder> embedder_;
+  const Space space_;
+
+  mutable std::mutex mu_;  // Guards the members below, not the index's contents.
+  std::condition_variable_any wake_;
+  bool woken_ = false;
+  std::shared_ptr<HnswIndex> index_;  // Null until loaded or built.
+  IndexState state_ = IndexState::kLoading;
+  int64_t watermark_ = 0;        // Embeddings rows up to here are in index_.
+  int64_t added_since_save_ = 0;  // Vectors in index_ and not in its file.
+  int64_t embedded_ = 0;
+  std::string last_error_;
+
+  std::mutex catch_up_mu_;  // One CatchUp at a time.
+  std::atomic<int> backfills_{0};  // Backfill calls running; the worker waits them out.
+  std::jthread worker_;     // Last: stops first.
+};
+
+}  // namespace strata::vector
