@@ -150,6 +150,26 @@ def cold_start(binary, db, runs=3):
     return round(statistics.median(times) * 1000, 2)
 
 
+def wait_embedded(session, timeout_s=7200):
+    """Polls stats until every version has a vector and the index holds them all.
+    Returns (seconds waited, pending when the wait began); None without an embedder."""
+    start = time.perf_counter()
+    first = None
+    while True:
+        e = session.call("stats", {}).get("embeddings")
+        if not e:
+            return None
+        if first is None:
+            first = e["pending"]
+        if e["pending"] == 0 and e["index_state"] == "ready" and e["indexed"] >= e["vectors"]:
+            return time.perf_counter() - start, first
+        if e.get("last_error"):
+            log(f"  embedder error: {e['last_error']}")
+        if time.perf_counter() - start > timeout_s:
+            raise RuntimeError(f"embedding did not finish in {timeout_s} s: {e}")
+        time.sleep(0.2)
+
+
 def dedup_stats(stats):
     dedup = stats.get("dedup")
     if not dedup or not dedup.get("checks"):
@@ -175,6 +195,11 @@ def measure_size(binary, n, workdir, samples, seed):
     result["write"] = load_single(session, n)
     log(f"  writes: {result['write']['rate_per_s']:,.0f}/s (first 10% "
         f"{result['write']['first_10pct_rate_per_s']:,.0f}/s, last 10% {result['write']['last_10pct_rate_per_s']:,.0f}/s)")
+    waited = wait_embedded(session)
+    if waited:
+        result["embed_after_load"] = {"pending_at_load_end": waited[1],
+                                      "drain_seconds": round(waited[0], 2)}
+        log(f"  embedding: {waited[1]:,} pending when the load ended, drained in {waited[0]:.1f} s")
     stats = session.call("stats", {})
     result["dedup"] = dedup_stats(stats)
     modes = stats.get("recall_modes", ["fts5"])
@@ -194,6 +219,8 @@ def measure_size(binary, n, workdir, samples, seed):
     session.close()
     result["db"] = {"main_bytes": file_size(db), "wal_bytes": file_size(db + "-wal"),
                     "index_bytes": file_size(db + ".hnsw")}
+    if stats.get("embeddings"):
+        result["embeddings"] = {k: stats["embeddings"][k] for k in ("embedder", "dimension", "vectors")}
     result["db"]["bytes_per_memory"] = round(result["db"]["main_bytes"] / n, 1)
     result["cold_start_ms"] = cold_start(binary, db)
     log(f"  cold start {result['cold_start_ms']} ms; db {result['db']}")
@@ -202,10 +229,19 @@ def measure_size(binary, n, workdir, samples, seed):
     session = Session(binary, batch_db)
     session.initialize()
     result["batch"] = load_batch(session, n)
-    session.close()
     log(f"  remember_batch: {result['batch']['rate_per_s']:,.0f}/s")
+    # Batches outrun the embedder: what is left is a backlog, drained by the worker alone.
+    waited = wait_embedded(session)
+    if waited:
+        seconds, pending = waited
+        result["embed"] = {"backlog": pending, "drain_seconds": round(seconds, 2),
+                           "rate_per_s": round(pending / seconds, 1) if seconds > 0 else None,
+                           "peak_rss_bytes": session.peak_rss_bytes()}
+        log(f"  embedding backlog of {pending:,}: drained in {seconds:.1f} s "
+            f"({result['embed']['rate_per_s']}/s)")
+    session.close()
     for path in (db, batch_db):
-        for suffix in ("", "-wal", "-shm", ".hnsw"):
+        for suffix in ("", "-wal", "-shm", ".hnsw", ".hnsw.meta"):
             if os.path.exists(path + suffix):
                 os.remove(path + suffix)
     return result

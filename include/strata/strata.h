@@ -225,6 +225,11 @@ class Store {
   // the same continuously; this is for backfills on demand), then brings the vector index up
   // to date. `progress(done, total)` after each batch; may be null. Errors: FailedPrecondition
   // without an embedder, NotFound for an unknown identity, InvalidArgument for limit < 1.
+  // The vector index's recall@k against an exact scan, over `queries` stored vectors used as
+  // queries (see `strata check-index`). Slow: a full scan per query. Errors:
+  // FailedPrecondition without an embedder or while the index is not ready.
+  virtual absl::StatusOr<double> CheckIndex(int queries, int k) = 0;
+
   virtual absl::StatusOr<EmbedResult> Embed(
       const EmbedRequest& request, const std::function<void(int64_t, int64_t)>& progress) = 0;
 

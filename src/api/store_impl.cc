@@ -327,6 +327,13 @@ class StoreImpl final : public Store {
     return stats;
   }
 
+  absl::StatusOr<double> CheckIndex(int queries, int k) override {
+    if (!vectors_) {
+      return absl::FailedPreconditionError("this store runs with --embedder none: no index");
+    }
+    return vectors_->MeasureIndexRecall(*db_, queries, k);
+  }
+
   absl::StatusOr<EmbedResult> Embed(
       const EmbedRequest& request,
       const std::function<void(int64_t, int64_t)>& progress) override {

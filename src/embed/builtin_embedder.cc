@@ -146,9 +146,16 @@ class BuiltinEmbedder final : public Embedder {
       if (weights_.lexicon > 0) {
         lex.clear();
         Lexicon::Get().Features(word, lex);
-        for (const LexFeature& f : lex) {
-          Add(Kind::kLexicon, f.id, tf * weights_.lexicon * f.weight, v);
+        for (LexFeature& f : lex) {
+          if (f.id & 0x80000000u) f.weight *= weights_.gloss;
         }
+        float scale = tf * weights_.lexicon;
+        if (weights_.lexnorm > 0) {
+          double norm = 0;
+          for (const LexFeature& f : lex) norm += double{f.weight} * f.weight;
+          if (norm > 0) scale *= weights_.lexnorm / static_cast<float>(std::sqrt(norm));
+        }
+        for (const LexFeature& f : lex) Add(Kind::kLexicon, f.id, scale * f.weight, v);
       }
     }
     double norm = 0;
@@ -205,10 +212,12 @@ absl::StatusOr<std::unique_ptr<Embedder>> MakeBuiltinEmbedder(
     float* weight = key == "ngram"     ? &weights.ngram
                     : key == "lexicon" ? &weights.lexicon
                     : key == "bigram"  ? &weights.bigram
+                    : key == "gloss"   ? &weights.gloss
+                    : key == "lexnorm" ? &weights.lexnorm
                                        : nullptr;
     if (weight == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "embedder builtin: unknown option \"", key, "\" (known: dim, ngram, lexicon, bigram)"));
+          "embedder builtin: unknown option \"", key, "\" (known: dim, ngram, lexicon, bigram, gloss, lexnorm)"));
     }
     auto x = ParseNumber(key, value, 0, 10);
     if (!x.ok()) return x.status();

@@ -19,6 +19,10 @@ struct BuiltinWeights {
   float ngram = 0.5f;    // All character n-grams of a word together.
   float lexicon = 0.6f;  // Multiplies each WordNet feature's own weight.
   float bigram = 0.0f;   // Adjacent stems.
+  float gloss = 1.0f;    // Multiplies the lexicon's gloss-word features (synsets keep 1).
+  // > 0: each word's lexicon features are scaled to this L2 norm (times `lexicon`), so a word
+  // with many senses weighs no more than one with few.
+  float lexnorm = 0.0f;
 };
 
 // `options`: dim (64..4096, default kBuiltinDefaultDim) and, for experiments, the weights

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -9,6 +10,7 @@
 #include <map>
 #include <string>
 #include <system_error>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -37,6 +39,10 @@ usage:
   strata history CATEGORY KEY [--workspace W] [--limit N]
   strata stats
   strata rebuild-signatures         recompute near-duplicate signatures (after an upgrade)
+  strata embed [--category C] [--limit N]
+                                    give vectors now to memories without one (progress on
+                                    stderr; the server also does this in the background)
+  strata check-index [--queries N]  the vector index's recall@10 against an exact scan
   strata --version | --help
 
 options:
@@ -247,6 +253,64 @@ int RunCommand(const CommandLine& cl, tools::ToolRegistry& registry) {
   return 0;
 }
 
+// Parses a positive integer option; 0 when it is malformed.
+int64_t PositiveOption(const CommandLine& cl, const std::string& name, int64_t fallback) {
+  const std::string text = Option(cl, name);
+  if (text.empty()) return fallback;
+  char* end = nullptr;
+  const long long v = std::strtoll(text.c_str(), &end, 10);
+  return end != text.c_str() && *end == '\0' && v > 0 ? v : 0;
+}
+
+int RunEmbed(const CommandLine& cl, Store& store) {
+  EmbedRequest request{.limit = PositiveOption(cl, "limit", int64_t{1} << 40)};
+  if (request.limit == 0) {
+    std::cerr << "strata embed: --limit must be a positive integer\n";
+    return 2;
+  }
+  if (const std::string category = Option(cl, "category"); !category.empty()) {
+    request.category = category;
+  }
+  int64_t last_report = 0;
+  absl::StatusOr<EmbedResult> r = store.Embed(request, [&](int64_t done, int64_t total) {
+    if (done - last_report >= 10000 || done == total) {
+      std::cerr << "embedded " << done << "/" << total << "\n";
+      last_report = done;
+    }
+  });
+  if (!r.ok()) {
+    std::cerr << "strata embed: " << r.status().message() << "\n";
+    return 1;
+  }
+  std::cout << "embedded " << r->embedded << ", failed " << r->failed << ", remaining "
+            << r->remaining << "\n";
+  if (!r->error.empty()) std::cerr << "strata embed: " << r->error << "\n";
+  return r->failed > 0 ? 1 : 0;
+}
+
+int RunCheckIndex(const CommandLine& cl, Store& store) {
+  const int64_t queries = PositiveOption(cl, "queries", 100);
+  if (queries == 0 || queries > 100000) {
+    std::cerr << "strata check-index: --queries must be an integer in [1, 100000]\n";
+    return 2;
+  }
+  // The index loads or builds in the background; wait for it (progress on stderr).
+  while (true) {
+    absl::StatusOr<Stats> stats = store.GetStats();
+    if (!stats.ok() || !stats->embeddings) break;
+    if (stats->embeddings->index_state == "ready") break;
+    std::cerr << "waiting for the vector index (" << stats->embeddings->index_state << ")\n";
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+  absl::StatusOr<double> recall = store.CheckIndex(static_cast<int>(queries), 10);
+  if (!recall.ok()) {
+    std::cerr << "strata check-index: " << recall.status().message() << "\n";
+    return 1;
+  }
+  std::cout << "recall@10 " << *recall << " over " << queries << " queries\n";
+  return 0;
+}
+
 }  // namespace
 
 int Main(int argc, char** argv) {
@@ -265,7 +329,8 @@ int Main(int argc, char** argv) {
     return 0;
   }
   static const char* const kCommands[] = {"serve",   "remember", "recall",
-                                          "history", "stats",    "rebuild-signatures"};
+                                          "history", "stats",    "rebuild-signatures", "embed",
+                                          "check-index"};
   if (std::find(std::begin(kCommands), std::end(kCommands), cl.command) == std::end(kCommands)) {
     std::cerr << "strata: unknown command \"" << cl.command << "\"\n\n" << kUsage;
     return 2;
@@ -312,7 +377,7 @@ int Main(int argc, char** argv) {
         "category", "key",        "body",       "body-json",   "type",
         "tags",     "workspace",  "valid-from", "valid-to",    "source",
         "limit",    "as-of",      "valid-at",   "mode",        "dedup-threshold",
-        "dedup",    "embedder"};
+        "dedup",    "embedder",   "queries"};
     if (std::find(std::begin(kKnown), std::end(kKnown), name) == std::end(kKnown)) {
       std::cerr << "strata: unknown option --" << name << "\n\n" << kUsage;
       return 2;
@@ -338,6 +403,8 @@ int Main(int argc, char** argv) {
     std::cout << "indexed " << *indexed << " current memories\n";
     return 0;
   }
+  if (cl.command == "embed") return RunEmbed(cl, **store);
+  if (cl.command == "check-index") return RunCheckIndex(cl, **store);
   tools::ToolRegistry registry(store->get(), registry_options);
   if (cl.command != "serve") return RunCommand(cl, registry);
 

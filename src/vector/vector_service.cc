@@ -6,7 +6,9 @@
 #include <chrono>
 #include <cstdio>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "vector/codec.h"
 #include "util/status_macros.h"
 
 namespace strata::vector {
@@ -279,6 +281,51 @@ std::optional<size_t> VectorService::IndexedCount() const {
   std::shared_ptr<HnswIndex> idx = index();
   if (idx == nullptr) return std::nullopt;
   return idx->size();
+}
+
+absl::StatusOr<double> VectorService::MeasureIndexRecall(store::Db& db, int queries, int k) {
+  std::shared_ptr<HnswIndex> idx = index();
+  if (idx == nullptr) {
+    return absl::FailedPreconditionError("the vector index is still loading or building");
+  }
+  RETURN_IF_ERROR(CatchUp(db).status());
+  const int dim = space_.dimension;
+  // Every vector, decoded once (1M x 384 floats: 1.5 GB).
+  std::vector<int64_t> labels;
+  std::vector<float> all;
+  int64_t after = 0;
+  while (true) {
+    ASSIGN_OR_RETURN(const int64_t rows,
+                     ReadVectorsAfter(db, space_.id, dim, after, kReadChunk,
+                                      [&](int64_t row_id, int64_t version_id,
+                                          std::span<const float> v) {
+                                        after = row_id;
+                                        labels.push_back(version_id);
+                                        all.insert(all.end(), v.begin(), v.end());
+                                      }));
+    if (rows < kReadChunk) break;
+  }
+  const size_t n = labels.size();
+  if (n == 0 || queries < 1 || k < 1) return 1.0;
+  int64_t found = 0, expected = 0;
+  std::vector<std::pair<float, int64_t>> scored(n);
+  for (int q = 0; q < queries; ++q) {
+    const size_t at = (static_cast<size_t>(q) * n) / static_cast<size_t>(queries);
+    const std::span<const float> query(all.data() + at * dim, dim);
+    for (size_t i = 0; i < n; ++i) {
+      scored[i] = {Dot(query, std::span<const float>(all.data() + i * dim, dim)), labels[i]};
+    }
+    const size_t top = std::min(n, static_cast<size_t>(k));
+    std::partial_sort(scored.begin(), scored.begin() + top, scored.end(),
+                      [](const auto& a, const auto& b) {
+                        return a.first != b.first ? a.first > b.first : a.second < b.second;
+                      });
+    absl::flat_hash_set<int64_t> truth;
+    for (size_t i = 0; i < top; ++i) truth.insert(scored[i].second);
+    for (const Neighbor& hit : idx->Search(query, top)) found += truth.contains(hit.label);
+    expected += static_cast<int64_t>(top);
+  }
+  return static_cast<double>(found) / static_cast<double>(expected);
 }
 
 absl::StatusOr<VectorStats> VectorService::Stats(store::Db& db) {

@@ -81,6 +81,12 @@ class VectorService {
 
   absl::StatusOr<VectorStats> Stats(store::Db& db);
 
+  // How well the index finds true nearest neighbours: for `queries` stored vectors spread
+  // over the store, the fraction of the exact top k (by a scan of every vector) that the
+  // index search returns. Slow (a full scan per query): for checks and benchmarks.
+  // Errors: FailedPrecondition while the index is not ready.
+  absl::StatusOr<double> MeasureIndexRecall(store::Db& db, int queries, int k);
+
  private:
   VectorService(std::string path, std::unique_ptr<embed::Embedder> embedder, Space space);
   void Run(std::stop_token stop, std::unique_ptr<store::Db> db);

@@ -1,0 +1,254 @@
+// embed::MakeBuiltinEmbedder and embed::MakeEmbedder: determinism (across instances and
+// threads), unit norm, the zero vector, options and their errors, the fingerprint, and a
+// paraphrase sanity check of the similarity the dense arm relies on.
+
+#include "embed/builtin_embedder.h"
+
+#include <cmath>
+#include <memory>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "embed/embedder.h"
+#include "embed/registry.h"
+#include "testing/status_matchers.h"
+
+namespace strata::embed {
+namespace {
+
+using ::strata::testing::StatusIs;
+using ::testing::_;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+using Options = std::vector<std::pair<std::string, std::string>>;
+
+std::unique_ptr<Embedder> MakeOrDie(const Options& options = {}) {
+  absl::StatusOr<std::unique_ptr<Embedder>> embedder = MakeBuiltinEmbedder(options);
+  EXPECT_TRUE(embedder.ok()) << embedder.status();
+  return embedder.ok() ? std::move(*embedder) : nullptr;
+}
+
+// The vector of one text; empty on error (which fails the test).
+std::vector<float> EmbedOne(Embedder& embedder, const std::string& text) {
+  absl::StatusOr<std::vector<float>> v = embedder.Embed(std::span<const std::string>(&text, 1));
+  EXPECT_TRUE(v.ok()) << v.status();
+  return v.ok() ? *v : std::vector<float>();
+}
+
+double Norm(const std::vector<float>& v) {
+  double sum = 0;
+  for (float x : v) sum += double{x} * x;
+  return std::sqrt(sum);
+}
+
+double Cosine(const std::vector<float>& a, const std::vector<float>& b) {
+  double dot = 0;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) dot += double{a[i]} * b[i];
+  return dot / (Norm(a) * Norm(b));
+}
+
+const std::vector<std::string>& Texts() {
+  static const auto* texts = new std::vector<std::string>{
+      "She drinks green tea after lunch",
+      "We chose PostgreSQL for billing because of its transactional guarantees",
+      "deploy the kubernetes cluster upgrade on Friday",
+      "Alice's favourite colour is blue",
+      "naïve café résumé — non-ASCII words count too",
+      "running runs ran runner",
+  };
+  return *texts;
+}
+
+TEST(BuiltinEmbedder, SameTextGivesIdenticalFloatsAcrossInstances) {
+  std::unique_ptr<Embedder> first = MakeOrDie();
+  std::unique_ptr<Embedder> second = MakeOrDie();
+  ASSERT_NE(first, nullptr);
+  ASSERT_NE(second, nullptr);
+  ASSERT_OK_AND_ASSIGN(const std::vector<float> a, first->Embed(Texts()));
+  ASSERT_OK_AND_ASSIGN(const std::vector<float> b, second->Embed(Texts()));
+  ASSERT_OK_AND_ASSIGN(const std::vector<float> again, first->Embed(Texts()));
+  ASSERT_EQ(a.size(), Texts().size() * kBuiltinDefaultDim);
+  EXPECT_EQ(a, b);  // Bit for bit, not approximately.
+  EXPECT_EQ(a, again);
+}
+
+TEST(BuiltinEmbedder, BatchEqualsOneAtATime) {
+  std::unique_ptr<Embedder> embedder = MakeOrDie();
+  ASSERT_NE(embedder, nullptr);
+  ASSERT_OK_AND_ASSIGN(const std::vector<float> batch, embedder->Embed(Texts()));
+  const size_t dim = embedder->info().dimension;
+  for (size_t i = 0; i < Texts().size(); ++i) {
+    const std::vector<float> one = EmbedOne(*embedder, Texts()[i]);
+    EXPECT_EQ(one, std::vector<float>(batch.begin() + i * dim, batch.begin() + (i + 1) * dim))
+        << Texts()[i];
+  }
+}
+
+TEST(BuiltinEmbedder, SameTextGivesIdenticalFloatsAcrossThreads) {
+  std::unique_ptr<Embedder> embedder = MakeOrDie();
+  ASSERT_NE(embedder, nullptr);
+  ASSERT_OK_AND_ASSIGN(const std::vector<float> expected, embedder->Embed(Texts()));
+  constexpr int kThreads = 8;
+  constexpr int kRounds = 20;
+  std::vector<int> mismatches(kThreads, 0);
+  {
+    std::vector<std::jthread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        for (int r = 0; r < kRounds; ++r) {
+          absl::StatusOr<std::vector<float>> v = embedder->Embed(Texts());
+          if (!v.ok() || *v != expected) ++mismatches[t];
+        }
+      });
+    }
+  }
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(mismatches[t], 0) << "thread " << t;
+}
+
+TEST(BuiltinEmbedder, VectorsHaveUnitNorm) {
+  std::unique_ptr<Embedder> embedder = MakeOrDie();
+  ASSERT_NE(embedder, nullptr);
+  for (const std::string& text : Texts()) {
+    const std::vector<float> v = EmbedOne(*embedder, text);
+    ASSERT_EQ(v.size(), static_cast<size_t>(kBuiltinDefaultDim));
+    EXPECT_NEAR(Norm(v), 1.0, 1e-5) << text;
+  }
+}
+
+TEST(BuiltinEmbedder, TextWithNothingToEmbedIsTheZeroVector) {
+  std::unique_ptr<Embedder> embedder = MakeOrDie();
+  ASSERT_NE(embedder, nullptr);
+  for (const std::string text : {"", "   ", "?!.,;:", "the and of to", "What does she usually do"}) {
+    const std::vector<float> v = EmbedOne(*embedder, text);
+    ASSERT_EQ(v.size(), static_cast<size_t>(kBuiltinDefaultDim)) << "\"" << text << "\"";
+    EXPECT_EQ(Norm(v), 0.0) << "\"" << text << "\"";
+  }
+}
+
+TEST(BuiltinEmbedder, EmptyBatchGivesNoFloats) {
+  std::unique_ptr<Embedder> embedder = MakeOrDie();
+  ASSERT_NE(embedder, nullptr);
+  ASSERT_OK_AND_ASSIGN(const std::vector<float> v, embedder->Embed({}));
+  EXPECT_TRUE(v.empty());
+}
+
+TEST(BuiltinEmbedder, DimensionOptionIsRespected) {
+  for (const int dim : {64, 128, 1000, 4096}) {
+    std::unique_ptr<Embedder> embedder = MakeOrDie({{"dim", std::to_string(dim)}});
+    ASSERT_NE(embedder, nullptr) << dim;
+    EXPECT_EQ(embedder->info().dimension, dim);
+    const std::vector<float> v = EmbedOne(*embedder, "green tea after lunch");
+    EXPECT_EQ(v.size(), static_cast<size_t>(dim));
+    EXPECT_NEAR(Norm(v), 1.0, 1e-5) << dim;
+  }
+}
+
+TEST(BuiltinEmbedder, DefaultInfo) {
+  std::unique_ptr<Embedder> embedder = MakeOrDie();
+  ASSERT_NE(embedder, nullptr);
+  EXPECT_EQ(embedder->info().name, "builtin");
+  EXPECT_EQ(embedder->info().dimension, kBuiltinDefaultDim);
+  EXPECT_GT(embedder->batch_size(), 0);
+}
+
+TEST(BuiltinEmbedder, UnknownOptionIsRejectedNamingIt) {
+  EXPECT_THAT(MakeBuiltinEmbedder({{"dimension", "128"}}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("dimension")));
+  EXPECT_THAT(MakeBuiltinEmbedder({{"model", "x"}}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("model")));
+}
+
+TEST(BuiltinEmbedder, BadValueIsRejectedNamingTheOptionAndValue) {
+  const Options bad[] = {
+      {{"dim", "63"}},    {{"dim", "4097"}},    {{"dim", "abc"}},  {{"dim", ""}},
+      {{"dim", "128x"}},  {{"dim", "-1"}},      {{"ngram", "-0.5"}}, {{"lexicon", "11"}},
+      {{"bigram", "nan"}}, {{"ngram", "1e999"}},
+  };
+  for (const Options& options : bad) {
+    const auto& [key, value] = options[0];
+    EXPECT_THAT(MakeBuiltinEmbedder(options),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         AllOf(HasSubstr(key), HasSubstr(value))))
+        << key << "=" << value;
+  }
+}
+
+TEST(BuiltinEmbedder, FingerprintChangesWithDimensionAndWeights) {
+  auto fingerprint = [](const Options& options) {
+    absl::StatusOr<std::unique_ptr<Embedder>> e = MakeBuiltinEmbedder(options);
+    EXPECT_TRUE(e.ok()) << e.status();
+    return e.ok() ? (*e)->info().Fingerprint() : std::string("<error>");
+  };
+  const std::string base = fingerprint({});
+  EXPECT_EQ(base, fingerprint({}));
+  EXPECT_EQ(base, fingerprint({{"dim", std::to_string(kBuiltinDefaultDim)}}));
+  EXPECT_NE(base, fingerprint({{"dim", "128"}}));
+  EXPECT_NE(base, fingerprint({{"ngram", "0.25"}}));
+  EXPECT_NE(base, fingerprint({{"lexicon", "0"}}));
+  EXPECT_NE(base, fingerprint({{"bigram", "0.3"}}));
+  EXPECT_NE(fingerprint({{"ngram", "0.25"}}), fingerprint({{"lexicon", "0.25"}}));
+  // Options are recorded sorted: the order they were given in does not matter.
+  EXPECT_EQ(fingerprint({{"ngram", "0.25"}, {"bigram", "0.3"}}),
+            fingerprint({{"bigram", "0.3"}, {"ngram", "0.25"}}));
+}
+
+TEST(BuiltinEmbedder, DifferentWeightsGiveDifferentVectors) {
+  std::unique_ptr<Embedder> base = MakeOrDie();
+  std::unique_ptr<Embedder> no_lexicon = MakeOrDie({{"lexicon", "0"}});
+  ASSERT_NE(base, nullptr);
+  ASSERT_NE(no_lexicon, nullptr);
+  EXPECT_NE(EmbedOne(*base, "green tea"), EmbedOne(*no_lexicon, "green tea"));
+}
+
+TEST(BuiltinEmbedder, ParaphraseIsCloserThanAnUnrelatedMemory) {
+  std::unique_ptr<Embedder> embedder = MakeOrDie();
+  ASSERT_NE(embedder, nullptr);
+  const std::vector<float> memory = EmbedOne(*embedder, "She drinks green tea after lunch");
+  const std::vector<float> paraphrase = EmbedOne(*embedder, "hot beverage in the afternoon");
+  const std::vector<float> unrelated = EmbedOne(*embedder, "We chose PostgreSQL for billing");
+  const double related = Cosine(memory, paraphrase);
+  const double other = Cosine(memory, unrelated);
+  EXPECT_GT(related, other) << "paraphrase " << related << ", unrelated " << other;
+  EXPECT_GT(related, 0.0);
+}
+
+TEST(BuiltinEmbedder, WordFormsShareTheirStem) {
+  std::unique_ptr<Embedder> embedder = MakeOrDie();
+  ASSERT_NE(embedder, nullptr);
+  const std::vector<float> runs = EmbedOne(*embedder, "she runs every morning");
+  EXPECT_GT(Cosine(runs, EmbedOne(*embedder, "running")),
+            Cosine(runs, EmbedOne(*embedder, "database schema migration")));
+}
+
+TEST(MakeEmbedder, NoneIsNull) {
+  ASSERT_OK_AND_ASSIGN(const std::unique_ptr<Embedder> embedder, MakeEmbedder("none"));
+  EXPECT_EQ(embedder, nullptr);
+  EXPECT_THAT(MakeEmbedder("none:dim=3"), StatusIs(absl::StatusCode::kInvalidArgument, _));
+}
+
+TEST(MakeEmbedder, UnknownNameIsRejectedNamingIt) {
+  EXPECT_THAT(MakeEmbedder("foo"), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("foo")));
+  EXPECT_THAT(MakeEmbedder("foo:dim=3"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("foo")));
+}
+
+TEST(MakeEmbedder, BuiltinSpecCarriesOptions) {
+  ASSERT_OK_AND_ASSIGN(const std::unique_ptr<Embedder> plain, MakeEmbedder("builtin"));
+  ASSERT_NE(plain, nullptr);
+  EXPECT_EQ(plain->info().dimension, kBuiltinDefaultDim);
+  ASSERT_OK_AND_ASSIGN(const std::unique_ptr<Embedder> small, MakeEmbedder("builtin:dim=128"));
+  ASSERT_NE(small, nullptr);
+  EXPECT_EQ(small->info().dimension, 128);
+  EXPECT_NE(plain->info().Fingerprint(), small->info().Fingerprint());
+  EXPECT_THAT(MakeEmbedder("builtin:size=3"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("size")));
+}
+
+}  // namespace
+}  // namespace strata::embed

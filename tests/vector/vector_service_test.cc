@@ -1,0 +1,418 @@
+// vector::VectorService and the embeddings table over a real database (store::Db, migrated)
+// with versions inserted directly and a fake embedder that can be made to fail: spaces, the
+// backlog and its scopes, backfill, the worker (including recovery from a failing embedder),
+// the index search, and the stored-vector helpers.
+
+#include "vector/vector_service.h"
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "absl/strings/str_cat.h"
+#include "embed/embedder.h"
+#include "store/db.h"
+#include "store/schema.h"
+#include "testing/status_matchers.h"
+#include "testing/temp_dir.h"
+#include "vector/codec.h"
+#include "vector/embeddings.h"
+
+namespace strata::vector {
+namespace {
+
+using ::strata::testing::StatusIs;
+using ::testing::_;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+constexpr int64_t kNow = 1772323200000;
+constexpr int kDim = 64;
+constexpr auto kDeadline = std::chrono::seconds(30);
+
+bool Eventually(const std::function<bool()>& done) {
+  const auto until = std::chrono::steady_clock::now() + kDeadline;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
+// A deterministic embedder: each text's vector is a seeded random unit vector of its bytes,
+// so equal texts have similarity 1 and different ones are nearly orthogonal. It fails with
+// Unavailable while `failing` is set, and returns one vector too few while `short_answer` is.
+// Thread safety: Embed from any thread.
+class FakeEmbedder final : public embed::Embedder {
+ public:
+  explicit FakeEmbedder(std::string options = "")
+      : info_{.name = "fake", .version = "1", .dimension = kDim, .options = std::move(options)} {}
+
+  const embed::EmbedderInfo& info() const override { return info_; }
+  int batch_size() const override { return 7; }
+
+  absl::StatusOr<std::vector<float>> Embed(std::span<const std::string> texts) override {
+    ++calls;
+    if (failing) return absl::UnavailableError("fake embedder: connection refused");
+    std::vector<float> out;
+    for (const std::string& text : texts) {
+      const std::vector<float> v = VectorOf(text);
+      out.insert(out.end(), v.begin(), v.end());
+    }
+    if (short_answer && !out.empty()) out.resize(out.size() - kDim);
+    return out;
+  }
+
+  static std::vector<float> VectorOf(const std::string& text) {
+    uint64_t seed = 1469598103934665603ULL;
+    for (unsigned char c : text) seed = (seed ^ c) * 1099511628211ULL;
+    std::vector<float> v(kDim);
+    double norm = 0;
+    for (float& x : v) {
+      seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+      x = static_cast<float>(static_cast<int64_t>(seed >> 11) % 2001 - 1000);
+      norm += double{x} * x;
+    }
+    for (float& x : v) x = static_cast<float>(x / std::sqrt(norm));
+    return v;
+  }
+
+  std::atomic<bool> failing{false};
+  std::atomic<bool> short_answer{false};
+  std::atomic<int> calls{0};
+
+ private:
+  embed::EmbedderInfo info_;
+};
+
+class VectorServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_OK_AND_ASSIGN(db_, store::Db::Open(path_, {}));
+    ASSERT_OK(store::Migrate(*db_));
+  }
+
+  void TearDown() override { service_.reset(); }
+
+  // Inserts a memory with one version per body; returns the version ids.
+  std::vector<int64_t> Insert(const std::string& category, const std::string& key,
+                              const std::vector<std::string>& bodies) {
+    std::vector<int64_t> ids;
+    absl::StatusOr<store::Stmt> memory = db_->Prepare(
+        "INSERT INTO memories (category, key, workspace, created_at_unix_ms, "
+        "last_event_at_unix_ms, version_count) VALUES (?, ?, '', ?, ?, ?)");
+    EXPECT_OK(memory);
+    if (!memory.ok()) return ids;
+    memory->Bind(1, std::string_view(category))
+        .Bind(2, std::string_view(key))
+        .Bind(3, kNow)
+        .Bind(4, kNow)
+        .Bind(5, static_cast<int64_t>(bodies.size()));
+    EXPECT_OK(memory->Run());
+    const int64_t memory_id = db_->LastInsertRowId();
+    for (size_t i = 0; i < bodies.size(); ++i) {
+      absl::StatusOr<store::Stmt> version = db_->Prepare(
+          "INSERT INTO versions (memory_id, version, body_json, body_hash, type, "
+          "valid_from_unix_ms, recorded_at_unix_ms) VALUES (?, ?, ?, 0, 'insight', ?, ?)");
+      EXPECT_OK(version);
+      if (!version.ok()) return ids;
+      version->Bind(1, memory_id)
+          .Bind(2, static_cast<int64_t>(i) + 1)
+          .Bind(3, std::string_view(bodies[i]))
+          .Bind(4, kNow)
+          .Bind(5, kNow + static_cast<int64_t>(i));
+      EXPECT_OK(version->Run());
+      ids.push_back(db_->LastInsertRowId());
+    }
+    return ids;
+  }
+
+  void StartService(std::unique_ptr<FakeEmbedder> embedder = std::make_unique<FakeEmbedder>()) {
+    embedder_ = embedder.get();
+    ASSERT_OK_AND_ASSIGN(service_,
+                         VectorService::Start(path_, {}, std::move(embedder), *db_, kNow));
+  }
+
+  VectorStats StatsOrDie() {
+    absl::StatusOr<VectorStats> stats = service_->Stats(*db_);
+    EXPECT_OK(stats);
+    return stats.ok() ? *stats : VectorStats{};
+  }
+
+  strata::testing::TempDir dir_;
+  std::string path_ = dir_.File("memory.db");
+  std::unique_ptr<store::Db> db_;
+  FakeEmbedder* embedder_ = nullptr;  // Owned by service_.
+  std::unique_ptr<VectorService> service_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// The stored-vector helpers.
+
+TEST_F(VectorServiceTest, RegisterSpaceIsIdempotentPerFingerprint) {
+  FakeEmbedder a;
+  FakeEmbedder b("model=x");
+  ASSERT_OK_AND_ASSIGN(const Space first, RegisterSpace(*db_, a.info(), kNow));
+  ASSERT_OK_AND_ASSIGN(const Space again, RegisterSpace(*db_, a.info(), kNow + 5));
+  ASSERT_OK_AND_ASSIGN(const Space other, RegisterSpace(*db_, b.info(), kNow));
+  EXPECT_EQ(first.id, again.id);
+  EXPECT_NE(first.id, other.id);
+  EXPECT_EQ(first.fingerprint, "fake/1/64/");
+  EXPECT_EQ(other.fingerprint, "fake/1/64/model=x");
+  EXPECT_EQ(first.dimension, kDim);
+}
+
+TEST_F(VectorServiceTest, EmbeddingTextIsTheKeysWordsThenTheBodysText) {
+  const std::string text = EmbeddingText("user.favourite_colour/v2:x-y", R"({"a": "blue sky"})");
+  EXPECT_EQ(text.substr(0, text.find('\n')), "user favourite colour v2 x y");
+  EXPECT_THAT(text, HasSubstr("blue sky"));
+}
+
+TEST_F(VectorServiceTest, PendingVersionsFollowScopeCursorAndLimit) {
+  FakeEmbedder embedder;
+  ASSERT_OK_AND_ASSIGN(const Space space, RegisterSpace(*db_, embedder.info(), kNow));
+  const std::vector<int64_t> a = Insert("cat1", "a", {R"("one")", R"("two")"});
+  const std::vector<int64_t> b = Insert("cat2", "b", {R"("three")"});
+  ASSERT_OK_AND_ASSIGN(const std::vector<PendingVersion> all,
+                       PendingVersions(*db_, space.id, {}, 0, 100));
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[0].version_id, a[0]);
+  EXPECT_EQ(all[1].version_id, a[1]);
+  EXPECT_EQ(all[2].version_id, b[0]);
+  EXPECT_EQ(all[0].text, EmbeddingText("a", R"("one")"));
+  ASSERT_OK_AND_ASSIGN(const std::vector<PendingVersion> after,
+                       PendingVersions(*db_, space.id, {}, a[0], 1));
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_EQ(after[0].version_id, a[1]);
+  ASSERT_OK_AND_ASSIGN(const std::vector<PendingVersion> cat2,
+                       PendingVersions(*db_, space.id, {.category = "cat2"}, 0, 100));
+  ASSERT_EQ(cat2.size(), 1u);
+  EXPECT_EQ(cat2[0].version_id, b[0]);
+  EXPECT_EQ(*CountPending(*db_, space.id, {}), 3);
+  EXPECT_EQ(*CountPending(*db_, space.id, {.category = "cat1"}), 2);
+  int64_t memory_b = 0;
+  {
+    ASSERT_OK_AND_ASSIGN(store::Stmt memory_of,
+                         db_->Prepare("SELECT memory_id FROM versions WHERE id = ?"));
+    memory_of.Bind(1, b[0]);
+    ASSERT_OK_AND_ASSIGN(const bool found, memory_of.Step());
+    ASSERT_TRUE(found);
+    memory_b = memory_of.Int(0);
+  }
+  EXPECT_EQ(*CountPending(*db_, space.id, {.memory_id = memory_b}), 1);
+
+  // A stored vector takes its version out of the backlog.
+  const std::vector<float> v = FakeEmbedder::VectorOf("x");
+  const int64_t ids[] = {a[1]};
+  ASSERT_OK(StoreVectors(*db_, space.id, kDim, ids, v));
+  EXPECT_EQ(*CountPending(*db_, space.id, {}), 2);
+  EXPECT_EQ(*CountPending(*db_, space.id, {.category = "cat1"}), 1);
+  EXPECT_EQ(*CountVectors(*db_, space.id), 1);
+}
+
+TEST_F(VectorServiceTest, StoreVectorsSkipsAVersionDeletedMeanwhile) {
+  FakeEmbedder embedder;
+  ASSERT_OK_AND_ASSIGN(const Space space, RegisterSpace(*db_, embedder.info(), kNow));
+  const std::vector<int64_t> a = Insert("cat", "a", {R"("one")"});
+  const int64_t ids[] = {a[0], a[0] + 1000};  // The second never existed.
+  std::vector<float> vectors = FakeEmbedder::VectorOf("one");
+  const std::vector<float> two = FakeEmbedder::VectorOf("two");
+  vectors.insert(vectors.end(), two.begin(), two.end());
+  ASSERT_OK(StoreVectors(*db_, space.id, kDim, ids, vectors));
+  EXPECT_EQ(*CountVectors(*db_, space.id), 1);
+}
+
+TEST_F(VectorServiceTest, ReadVectorsAfterReturnsRowsInWriteOrder) {
+  FakeEmbedder embedder;
+  ASSERT_OK_AND_ASSIGN(const Space space, RegisterSpace(*db_, embedder.info(), kNow));
+  const std::vector<int64_t> a = Insert("cat", "a", {R"("one")", R"("two")", R"("three")"});
+  // Written in reverse version order: rows come back in write order.
+  for (int i = 2; i >= 0; --i) {
+    const int64_t ids[] = {a[i]};
+    ASSERT_OK(StoreVectors(*db_, space.id, kDim, ids,
+                           FakeEmbedder::VectorOf(absl::StrCat("text", i))));
+  }
+  std::vector<int64_t> rows, versions;
+  ASSERT_OK_AND_ASSIGN(const int64_t n,
+                       ReadVectorsAfter(*db_, space.id, kDim, 0, 100,
+                                        [&](int64_t row, int64_t version, std::span<const float> v) {
+                                          rows.push_back(row);
+                                          versions.push_back(version);
+                                          EXPECT_EQ(v.size(), static_cast<size_t>(kDim));
+                                          const std::vector<float> want = FakeEmbedder::VectorOf(
+                                              absl::StrCat("text", version - a[0]));
+                                          EXPECT_NEAR(Dot(v, want), 1.0, 0.01);
+                                        }));
+  EXPECT_EQ(n, 3);
+  EXPECT_THAT(versions, ElementsAre(a[2], a[1], a[0]));
+  EXPECT_TRUE(std::is_sorted(rows.begin(), rows.end()));
+  versions.clear();
+  ASSERT_OK_AND_ASSIGN(const int64_t after_first,
+                       ReadVectorsAfter(*db_, space.id, kDim, rows[0], 1,
+                                        [&](int64_t, int64_t version, std::span<const float>) {
+                                          versions.push_back(version);
+                                        }));
+  EXPECT_EQ(after_first, 1);
+  EXPECT_THAT(versions, ElementsAre(a[1]));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The service.
+
+TEST_F(VectorServiceTest, BackfillEmbedsTheBacklogAndIndexesIt) {
+  for (int i = 0; i < 20; ++i) {
+    Insert("cat", absl::StrCat("k", i), {absl::StrCat(R"(")", "body ", i, R"(")")});
+  }
+  StartService();
+  std::vector<std::pair<int64_t, int64_t>> progress;
+  ASSERT_OK_AND_ASSIGN(const BackfillResult result,
+                       service_->Backfill(*db_, {}, 1000, [&](int64_t done, int64_t total) {
+                         progress.emplace_back(done, total);
+                       }));
+  EXPECT_EQ(result.remaining, 0);
+  EXPECT_EQ(result.failed, 0);
+  EXPECT_EQ(result.error, "");
+  ASSERT_TRUE(Eventually([&] { return StatsOrDie().index_state == IndexState::kReady; }));
+  ASSERT_TRUE(Eventually([&] { return StatsOrDie().indexed == 20; })) << StatsOrDie().indexed;
+  const VectorStats stats = StatsOrDie();
+  EXPECT_EQ(stats.vectors, 20);
+  EXPECT_EQ(stats.pending, 0);
+  EXPECT_EQ(stats.embedder, "fake/1/64/");
+  EXPECT_EQ(stats.dimension, kDim);
+  for (size_t i = 1; i < progress.size(); ++i) EXPECT_GT(progress[i].first, progress[i - 1].first);
+
+  // The text of k7 finds k7's version first, with similarity ~1.
+  ASSERT_OK_AND_ASSIGN(const std::vector<float> query,
+                       service_->EmbedQuery(EmbeddingText("k7", R"("body 7")")));
+  const std::optional<std::vector<Neighbor>> found = service_->SearchIndex(query, 3);
+  ASSERT_TRUE(found.has_value());
+  ASSERT_FALSE(found->empty());
+  EXPECT_EQ((*found)[0].label, 8);  // Versions were inserted in key order from id 1.
+  EXPECT_NEAR((*found)[0].similarity, 1.0f, 0.01f);
+  EXPECT_EQ(service_->IndexedCount(), std::optional<size_t>(20));
+}
+
+TEST_F(VectorServiceTest, BackfillHonorsItsLimitAndScope) {
+  for (int i = 0; i < 10; ++i) Insert("a", absl::StrCat("k", i), {R"("x")"});
+  for (int i = 0; i < 10; ++i) Insert("b", absl::StrCat("k", i), {R"("y")"});
+  auto embedder = std::make_unique<FakeEmbedder>();
+  embedder->failing = true;  // Keep the worker from embedding anything.
+  StartService(std::move(embedder));
+  embedder_->failing = false;
+  // The worker may now take part of the backlog too; the scope's remainder is exact.
+  ASSERT_OK_AND_ASSIGN(const BackfillResult result,
+                       service_->Backfill(*db_, {.category = "a"}, 1000, nullptr));
+  EXPECT_EQ(result.remaining, 0);
+  EXPECT_EQ(*CountPending(*db_, service_->space().id, {.category = "a"}), 0);
+  ASSERT_OK_AND_ASSIGN(const BackfillResult limited,
+                       service_->Backfill(*db_, {.category = "b"}, 3, nullptr));
+  EXPECT_LE(limited.embedded, 3);
+  EXPECT_LE(limited.attempted, 3);
+}
+
+TEST_F(VectorServiceTest, BackfillWithAFailingEmbedderReportsTheErrorAndKeepsTheBacklog) {
+  for (int i = 0; i < 5; ++i) Insert("cat", absl::StrCat("k", i), {R"("x")"});
+  auto embedder = std::make_unique<FakeEmbedder>();
+  embedder->failing = true;
+  StartService(std::move(embedder));
+  ASSERT_OK_AND_ASSIGN(const BackfillResult result, service_->Backfill(*db_, {}, 100, nullptr));
+  EXPECT_EQ(result.embedded, 0);
+  EXPECT_GT(result.attempted, 0);
+  EXPECT_EQ(result.failed, result.attempted);
+  EXPECT_EQ(result.remaining, 5);
+  EXPECT_THAT(result.error, HasSubstr("connection refused"));
+  EXPECT_THAT(StatsOrDie().last_error, HasSubstr("connection refused"));
+  EXPECT_EQ(StatsOrDie().pending, 5);
+
+  embedder_->failing = false;
+  ASSERT_OK_AND_ASSIGN(const BackfillResult retried, service_->Backfill(*db_, {}, 100, nullptr));
+  EXPECT_EQ(retried.remaining, 0);
+  EXPECT_EQ(retried.error, "");
+  EXPECT_EQ(StatsOrDie().last_error, "");
+}
+
+TEST_F(VectorServiceTest, AnAnswerOfTheWrongSizeIsAnErrorNotAVector) {
+  Insert("cat", "k", {R"("x")"});
+  auto embedder = std::make_unique<FakeEmbedder>();
+  embedder->short_answer = true;
+  StartService(std::move(embedder));
+  ASSERT_OK_AND_ASSIGN(const BackfillResult result, service_->Backfill(*db_, {}, 100, nullptr));
+  EXPECT_EQ(result.embedded, 0);
+  EXPECT_EQ(result.remaining, 1);
+  EXPECT_NE(result.error, "");
+  EXPECT_EQ(StatsOrDie().vectors, 0);
+}
+
+TEST_F(VectorServiceTest, WorkerEmbedsTheBacklogAndNewVersions) {
+  for (int i = 0; i < 30; ++i) Insert("cat", absl::StrCat("k", i), {R"("x")"});
+  StartService();
+  ASSERT_TRUE(Eventually([&] {
+    const VectorStats s = StatsOrDie();
+    return s.pending == 0 && s.indexed == 30;
+  })) << StatsOrDie().pending;
+  EXPECT_EQ(StatsOrDie().embedded_since_start, 30);
+  Insert("cat", "late", {R"("y")"});
+  service_->Wake();
+  ASSERT_TRUE(Eventually([&] {
+    const VectorStats s = StatsOrDie();
+    return s.pending == 0 && s.indexed == 31;
+  }));
+}
+
+TEST_F(VectorServiceTest, WorkerRecordsAFailingEmbedderAndRecovers) {
+  for (int i = 0; i < 10; ++i) Insert("cat", absl::StrCat("k", i), {R"("x")"});
+  auto embedder = std::make_unique<FakeEmbedder>();
+  embedder->failing = true;
+  StartService(std::move(embedder));
+  ASSERT_TRUE(Eventually([&] { return !StatsOrDie().last_error.empty(); }));
+  EXPECT_THAT(StatsOrDie().last_error, HasSubstr("connection refused"));
+  EXPECT_EQ(StatsOrDie().pending, 10);
+  // Searching works meanwhile (nothing indexed yet).
+  ASSERT_TRUE(Eventually([&] { return service_->IndexedCount().has_value(); }));
+  EXPECT_EQ(service_->IndexedCount(), std::optional<size_t>(0));
+  embedder_->failing = false;
+  service_->Wake();  // Ends the back-off now rather than after it.
+  ASSERT_TRUE(Eventually([&] {
+    const VectorStats s = StatsOrDie();
+    return s.pending == 0 && s.indexed == 10 && s.last_error.empty();
+  })) << StatsOrDie().last_error;
+}
+
+TEST_F(VectorServiceTest, IndexFileIsRebuiltForAnotherSpace) {
+  for (int i = 0; i < 10; ++i) Insert("cat", absl::StrCat("k", i), {R"("x")"});
+  StartService();
+  ASSERT_OK(service_->Backfill(*db_, {}, 100, nullptr));
+  ASSERT_TRUE(Eventually([&] { return StatsOrDie().indexed == 10; }));
+  service_.reset();
+  // Another space: its index starts empty and its backlog is everything.
+  ASSERT_OK_AND_ASSIGN(
+      service_, VectorService::Start(path_, {}, std::make_unique<FakeEmbedder>("model=y"), *db_,
+                                     kNow));
+  EXPECT_EQ(service_->space().fingerprint, "fake/1/64/model=y");
+  const VectorStats fresh = StatsOrDie();
+  EXPECT_EQ(fresh.vectors + fresh.pending, 10);
+  ASSERT_OK(service_->Backfill(*db_, {}, 100, nullptr));
+  ASSERT_TRUE(Eventually([&] {
+    const VectorStats s = StatsOrDie();
+    return s.index_state == IndexState::kReady && s.indexed == 10 && s.vectors == 10;
+  }));
+}
+
+TEST_F(VectorServiceTest, StatsNameTheIndexStates) {
+  EXPECT_STREQ(IndexStateName(IndexState::kLoading), "loading");
+  EXPECT_STREQ(IndexStateName(IndexState::kBuilding), "building");
+  EXPECT_STREQ(IndexStateName(IndexState::kReady), "ready");
+  EXPECT_EQ(VectorService::IndexPath("/x/memory.db"), "/x/memory.db.hnsw");
+}
+
+}  // namespace
+}  // namespace strata::vector
