@@ -180,11 +180,7 @@ constexpr size_t kMaxIndexFetch = 4096;
 absl::StatusOr<RecallResult> Recaller::Recall(const RecallRequest& request) {
   RETURN_IF_ERROR(ValidateRequest(request, vectors_ != nullptr));
   std::string mode = request.mode;
-  if (mode == "auto") {
-    const std::optional<size_t> indexed =
-        vectors_ ? vectors_->IndexedCount() : std::optional<size_t>();
-    mode = indexed.value_or(0) > 0 ? "hybrid" : "fts5";
-  }
+  if (mode == "auto") mode = vectors_ && vectors_->DenseReady() ? "hybrid" : "fts5";
   // A query without words has no meaning to embed: it lists memories, newest first.
   if (text::QueryTerms(request.query).empty()) mode = "fts5";
 

@@ -34,7 +34,8 @@ class Recaller {
   //   too selective for it.
   // - hybrid: both arms at once (the dense search on another thread), fused by reciprocal
   //   rank (fusion.h).
-  // - auto: hybrid when the vector index is ready and holds vectors, else fts5.
+  // - auto: hybrid when the vector index is ready and holds vectors (or, while it loads, the
+  //   store is small enough to scan), else fts5.
   // Errors: InvalidArgument for an unknown or unavailable mode, limit outside [1, 1000],
   // offset outside [0, 100000]; the embedder's error for a query it cannot embed.
   absl::StatusOr<RecallResult> Recall(const RecallRequest& request);

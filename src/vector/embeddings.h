@@ -47,6 +47,9 @@ absl::StatusOr<std::vector<PendingVersion>> PendingVersions(store::Db& db, int64
 // How many versions in scope have no vector in `space`.
 absl::StatusOr<int64_t> CountPending(store::Db& db, int64_t space, const BacklogScope& scope);
 absl::StatusOr<int64_t> CountVectors(store::Db& db, int64_t space);
+// The highest embeddings row id of any space (0 when none): an upper bound on any space's
+// vector count, read in O(log n).
+absl::StatusOr<int64_t> LastVectorRow(store::Db& db);
 
 // Stores one vector per version (`vectors` holds version_ids.size() * dimension floats) in
 // one transaction. A version purged meanwhile is skipped.

@@ -59,6 +59,11 @@ absl::Status SyncAndRename(const std::string& from, const std::string& to) {
   return absl::OkStatus();
 }
 
+// The build parameters a saved graph must have been made with to be loaded.
+std::string GraphParams() {
+  return absl::StrCat("M=", HnswIndex::kM, ",ef_construction=", HnswIndex::kEfConstruction);
+}
+
 }  // namespace
 
 HnswIndex::HnswIndex(int dimension)
@@ -79,6 +84,10 @@ absl::StatusOr<std::pair<std::unique_ptr<HnswIndex>, IndexMeta>> HnswIndex::Load
   if (!meta.is_object() || meta.value("format", 0) != kMetaFormat ||
       !meta.contains("checksum") || !meta.contains("bytes") || !meta.contains("watermark")) {
     return absl::FailedPreconditionError(absl::StrCat(path, ".meta: unreadable"));
+  }
+  if (meta.value("graph", "") != GraphParams()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        path, ": built with graph parameters ", meta.value("graph", ""), ", not ", GraphParams()));
   }
   if (meta.value("fingerprint", "") != fingerprint) {
     return absl::FailedPreconditionError(
@@ -120,7 +129,8 @@ absl::Status HnswIndex::Save(const std::string& path, const IndexMeta& meta) con
   int64_t bytes = 0;
   ASSIGN_OR_RETURN(const uint64_t checksum, FileChecksum(tmp, bytes));
   RETURN_IF_ERROR(SyncAndRename(tmp, path));
-  const nlohmann::json json = {{"format", kMetaFormat},     {"fingerprint", meta.fingerprint},
+  const nlohmann::json json = {{"format", kMetaFormat},     {"graph", GraphParams()},
+                               {"fingerprint", meta.fingerprint},
                                {"watermark", meta.watermark}, {"bytes", bytes},
                                {"checksum", absl::StrCat(checksum)}};
   const std::string meta_tmp = path + ".meta.tmp";

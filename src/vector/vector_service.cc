@@ -14,6 +14,9 @@
 namespace strata::vector {
 namespace {
 
+// Until the index is ready, dense recall scans exactly when the store had at most this many
+// vectors at start (about 5 ms at 20K).
+constexpr int64_t kMaxExactScanAtStart = 20000;
 // How often an idle worker looks for versions written by another process.
 constexpr auto kPollInterval = std::chrono::milliseconds(250);
 // Rows read per step when rebuilding the index or catching it up.
@@ -43,16 +46,20 @@ const char* IndexStateName(IndexState state) {
 }
 
 VectorService::VectorService(std::string path, std::unique_ptr<embed::Embedder> embedder,
-                             Space space)
-    : path_(std::move(path)), embedder_(std::move(embedder)), space_(std::move(space)) {}
+                             Space space, int64_t rows_at_start)
+    : path_(std::move(path)),
+      embedder_(std::move(embedder)),
+      space_(std::move(space)),
+      rows_at_start_(rows_at_start) {}
 
 absl::StatusOr<std::unique_ptr<VectorService>> VectorService::Start(
     const std::string& path, const store::DbOptions& db_options,
     std::unique_ptr<embed::Embedder> embedder, store::Db& db, int64_t now_unix_ms) {
   ASSIGN_OR_RETURN(Space space, RegisterSpace(db, embedder->info(), now_unix_ms));
+  ASSIGN_OR_RETURN(const int64_t rows, LastVectorRow(db));
   ASSIGN_OR_RETURN(std::unique_ptr<store::Db> worker_db, store::Db::Open(path, db_options));
   std::unique_ptr<VectorService> service(
-      new VectorService(path, std::move(embedder), std::move(space)));
+      new VectorService(path, std::move(embedder), std::move(space), rows));
   service->worker_ = std::jthread([s = service.get(), wdb = std::move(worker_db)](
                                       std::stop_token stop) mutable { s->Run(stop, std::move(wdb)); });
   return service;
@@ -275,6 +282,11 @@ std::optional<std::vector<Neighbor>> VectorService::SearchIndex(std::span<const 
   std::shared_ptr<HnswIndex> idx = index();
   if (idx == nullptr) return std::nullopt;
   return idx->Search(query, k);
+}
+
+bool VectorService::DenseReady() const {
+  if (std::optional<size_t> indexed = IndexedCount()) return *indexed > 0;
+  return rows_at_start_ > 0 && rows_at_start_ <= kMaxExactScanAtStart;
 }
 
 std::optional<size_t> VectorService::IndexedCount() const {

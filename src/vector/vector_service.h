@@ -78,6 +78,9 @@ class VectorService {
   std::optional<std::vector<Neighbor>> SearchIndex(std::span<const float> query, size_t k) const;
   // How many vectors the index holds; nullopt while it is loading or building.
   std::optional<size_t> IndexedCount() const;
+  // Whether a dense search is worth running now: the index is ready and holds vectors, or it
+  // is not ready yet but the store had few enough vectors at start for an exact scan.
+  bool DenseReady() const;
 
   absl::StatusOr<VectorStats> Stats(store::Db& db);
 
@@ -88,7 +91,8 @@ class VectorService {
   absl::StatusOr<double> MeasureIndexRecall(store::Db& db, int queries, int k);
 
  private:
-  VectorService(std::string path, std::unique_ptr<embed::Embedder> embedder, Space space);
+  VectorService(std::string path, std::unique_ptr<embed::Embedder> embedder, Space space,
+                int64_t rows_at_start);
   void Run(std::stop_token stop, std::unique_ptr<store::Db> db);
   // Loads the saved index or rebuilds it from the stored vectors, then publishes it.
   void LoadOrRebuild(store::Db& db, std::stop_token stop);
@@ -104,6 +108,7 @@ class VectorService {
   const std::string path_;  // The database's.
   std::unique_ptr<embed::Embedder> embedder_;
   const Space space_;
+  const int64_t rows_at_start_;  // The highest embeddings row id at start (>= the vectors).
 
   mutable std::mutex mu_;  // Guards the members below, not the index's contents.
   std::condition_variable_any wake_;
