@@ -15,10 +15,12 @@ namespace strata::vector {
 namespace {
 
 // Until the index is ready, dense recall scans exactly when the store had at most this many
-// vectors at start (about 5 ms at 20K).
-constexpr int64_t kMaxExactScanAtStart = 20000;
+// vectors at start (an exact scan costs about 3 us a vector: 6 ms).
+constexpr int64_t kMaxExactScanAtStart = 2000;
 // How often an idle worker looks for versions written by another process.
 constexpr auto kPollInterval = std::chrono::milliseconds(250);
+// After embedding a partial batch, the worker waits this long for more writes to gather.
+constexpr auto kGatherInterval = std::chrono::milliseconds(100);
 // Rows read per step when rebuilding the index or catching it up.
 constexpr int64_t kReadChunk = 20000;
 constexpr int kBuildThreads = 2;
@@ -100,6 +102,7 @@ void VectorService::Run(std::stop_token stop, std::unique_ptr<store::Db> db) {
       embedded = EmbedBatch(*db, BacklogScope{}, cursor, embedder_->batch_size(), &attempted);
     }
     std::chrono::milliseconds pause = kPollInterval;
+    bool wakeable = true;
     if (!embedded.ok()) {
       SetError(embedded.status());
       // Back off while the embedder is down: 0.5 s, 1 s, ... up to 30 s.
@@ -107,10 +110,16 @@ void VectorService::Run(std::stop_token stop, std::unique_ptr<store::Db> db) {
       pause = std::chrono::milliseconds(std::min(30000, 250 << failures));
     } else {
       failures = 0;
-      if (*embedded > 0) continue;
+      if (*embedded >= embedder_->batch_size()) continue;  // A backlog: keep going.
+      if (*embedded > 0) {
+        // Writes are trickling in: let them gather, so one vector transaction covers many
+        // writes instead of doubling the commits of a stream of single writes.
+        pause = kGatherInterval;
+        wakeable = false;
+      }
     }
     std::unique_lock lock(mu_);
-    wake_.wait_for(lock, stop, pause, [this] { return woken_; });
+    wake_.wait_for(lock, stop, pause, [this, wakeable] { return wakeable && woken_; });
     woken_ = false;
   }
   std::shared_ptr<HnswIndex> idx = index();
