@@ -4,7 +4,9 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
+#include <algorithm>
 #include <filesystem>
+#include <span>
 #include <memory>
 #include <random>
 #include <string>
@@ -12,11 +14,15 @@
 
 #include "absl/strings/str_cat.h"
 #include "dedup/signature.h"
+#include "embed/registry.h"
 #include "mcp/dispatcher.h"
+#include "recall/fusion.h"
 #include "strata/strata.h"
 #include "text/body_text.h"
 #include "text/fts_query.h"
 #include "tools/registry.h"
+#include "vector/codec.h"
+#include "vector/hnsw_index.h"
 
 namespace strata {
 namespace {
@@ -122,6 +128,73 @@ void BM_RecallFts5(benchmark::State& state) {
       static_cast<double>(returned) / static_cast<double>(state.iterations());
 }
 BENCHMARK(BM_RecallFts5)->Arg(1000)->Arg(20000)->Unit(benchmark::kMicrosecond);
+
+// The built-in embedder on one memory-sized text (key words plus a 40- or 120-word body).
+void BM_BuiltinEmbed(benchmark::State& state) {
+  auto embedder = *embed::MakeEmbedder("builtin");
+  const std::vector<std::string> texts = {
+      absl::StrCat("scale 7\n", text::BodyText(CorpusBody(7, static_cast<int>(state.range(0)))))};
+  for (auto _ : state) benchmark::DoNotOptimize(embedder->Embed(texts));
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_BuiltinEmbed)->Arg(40)->Arg(120)->Unit(benchmark::kMicrosecond);
+
+// Reciprocal rank fusion of two 50-deep arms overlapping by half.
+void BM_FuseByRank(benchmark::State& state) {
+  std::vector<recall::ArmHit> sparse, dense;
+  for (int i = 0; i < 50; ++i) {
+    sparse.push_back({i, i});
+    dense.push_back({i + 25, i + 25});
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(recall::FuseByRank(sparse, dense));
+}
+BENCHMARK(BM_FuseByRank);
+
+// HNSW search over n embeddings of corpus texts, with recall@10 against an exact scan
+// reported beside the speed (a faster search that finds less is not a win).
+void BM_IndexSearch(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  auto embedder = *embed::MakeEmbedder("builtin");
+  const int dim = embedder->info().dimension;
+  std::vector<std::string> texts;
+  for (int i = 0; i < n; ++i) texts.push_back(text::BodyText(CorpusBody(i, 40 + i % 81)));
+  const std::vector<float> vectors = *embedder->Embed(texts);
+  std::vector<int64_t> labels(n);
+  for (int i = 0; i < n; ++i) labels[i] = i;
+  vector::HnswIndex index(dim);
+  index.AddParallel(labels, vectors, 2);
+  auto row = [&](int i) { return std::span<const float>(vectors.data() + size_t(i) * dim, dim); };
+  // Recall@10 of 50 self-queries.
+  int64_t found = 0;
+  for (int q = 0; q < 50; ++q) {
+    const int at = q * n / 50;
+    std::vector<std::pair<float, int>> scored;
+    for (int i = 0; i < n; ++i) scored.push_back({-vector::Dot(row(at), row(i)), i});
+    std::partial_sort(scored.begin(), scored.begin() + 10, scored.end());
+    for (const vector::Neighbor& hit : index.Search(row(at), 10)) {
+      for (int i = 0; i < 10; ++i) found += scored[i].second == hit.label;
+    }
+  }
+  std::mt19937 rng(5);
+  for (auto _ : state) benchmark::DoNotOptimize(index.Search(row(static_cast<int>(rng() % n)), 10));
+  state.counters["recall_at_10"] = static_cast<double>(found) / 500.0;
+}
+BENCHMARK(BM_IndexSearch)->Arg(20000)->Unit(benchmark::kMicrosecond);
+
+// Dense and hybrid recall through the store, once its vectors are embedded and indexed.
+void BM_RecallMode(benchmark::State& state, const char* mode) {
+  const int n = static_cast<int>(state.range(0));
+  Fixture f(n);
+  (void)f.store->Embed({.limit = n}, nullptr);
+  std::mt19937 rng(3);
+  for (auto _ : state) {
+    auto result = f.store->Recall(
+        {.query = absl::StrCat("entity ", rng() % n, " group ", rng() % 977), .mode = mode});
+    if (!result.ok()) state.SkipWithError(std::string(result.status().message()).c_str());
+  }
+}
+BENCHMARK_CAPTURE(BM_RecallMode, dense, "dense")->Arg(20000)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_RecallMode, hybrid, "hybrid")->Arg(20000)->Unit(benchmark::kMicrosecond);
 
 // A line in, a response line out: JSON parse, dispatch, tool call, serialization.
 void BM_LineParseAndDispatch(benchmark::State& state) {
