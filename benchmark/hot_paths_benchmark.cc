@@ -3,12 +3,12 @@
 
 #include <benchmark/benchmark.h>
 
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
-#include <span>
 #include <memory>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 

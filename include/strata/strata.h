@@ -138,9 +138,9 @@ struct DedupStats {
 struct EmbeddingStats {
   std::string embedder;  // Fingerprint: name/version/dimension/options.
   int dimension = 0;
-  int64_t vectors = 0;   // Versions with a vector from this embedder.
-  int64_t pending = 0;   // Versions still without one (the background worker's backlog).
-  int64_t indexed = 0;   // Vectors in the in-memory index.
+  int64_t vectors = 0;      // Versions with a vector from this embedder.
+  int64_t pending = 0;      // Versions still without one (the background worker's backlog).
+  int64_t indexed = 0;      // Vectors in the in-memory index.
   std::string index_state;  // "loading", "building" or "ready".
   int64_t embedded_since_start = 0;
   std::string last_error;  // The embedder's last failure; empty once it succeeds again.
@@ -169,7 +169,7 @@ struct EmbedRequest {
 };
 
 struct EmbedResult {
-  int64_t embedded = 0;   // Versions given a vector by this call.
+  int64_t embedded = 0;  // Versions given a vector by this call.
   int64_t attempted = 0;
   int64_t failed = 0;
   int64_t remaining = 0;  // In scope and still without a vector.

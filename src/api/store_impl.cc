@@ -12,6 +12,7 @@
 #include "dedup/finder.h"
 #include "dedup/index.h"
 #include "dedup/signature.h"
+#include "embed/registry.h"
 #include "recall/recaller.h"
 #include "store/checkpointer.h"
 #include "store/db.h"
@@ -24,7 +25,6 @@
 #include "util/clock.h"
 #include "util/status_macros.h"
 #include "vector/vector_service.h"
-#include "embed/registry.h"
 
 namespace strata {
 namespace {
@@ -239,9 +239,14 @@ class StoreImpl final : public Store {
         RETURN_IF_ERROR(dedup_index_.Remove(row->memory_id, SignatureKeys(v)));
       }
     }
-    // Versions, retractions and aliases go with the identity (ON DELETE CASCADE).
+    // Versions, retractions, aliases and vectors go with the identity (ON DELETE CASCADE).
     RETURN_IF_ERROR(versions_.DeleteIdentity(row->memory_id));
     RETURN_IF_ERROR(txn.Commit());
+    if (vectors_) {
+      std::vector<int64_t> version_ids;
+      for (const temporal::VersionRow& v : rows) version_ids.push_back(v.version_id);
+      vectors_->Forget(version_ids);
+    }
     return static_cast<int64_t>(rows.size());
   }
 
@@ -335,8 +340,7 @@ class StoreImpl final : public Store {
   }
 
   absl::StatusOr<EmbedResult> Embed(
-      const EmbedRequest& request,
-      const std::function<void(int64_t, int64_t)>& progress) override {
+      const EmbedRequest& request, const std::function<void(int64_t, int64_t)>& progress) override {
     if (!vectors_) {
       return absl::FailedPreconditionError(
           "embed: this server runs with --embedder none, so nothing is embedded");
@@ -506,7 +510,7 @@ class StoreImpl final : public Store {
   // Declared after db_, so it stops (with a final checkpoint) before db_ closes.
   std::unique_ptr<store::Checkpointer> checkpointer_;
   std::unique_ptr<vector::VectorService> vectors_;  // Null with --embedder none.
-  const Clock* clock_;  // Not owned; outlives this.
+  const Clock* clock_;                              // Not owned; outlives this.
   Durability durability_;
   temporal::VersionTable versions_;
   text::FtsIndex fts_;
@@ -539,6 +543,9 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) 
     return absl::InvalidArgumentError(
         absl::StrCat("dedup_threshold: must be in (0, 1], got ", options.dedup_threshold));
   }
+  // A bad --embedder is refused before the database is created or migrated.
+  ASSIGN_OR_RETURN(std::unique_ptr<embed::Embedder> embedder,
+                   embed::MakeEmbedder(options.embedder));
   const store::DbOptions db_options{.durability = options.durability == Durability::kFull
                                                       ? store::Durability::kFull
                                                       : store::Durability::kNormal};
@@ -549,13 +556,11 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) 
                    store::Checkpointer::Start(options.path, db_options, kCheckpointPages));
   RETURN_IF_ERROR(checkpointer->Attach(*db));
   const Clock* clock = options.clock ? options.clock : SystemClock::Get();
-  ASSIGN_OR_RETURN(std::unique_ptr<embed::Embedder> embedder,
-                   embed::MakeEmbedder(options.embedder));
   std::unique_ptr<vector::VectorService> vectors;
   if (embedder) {
-    ASSIGN_OR_RETURN(vectors, vector::VectorService::Start(options.path, db_options,
-                                                           std::move(embedder), *db,
-                                                           clock->NowUnixMs()));
+    ASSIGN_OR_RETURN(
+        vectors, vector::VectorService::Start(options.path, db_options, std::move(embedder), *db,
+                                              clock->NowUnixMs()));
   }
   return std::unique_ptr<Store>(new StoreImpl(std::move(db), std::move(checkpointer),
                                               std::move(vectors), clock, options.durability,

@@ -21,20 +21,19 @@ namespace {
 // Words that carry no topic. Larger than the keyword arm's list: a question's "what", "does"
 // and "usually" only add noise to a vector.
 constexpr std::string_view kStopWords[] = {
-    "a",       "about",  "above", "after",  "again", "all",   "also",   "am",    "an",
-    "and",     "any",    "are",   "as",     "at",    "be",    "been",   "before", "being",
-    "both",    "but",    "by",    "can",    "could", "did",   "do",     "does",  "doing",
-    "during",  "each",   "else",  "ever",   "for",   "from",  "get",    "gets",  "got",
-    "had",     "has",    "have",  "having", "he",    "her",   "here",   "hers",  "him",
-    "his",     "how",    "i",     "if",     "in",    "into",  "is",     "it",    "its",
-    "just",    "let",    "like",  "may",    "me",    "might", "more",   "most",  "much",
-    "must",    "my",     "no",    "nor",    "not",   "now",   "of",     "off",   "often",
-    "on",      "once",   "only",  "or",     "other", "our",   "ours",   "out",   "over",
-    "own",     "same",   "shall", "she",    "should", "so",   "some",   "such",  "than",
-    "that",    "the",    "their", "them",   "then",  "there", "these",  "they",  "this",
-    "those",   "through", "to",   "too",    "under", "until", "up",     "us",    "usually",
-    "very",    "was",    "we",    "were",   "what",  "when",  "where",  "which", "while",
-    "who",     "whom",   "why",   "will",   "with",  "would", "you",    "your"};
+    "a",       "about", "above", "after", "again", "all",    "also",   "am",      "an",   "and",
+    "any",     "are",   "as",    "at",    "be",    "been",   "before", "being",   "both", "but",
+    "by",      "can",   "could", "did",   "do",    "does",   "doing",  "during",  "each", "else",
+    "ever",    "for",   "from",  "get",   "gets",  "got",    "had",    "has",     "have", "having",
+    "he",      "her",   "here",  "hers",  "him",   "his",    "how",    "i",       "if",   "in",
+    "into",    "is",    "it",    "its",   "just",  "let",    "like",   "may",     "me",   "might",
+    "more",    "most",  "much",  "must",  "my",    "no",     "nor",    "not",     "now",  "of",
+    "off",     "often", "on",    "once",  "only",  "or",     "other",  "our",     "ours", "out",
+    "over",    "own",   "same",  "shall", "she",   "should", "so",     "some",    "such", "than",
+    "that",    "the",   "their", "them",  "then",  "there",  "these",  "they",    "this", "those",
+    "through", "to",    "too",   "under", "until", "up",     "us",     "usually", "very", "was",
+    "we",      "were",  "what",  "when",  "where", "which",  "while",  "who",     "whom", "why",
+    "will",    "with",  "would", "you",   "your"};
 
 bool IsStopWord(std::string_view word) {
   return std::find(std::begin(kStopWords), std::end(kStopWords), word) != std::end(kStopWords);
@@ -216,8 +215,9 @@ absl::StatusOr<std::unique_ptr<Embedder>> MakeBuiltinEmbedder(
                     : key == "lexnorm" ? &weights.lexnorm
                                        : nullptr;
     if (weight == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "embedder builtin: unknown option \"", key, "\" (known: dim, ngram, lexicon, bigram, gloss, lexnorm)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("embedder builtin: unknown option \"", key,
+                       "\" (known: dim, ngram, lexicon, bigram, gloss, lexnorm)"));
     }
     auto x = ParseNumber(key, value, 0, 10);
     if (!x.ok()) return x.status();

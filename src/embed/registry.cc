@@ -3,8 +3,8 @@
 #include "absl/strings/str_cat.h"
 #include "embed/builtin_embedder.h"
 #include "embed/http_embedder.h"
-#include "util/sv.h"
 #include "util/status_macros.h"
+#include "util/sv.h"
 
 namespace strata::embed {
 

@@ -225,9 +225,10 @@ json Dispatcher::CallTool(const json& params, const json& id) {
       notify_ && meta && meta->is_object() && meta->contains("progressToken") &&
       ((*meta)["progressToken"].is_string() || (*meta)["progressToken"].is_number_integer())) {
     progress = [this, token = (*meta)["progressToken"]](int64_t done, int64_t total) {
-      notify_(Dump(json{{"jsonrpc", "2.0"},
-                        {"method", "notifications/progress"},
-                        {"params", {{"progressToken", token}, {"progress", done}, {"total", total}}}}));
+      notify_(
+          Dump(json{{"jsonrpc", "2.0"},
+                    {"method", "notifications/progress"},
+                    {"params", {{"progressToken", token}, {"progress", done}, {"total", total}}}}));
     };
   }
   absl::StatusOr<json> result = registry_->Call(*tool, arguments, std::move(progress));

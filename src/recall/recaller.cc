@@ -73,8 +73,7 @@ std::string CandidateSql(Source source, bool ranked, const RecallRequest& reques
   std::string sql;
   switch (source) {
     case Source::kKeywordTop:
-      absl::StrAppend(&sql, "SELECT v.id, f.score AS score, v.memory_id FROM (SELECT rowid, ",
-                      bm25,
+      absl::StrAppend(&sql, "SELECT v.id, f.score AS score, v.memory_id FROM (SELECT rowid, ", bm25,
                       " AS score FROM fts WHERE fts MATCH :match ORDER BY score DESC, rowid "
                       "LIMIT :fetch) AS f JOIN versions v ON v.id = f.rowid "
                       "JOIN memories m ON m.id = v.memory_id WHERE 1");
@@ -214,7 +213,8 @@ absl::StatusOr<RecallResult> Recaller::Recall(const RecallRequest& request) {
   std::future<DenseStart> dense_start =
       std::async(std::launch::async, [this, &request, k = kOverFetch * arm.limit] {
         DenseStart start{.query_vector = vectors_->EmbedQuery(request.query)};
-        if (start.query_vector.ok()) start.neighbors = vectors_->SearchIndex(*start.query_vector, k);
+        if (start.query_vector.ok())
+          start.neighbors = vectors_->SearchIndex(*start.query_vector, k);
         return start;
       });
   bool ranked = false;
@@ -266,8 +266,8 @@ absl::StatusOr<std::vector<Recaller::Hit>> Recaller::SparseArm(const RecallReque
   ASSIGN_OR_RETURN(const text::SplitTerms split, term_stats_.Split(terms));
   std::vector<Hit> hits;
   absl::flat_hash_set<int64_t> seen;  // Versions already returned or skipped by offset.
-  RETURN_IF_ERROR(Collect(request, text::MatchExpression(split.selective), ranked, request.offset,
-                          hits, seen));
+  RETURN_IF_ERROR(
+      Collect(request, text::MatchExpression(split.selective), ranked, request.offset, hits, seen));
   if (static_cast<int>(hits.size()) < request.limit && !split.common.empty()) {
     const int skip = std::max(0, request.offset - static_cast<int>(seen.size()));
     RETURN_IF_ERROR(
@@ -286,11 +286,13 @@ absl::StatusOr<std::vector<Recaller::Hit>> Recaller::DenseArm(
   while (neighbors) {
     hits.clear();
     RETURN_IF_ERROR(KeepInScope(request, *neighbors, want, hits));
-    // Enough, or the index has nothing more to give.
-    if (hits.size() >= want || neighbors->size() < k) break;
+    if (hits.size() >= want) break;
+    // Short: scope and filters rejected too many. Ask the index for more, unless it has given
+    // all it can reach (an HNSW graph need not reach every node) or the scope is too
+    // selective for it; then score every version in scope.
     k *= kOverFetch;
-    if (k > kMaxIndexFetch) {
-      neighbors.reset();  // Too selective for the index: score every version in scope.
+    if (neighbors->size() < k / kOverFetch || k > kMaxIndexFetch) {
+      neighbors.reset();
       break;
     }
     neighbors = vectors_->SearchIndex(query_vector, k);
@@ -341,11 +343,10 @@ absl::StatusOr<std::vector<Recaller::Hit>> Recaller::ExactScan(
   absl::flat_hash_set<int64_t> seen;
   RETURN_IF_ERROR(Drain(request, s, score, 0, std::numeric_limits<size_t>::max(), hits, seen));
   const size_t keep = std::min(want, hits.size());
-  std::partial_sort(hits.begin(), hits.begin() + keep, hits.end(),
-                    [](const Hit& a, const Hit& b) {
-                      if (a.score != b.score) return a.score > b.score;
-                      return a.version_id < b.version_id;
-                    });
+  std::partial_sort(hits.begin(), hits.begin() + keep, hits.end(), [](const Hit& a, const Hit& b) {
+    if (a.score != b.score) return a.score > b.score;
+    return a.version_id < b.version_id;
+  });
   hits.resize(keep);
   return hits;
 }
@@ -374,7 +375,9 @@ absl::Status Recaller::CollectOnce(const RecallRequest& request, const std::stri
                                    absl::flat_hash_set<int64_t>& seen) {
   const bool keyword = !match.empty();
   const bool walk_needed = request.valid_at_unix_ms.has_value();
-  const Source source = !keyword ? Source::kAll : fetch > 0 ? Source::kKeywordTop : Source::kKeyword;
+  const Source source = !keyword    ? Source::kAll
+                        : fetch > 0 ? Source::kKeywordTop
+                                    : Source::kKeyword;
   ASSIGN_OR_RETURN(store::Stmt s,
                    db_->Prepare(CandidateSql(source, ranked && keyword, request, walk_needed)));
   if (keyword) s.Bind(s.ParameterIndex(":match"), std::string_view(match));

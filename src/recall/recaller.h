@@ -81,7 +81,7 @@ class Recaller {
                            int skip, int64_t fetch, std::vector<Hit>& hits,
                            absl::flat_hash_set<int64_t>& seen);
 
-  store::Db* db_;  // Not owned; outlives this.
+  store::Db* db_;                   // Not owned; outlives this.
   vector::VectorService* vectors_;  // Not owned; may be null.
   text::TermStats term_stats_;
 };

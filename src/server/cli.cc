@@ -328,9 +328,8 @@ int Main(int argc, char** argv) {
     std::cout << kUsage;
     return 0;
   }
-  static const char* const kCommands[] = {"serve",   "remember", "recall",
-                                          "history", "stats",    "rebuild-signatures", "embed",
-                                          "check-index"};
+  static const char* const kCommands[] = {"serve", "remember",           "recall", "history",
+                                          "stats", "rebuild-signatures", "embed",  "check-index"};
   if (std::find(std::begin(kCommands), std::end(kCommands), cl.command) == std::end(kCommands)) {
     std::cerr << "strata: unknown command \"" << cl.command << "\"\n\n" << kUsage;
     return 2;

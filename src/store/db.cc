@@ -1,5 +1,9 @@
 #include "store/db.h"
 
+#include <chrono>
+#include <filesystem>
+#include <mutex>
+
 #include <sqlite3.h>
 
 #include "absl/strings/str_cat.h"
@@ -75,6 +79,24 @@ std::optional<int64_t> Stmt::OptInt(int col) const {
   return Int(col);
 }
 
+namespace {
+
+// One mutex per database file in this process (see Db::write_mutex).
+std::timed_mutex* WriteMutexFor(const std::string& path) {
+  static std::mutex registry_mutex;
+  static auto* const registry =
+      new absl::flat_hash_map<std::string, std::unique_ptr<std::timed_mutex>>;
+  std::error_code ec;
+  std::string key = std::filesystem::weakly_canonical(path, ec).string();
+  if (ec) key = path;
+  std::lock_guard lock(registry_mutex);
+  std::unique_ptr<std::timed_mutex>& m = (*registry)[key];
+  if (m == nullptr) m = std::make_unique<std::timed_mutex>();
+  return m.get();
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<Db>> Db::Open(const std::string& path, const DbOptions& options) {
   sqlite3* handle = nullptr;
   const int flags =
@@ -88,7 +110,7 @@ absl::StatusOr<std::unique_ptr<Db>> Db::Open(const std::string& path, const DbOp
   }
   sqlite3_extended_result_codes(handle, 1);
   sqlite3_busy_timeout(handle, options.busy_timeout_ms);
-  auto db = std::unique_ptr<Db>(new Db(handle, path));
+  auto db = std::unique_ptr<Db>(new Db(handle, path, WriteMutexFor(path), options.busy_timeout_ms));
   // journal_mode=WAL reads the header, so a file that is not a database fails here.
   std::string pragmas = absl::StrCat(
       options.read_only ? "" : "PRAGMA journal_mode=WAL;",
@@ -172,8 +194,20 @@ absl::Status Db::ErrorStatus(int rc, std::string_view context) const {
 }
 
 absl::StatusOr<Transaction> Transaction::Begin(Db& db) {
+  // A second Begin on one connection would wait for the mutex its own thread holds.
+  if (sqlite3_get_autocommit(db.handle_) == 0) {
+    return absl::FailedPreconditionError(
+        "a transaction is already open on this connection; transactions do not nest");
+  }
+  // Another connection of this process writing: wait as SQLite would for another process.
+  std::unique_lock lock(db.write_mutex(), std::chrono::milliseconds(db.busy_timeout_ms_));
+  if (!lock.owns_lock()) {
+    return absl::UnavailableError(absl::StrCat(
+        db.path(), ": database is locked by another connection of this process (waited ",
+        db.busy_timeout_ms_, " ms)"));
+  }
   if (absl::Status s = db.Exec("BEGIN IMMEDIATE"); !s.ok()) return s;
-  return Transaction(&db);
+  return Transaction(&db, std::move(lock));
 }
 
 Transaction::~Transaction() {
@@ -183,7 +217,10 @@ Transaction::~Transaction() {
 absl::Status Transaction::Commit() {
   Db* db = db_;
   absl::Status s = db->Exec("COMMIT");
-  if (s.ok()) db_ = nullptr;
+  if (s.ok()) {
+    db_ = nullptr;
+    lock_ = {};
+  }
   return s;
 }
 

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -88,6 +89,10 @@ class Db {
   int64_t LastInsertRowId() const;
   int64_t Changes() const;
   const std::string& path() const { return path_; }
+  // Shared by every connection this process opens to the same file: Transaction holds it, so
+  // two of our own connections queue for the write lock here instead of in SQLite's busy
+  // handler, which sleeps in steps of milliseconds.
+  std::timed_mutex& write_mutex() const { return *write_mutex_; }
 
   // Calls `hook(wal_pages)` after each commit on this connection, with the WAL's size in
   // pages. The hook runs on the committing thread and must not use this connection.
@@ -101,10 +106,17 @@ class Db {
   absl::Status ErrorStatus(int rc, std::string_view context) const;
 
  private:
-  Db(sqlite3* handle, std::string path) : handle_(handle), path_(std::move(path)) {}
+  Db(sqlite3* handle, std::string path, std::timed_mutex* write_mutex, int busy_timeout_ms)
+      : handle_(handle),
+        path_(std::move(path)),
+        write_mutex_(write_mutex),
+        busy_timeout_ms_(busy_timeout_ms) {}
 
+  friend class Transaction;
   sqlite3* handle_;  // Owned.
   std::string path_;
+  std::timed_mutex* write_mutex_;  // Process-wide, one per file; never freed.
+  int busy_timeout_ms_;
   absl::flat_hash_map<std::string, sqlite3_stmt*> cache_;  // Owned statements.
   std::function<void(int)> wal_hook_;
 };
@@ -114,7 +126,9 @@ class Db {
 class Transaction {
  public:
   static absl::StatusOr<Transaction> Begin(Db& db);
-  Transaction(Transaction&& other) noexcept : db_(other.db_) { other.db_ = nullptr; }
+  Transaction(Transaction&& other) noexcept : db_(other.db_), lock_(std::move(other.lock_)) {
+    other.db_ = nullptr;
+  }
   Transaction(const Transaction&) = delete;
   Transaction& operator=(const Transaction&) = delete;
   ~Transaction();
@@ -126,8 +140,9 @@ class Transaction {
   absl::Status ReleaseSavepoint();
 
  private:
-  explicit Transaction(Db* db) : db_(db) {}
-  Db* db_;  // Not owned; null once committed or moved from.
+  Transaction(Db* db, std::unique_lock<std::timed_mutex> lock) : db_(db), lock_(std::move(lock)) {}
+  Db* db_;                                   // Not owned; null once committed or moved from.
+  std::unique_lock<std::timed_mutex> lock_;  // db_->write_mutex(), until commit or rollback.
 };
 
 }  // namespace strata::store

@@ -29,8 +29,8 @@ absl::StatusOr<json> GetStats(const ToolContext& ctx, const json&) {
       {"durability", s.durability == Durability::kFull ? "full" : "normal"},
       {"path", s.path},
       {"server_version", kVersion},
-      {"recall_modes", s.embeddings ? json::array({"fts5", "dense", "hybrid"})
-                                    : json::array({"fts5"})},
+      {"recall_modes",
+       s.embeddings ? json::array({"fts5", "dense", "hybrid"}) : json::array({"fts5"})},
       {"embeddings", nullptr},
       {"dedup",
        {{"threshold", s.dedup.threshold},
@@ -43,15 +43,16 @@ absl::StatusOr<json> GetStats(const ToolContext& ctx, const json&) {
         {"candidates_histogram", json::object()}}},
   };
   if (const std::optional<EmbeddingStats>& e = s.embeddings) {
-    out["embeddings"] = {{"embedder", e->embedder},
-                         {"dimension", e->dimension},
-                         {"vectors", e->vectors},
-                         {"pending", e->pending},
-                         {"indexed", e->indexed},
-                         {"index_state", e->index_state},
-                         {"embedded_since_start", e->embedded_since_start},
-                         {"last_error", e->last_error.empty() ? json(nullptr) : json(e->last_error)},
-                         {"index_file_size_bytes", e->index_file_bytes}};
+    out["embeddings"] = {
+        {"embedder", e->embedder},
+        {"dimension", e->dimension},
+        {"vectors", e->vectors},
+        {"pending", e->pending},
+        {"indexed", e->indexed},
+        {"index_state", e->index_state},
+        {"embedded_since_start", e->embedded_since_start},
+        {"last_error", e->last_error.empty() ? json(nullptr) : json(e->last_error)},
+        {"index_file_size_bytes", e->index_file_bytes}};
   }
   for (const auto& [candidates, checks] : s.dedup.candidates_histogram) {
     out["dedup"]["candidates_histogram"][std::to_string(candidates)] = checks;
@@ -75,7 +76,8 @@ absl::StatusOr<json> Embed(const ToolContext& ctx, const json& args) {
   if (key) {
     if (!r.category) return absl::InvalidArgumentError("category: required with key");
     ASSIGN_OR_RETURN(std::optional<std::string> workspace, a.OptionalString("workspace"));
-    r.identity = Identity{.category = *r.category, .key = *key, .workspace = workspace.value_or("")};
+    r.identity =
+        Identity{.category = *r.category, .key = *key, .workspace = workspace.value_or("")};
     r.category.reset();
   }
   ASSIGN_OR_RETURN(std::optional<int64_t> limit, a.OptionalInt("limit", 1, kMaxEmbedLimit));
@@ -102,16 +104,32 @@ std::vector<ToolSpec> AdminTools() {
       .description = "How many memories and versions the store holds, per category, and the "
                      "size of its files.",
       .input_schema = {{"type", "object"}, {"properties", json::object()}},
-      .output_schema = {{"type", "object"},
-                        {"properties",
-                         {{"total_memories", {{"type", "integer"}}},
-                          {"active_memories", {{"type", "integer"}}},
-                          {"versions", {{"type", "integer"}}},
-                          {"by_category",
-                           {{"type", "object"}, {"additionalProperties", {{"type", "integer"}}}}},
-                          {"db_file_size_bytes", {{"type", "integer"}}}}},
-                        {"required", json::array({"total_memories", "active_memories", "versions",
-                                                  "by_category", "db_file_size_bytes"})}},
+      .output_schema =
+          {{"type", "object"},
+           {"properties",
+            {{"total_memories", {{"type", "integer"}}},
+             {"active_memories", {{"type", "integer"}}},
+             {"versions", {{"type", "integer"}}},
+             {"by_category", {{"type", "object"}, {"additionalProperties", {{"type", "integer"}}}}},
+             {"db_file_size_bytes", {{"type", "integer"}}},
+             {"recall_modes", {{"type", "array"}, {"items", {{"type", "string"}}}}},
+             {"embeddings",
+              {{"type", json::array({"object", "null"})},
+               {"description",
+                "The embedder and its backlog; null with "
+                "--embedder none"},
+               {"properties",
+                {{"embedder", {{"type", "string"}}},
+                 {"dimension", {{"type", "integer"}}},
+                 {"vectors", {{"type", "integer"}}},
+                 {"pending", {{"type", "integer"}}},
+                 {"indexed", {{"type", "integer"}}},
+                 {"index_state", {{"enum", json::array({"loading", "building", "ready"})}}},
+                 {"embedded_since_start", {{"type", "integer"}}},
+                 {"last_error", {{"type", json::array({"string", "null"})}}},
+                 {"index_file_size_bytes", {{"type", "integer"}}}}}}}}},
+           {"required", json::array({"total_memories", "active_memories", "versions", "by_category",
+                                     "db_file_size_bytes"})}},
       .annotations = {{"readOnlyHint", true}, {"idempotentHint", true}, {"openWorldHint", false}},
       .handler = GetStats,
   });
@@ -123,15 +141,15 @@ std::vector<ToolSpec> AdminTools() {
           "Give vectors (for dense and hybrid recall) to memories that have none yet, now, "
           "instead of waiting for the background worker. Reports progress when the request "
           "carries a progressToken. Returns how many were embedded and how many remain.",
-      .input_schema =
-          {{"type", "object"},
-           {"properties",
-            {{"category", StringProp("Only this category's memories.")},
-             {"key", StringProp("With category: only this memory.")},
-             {"workspace", StringProp("With key: the memory's workspace (default \"\").")},
-             {"limit", IntProp("At most this many versions (default 100).")},
-             {"batch_category", StringProp("Perseus Vault's name for category.")},
-             {"batch_limit", IntProp("Perseus Vault's name for limit.")}}}},
+      .input_schema = {{"type", "object"},
+                       {"properties",
+                        {{"category", StringProp("Only this category's memories.")},
+                         {"key", StringProp("With category: only this memory.")},
+                         {"workspace",
+                          StringProp("With key: the memory's workspace (default \"\").")},
+                         {"limit", IntProp("At most this many versions (default 100).")},
+                         {"batch_category", StringProp("Perseus Vault's name for category.")},
+                         {"batch_limit", IntProp("Perseus Vault's name for limit.")}}}},
       .output_schema = {{"type", "object"},
                         {"properties",
                          {{"embedded", {{"type", "integer"}}},
@@ -139,7 +157,8 @@ std::vector<ToolSpec> AdminTools() {
                           {"failed", {{"type", "integer"}}},
                           {"remaining", {{"type", "integer"}}},
                           {"error", {{"type", "string"}}}}},
-                        {"required", json::array({"embedded", "attempted", "failed", "remaining"})}},
+                        {"required",
+                         json::array({"embedded", "attempted", "failed", "remaining"})}},
       .annotations = {{"readOnlyHint", false},
                       {"destructiveHint", false},
                       {"idempotentHint", true},

@@ -11,7 +11,8 @@ namespace strata::vector {
 
 // The blob for `v`.
 std::string Encode(std::span<const float> v);
-// Fills `out` (the dimension) from `blob`, renormalized to unit length. False when the blob is not of that dimension.
+// Fills `out` (the dimension) from `blob`, renormalized to unit length. False when the blob is not
+// of that dimension.
 bool Decode(std::string_view blob, std::span<float> out);
 
 // Inner product (cosine similarity for unit vectors).

@@ -77,22 +77,28 @@ absl::StatusOr<std::vector<PendingVersion>> PendingVersions(store::Db& db, int64
   return out;
 }
 
+absl::StatusOr<VectorCounts> CountVectorsAndPending(store::Db& db, int64_t space) {
+  // Each vector belongs to one distinct, existing version (UNIQUE, ON DELETE CASCADE).
+  ASSIGN_OR_RETURN(store::Stmt s,
+                   db.Prepare("SELECT (SELECT count(*) FROM embeddings WHERE space_id = ?1), "
+                              "(SELECT count(*) FROM versions)"));
+  s.Bind(1, space);
+  ASSIGN_OR_RETURN(bool row, s.Step());
+  if (!row) return VectorCounts{};
+  return VectorCounts{.vectors = s.Int(0), .pending = s.Int(1) - s.Int(0)};
+}
+
 absl::StatusOr<int64_t> CountPending(store::Db& db, int64_t space, const BacklogScope& scope) {
   if (!scope.category && !scope.memory_id) {
-    // Each vector belongs to one distinct, existing version (UNIQUE, ON DELETE CASCADE).
-    ASSIGN_OR_RETURN(store::Stmt s, db.Prepare("SELECT (SELECT count(*) FROM versions) - "
-                                               "(SELECT count(*) FROM embeddings WHERE space_id = ?)"));
-    s.Bind(1, space);
-    ASSIGN_OR_RETURN(bool row, s.Step());
-    return row ? s.Int(0) : 0;
+    ASSIGN_OR_RETURN(const VectorCounts counts, CountVectorsAndPending(db, space));
+    return counts.pending;
   }
-  ASSIGN_OR_RETURN(
-      store::Stmt s,
-      db.Prepare(absl::StrCat(
-          "SELECT count(*) FROM versions v JOIN memories m ON m.id = v.memory_id "
-          "WHERE NOT EXISTS (SELECT 1 FROM embeddings e "
-          "WHERE e.space_id = :space AND e.version_id = v.id)",
-          ScopeSql(scope))));
+  ASSIGN_OR_RETURN(store::Stmt s,
+                   db.Prepare(absl::StrCat(
+                       "SELECT count(*) FROM versions v JOIN memories m ON m.id = v.memory_id "
+                       "WHERE NOT EXISTS (SELECT 1 FROM embeddings e "
+                       "WHERE e.space_id = :space AND e.version_id = v.id)",
+                       ScopeSql(scope))));
   s.Bind(s.ParameterIndex(":space"), space);
   BindScope(s, scope);
   ASSIGN_OR_RETURN(bool row, s.Step());
@@ -130,9 +136,8 @@ absl::Status StoreVectors(store::Db& db, int64_t space, int dimension,
 absl::StatusOr<int64_t> ReadVectorsAfter(
     store::Db& db, int64_t space, int dimension, int64_t after_row, int64_t limit,
     const std::function<void(int64_t row_id, int64_t version_id, std::span<const float>)>& fn) {
-  ASSIGN_OR_RETURN(store::Stmt s,
-                   db.Prepare("SELECT id, version_id, vec FROM embeddings "
-                              "WHERE id > ? AND space_id = ? ORDER BY id LIMIT ?"));
+  ASSIGN_OR_RETURN(store::Stmt s, db.Prepare("SELECT id, version_id, vec FROM embeddings "
+                                             "WHERE id > ? AND space_id = ? ORDER BY id LIMIT ?"));
   s.Bind(1, after_row).Bind(2, space).Bind(3, limit);
   std::vector<float> v(dimension);
   int64_t rows = 0;

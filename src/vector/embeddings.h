@@ -47,6 +47,12 @@ absl::StatusOr<std::vector<PendingVersion>> PendingVersions(store::Db& db, int64
 // How many versions in scope have no vector in `space`.
 absl::StatusOr<int64_t> CountPending(store::Db& db, int64_t space, const BacklogScope& scope);
 absl::StatusOr<int64_t> CountVectors(store::Db& db, int64_t space);
+struct VectorCounts {
+  int64_t vectors = 0;  // Of `space`.
+  int64_t pending = 0;  // Versions without one.
+};
+// Both from one snapshot, so they add up to the versions.
+absl::StatusOr<VectorCounts> CountVectorsAndPending(store::Db& db, int64_t space);
 // The highest embeddings row id of any space (0 when none): an upper bound on any space's
 // vector count, read in O(log n).
 absl::StatusOr<int64_t> LastVectorRow(store::Db& db);

@@ -70,7 +70,7 @@ HnswIndex::HnswIndex(int dimension)
     : dimension_(dimension),
       space_(std::make_unique<hnswlib::InnerProductSpace>(dimension)),
       graph_(std::make_unique<hnswlib::HierarchicalNSW<float>>(space_.get(), kInitialCapacity, kM,
-                                                                kEfConstruction)) {
+                                                               kEfConstruction)) {
   graph_->setEf(kEf);
 }
 
@@ -81,18 +81,26 @@ absl::StatusOr<std::pair<std::unique_ptr<HnswIndex>, IndexMeta>> HnswIndex::Load
   std::ifstream meta_in(path + ".meta");
   if (!meta_in) return absl::NotFoundError(absl::StrCat(path, ".meta: absent"));
   const nlohmann::json meta = nlohmann::json::parse(meta_in, nullptr, /*allow_exceptions=*/false);
-  if (!meta.is_object() || meta.value("format", 0) != kMetaFormat ||
-      !meta.contains("checksum") || !meta.contains("bytes") || !meta.contains("watermark")) {
+  // Every field present with its type, or the file is not ours to trust.
+  auto is = [&meta](const char* name, auto check) {
+    return meta.contains(name) && (meta[name].*check)();
+  };
+  if (!meta.is_object() || !is("format", &nlohmann::json::is_number_integer) ||
+      !is("graph", &nlohmann::json::is_string) || !is("fingerprint", &nlohmann::json::is_string) ||
+      !is("watermark", &nlohmann::json::is_number_integer) ||
+      !is("bytes", &nlohmann::json::is_number_integer) ||
+      !is("checksum", &nlohmann::json::is_string) || meta["format"].get<int>() != kMetaFormat) {
     return absl::FailedPreconditionError(absl::StrCat(path, ".meta: unreadable"));
   }
-  if (meta.value("graph", "") != GraphParams()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        path, ": built with graph parameters ", meta.value("graph", ""), ", not ", GraphParams()));
+  if (meta["graph"].get<std::string>() != GraphParams()) {
+    return absl::FailedPreconditionError(absl::StrCat(path, ": built with graph parameters ",
+                                                      meta["graph"].get<std::string>(), ", not ",
+                                                      GraphParams()));
   }
-  if (meta.value("fingerprint", "") != fingerprint) {
-    return absl::FailedPreconditionError(
-        absl::StrCat(path, ": made by embedder ", meta.value("fingerprint", ""), ", not ",
-                     fingerprint));
+  if (meta["fingerprint"].get<std::string>() != fingerprint) {
+    return absl::FailedPreconditionError(absl::StrCat(path, ": made by embedder ",
+                                                      meta["fingerprint"].get<std::string>(),
+                                                      ", not ", fingerprint));
   }
   int64_t bytes = 0;
   ASSIGN_OR_RETURN(const uint64_t checksum, FileChecksum(path, bytes));
@@ -111,13 +119,16 @@ absl::StatusOr<std::pair<std::unique_ptr<HnswIndex>, IndexMeta>> HnswIndex::Load
   } catch (const std::exception& e) {
     return absl::FailedPreconditionError(absl::StrCat(path, ": ", e.what()));
   }
-  return std::pair(std::move(index),
-                   IndexMeta{.fingerprint = fingerprint,
-                             .watermark = meta["watermark"].get<int64_t>()});
+  return std::pair(std::move(index), IndexMeta{.fingerprint = fingerprint,
+                                               .watermark = meta["watermark"].get<int64_t>()});
 }
 
 absl::Status HnswIndex::Save(const std::string& path, const IndexMeta& meta) const {
-  const std::string tmp = path + ".tmp";
+  // Names of our own: another process may be saving the same index at the same moment, and
+  // pairing its graph with our meta would pass the checksum.
+  static std::atomic<uint64_t> saves{0};
+  const std::string unique = absl::StrCat(".", ::getpid(), ".", saves++, ".tmp");
+  const std::string tmp = path + unique;
   {
     std::shared_lock lock(mu_);
     try {
@@ -129,11 +140,13 @@ absl::Status HnswIndex::Save(const std::string& path, const IndexMeta& meta) con
   int64_t bytes = 0;
   ASSIGN_OR_RETURN(const uint64_t checksum, FileChecksum(tmp, bytes));
   RETURN_IF_ERROR(SyncAndRename(tmp, path));
-  const nlohmann::json json = {{"format", kMetaFormat},     {"graph", GraphParams()},
+  const nlohmann::json json = {{"format", kMetaFormat},
+                               {"graph", GraphParams()},
                                {"fingerprint", meta.fingerprint},
-                               {"watermark", meta.watermark}, {"bytes", bytes},
+                               {"watermark", meta.watermark},
+                               {"bytes", bytes},
                                {"checksum", absl::StrCat(checksum)}};
-  const std::string meta_tmp = path + ".meta.tmp";
+  const std::string meta_tmp = path + ".meta" + unique;
   {
     std::ofstream out(meta_tmp, std::ios::trunc);
     out << json.dump() << "\n";
@@ -154,6 +167,15 @@ void HnswIndex::Add(int64_t label, std::span<const float> v) {
   graph_->addPoint(v.data(), static_cast<hnswlib::labeltype>(label));
 }
 
+void HnswIndex::Remove(int64_t label) {
+  std::unique_lock lock(mu_);
+  try {
+    graph_->markDelete(static_cast<hnswlib::labeltype>(label));
+  } catch (const std::exception&) {
+    // Not in the index: nothing to remove.
+  }
+}
+
 void HnswIndex::AddParallel(std::span<const int64_t> labels, std::span<const float> vectors,
                             int threads) {
   std::unique_lock lock(mu_);
@@ -161,8 +183,7 @@ void HnswIndex::AddParallel(std::span<const int64_t> labels, std::span<const flo
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i = next++; i < labels.size(); i = next++) {
-      graph_->addPoint(vectors.data() + i * dimension_,
-                       static_cast<hnswlib::labeltype>(labels[i]));
+      graph_->addPoint(vectors.data() + i * dimension_, static_cast<hnswlib::labeltype>(labels[i]));
     }
   };
   // hnswlib's first element must be inserted alone.

@@ -50,6 +50,9 @@ class HnswIndex {
 
   // Adds or replaces the vector of `label`. `v` has the index's dimension.
   void Add(int64_t label, std::span<const float> v);
+  // Stops returning `label` (a version that was purged; its id may be reused by a new
+  // version, whose vector then replaces it through Add). Unknown labels are ignored.
+  void Remove(int64_t label);
   // Adds many from several threads; no Search may run meanwhile (a rebuild before the index
   // is published).
   void AddParallel(std::span<const int64_t> labels, std::span<const float> vectors, int threads);

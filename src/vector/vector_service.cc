@@ -8,8 +8,8 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "vector/codec.h"
 #include "util/status_macros.h"
+#include "vector/codec.h"
 
 namespace strata::vector {
 namespace {
@@ -62,8 +62,10 @@ absl::StatusOr<std::unique_ptr<VectorService>> VectorService::Start(
   ASSIGN_OR_RETURN(std::unique_ptr<store::Db> worker_db, store::Db::Open(path, db_options));
   std::unique_ptr<VectorService> service(
       new VectorService(path, std::move(embedder), std::move(space), rows));
-  service->worker_ = std::jthread([s = service.get(), wdb = std::move(worker_db)](
-                                      std::stop_token stop) mutable { s->Run(stop, std::move(wdb)); });
+  service->worker_ =
+      std::jthread([s = service.get(), wdb = std::move(worker_db)](std::stop_token stop) mutable {
+        s->Run(stop, std::move(wdb));
+      });
   return service;
 }
 
@@ -78,6 +80,18 @@ void VectorService::Wake() {
     woken_ = true;
   }
   wake_.notify_all();
+}
+
+void VectorService::Forget(std::span<const int64_t> version_ids) {
+  if (version_ids.empty()) return;
+  if (std::shared_ptr<HnswIndex> idx = index()) {
+    for (int64_t id : version_ids) idx->Remove(id);
+  }
+  const int64_t lowest = *std::min_element(version_ids.begin(), version_ids.end());
+  int64_t current = rescan_from_.load();
+  while (lowest - 1 < current && !rescan_from_.compare_exchange_weak(current, lowest - 1)) {
+  }
+  Wake();
 }
 
 std::shared_ptr<HnswIndex> VectorService::index() const {
@@ -95,9 +109,10 @@ void VectorService::Run(std::stop_token stop, std::unique_ptr<store::Db> db) {
   int64_t cursor = 0;  // Versions up to here have a vector or are someone else's to embed.
   int failures = 0;
   while (!stop.stop_requested()) {
+    cursor = std::min(cursor, rescan_from_.exchange(INT64_MAX));
     if (absl::Status s = CatchUp(*db).status(); !s.ok()) SetError(s);
     absl::StatusOr<int64_t> embedded = 0;
-    if (backfills_.load() == 0) {
+    if (std::unique_lock embedding(embed_mu_, std::try_to_lock); embedding.owns_lock()) {
       int64_t attempted = 0;
       embedded = EmbedBatch(*db, BacklogScope{}, cursor, embedder_->batch_size(), &attempted);
     }
@@ -140,54 +155,85 @@ void VectorService::Run(std::stop_token stop, std::unique_ptr<store::Db> db) {
 
 void VectorService::LoadOrRebuild(store::Db& db, std::stop_token stop) {
   const std::string file = IndexPath(path_);
-  auto loaded = HnswIndex::Load(file, space_.fingerprint, space_.dimension);
-  if (loaded.ok()) {
-    std::lock_guard lock(mu_);
-    index_ = std::move(loaded->first);
-    watermark_ = loaded->second.watermark;
-    state_ = IndexState::kReady;
-    return;
-  }
-  if (loaded.status().code() != absl::StatusCode::kNotFound) {
-    std::fprintf(stderr, "strata: rebuilding the vector index: %s\n",
-                 std::string(loaded.status().message()).c_str());
-  }
-  {
-    std::lock_guard lock(mu_);
-    state_ = IndexState::kBuilding;
-  }
-  auto built = std::make_shared<HnswIndex>(space_.dimension);
+  std::shared_ptr<HnswIndex> idx;
   int64_t watermark = 0;
-  std::vector<int64_t> labels;
-  std::vector<float> vectors;
-  while (!stop.stop_requested()) {
-    labels.clear();
-    vectors.clear();
-    absl::StatusOr<int64_t> rows = ReadVectorsAfter(
-        db, space_.id, space_.dimension, watermark, kReadChunk,
-        [&](int64_t row_id, int64_t version_id, std::span<const float> v) {
-          watermark = row_id;
-          labels.push_back(version_id);
-          vectors.insert(vectors.end(), v.begin(), v.end());
-        });
-    if (!rows.ok()) {
-      SetError(rows.status());
+  auto loaded = HnswIndex::Load(file, space_.fingerprint, space_.dimension);
+  const bool rebuilt = !loaded.ok();
+  if (loaded.ok()) {
+    idx = std::move(loaded->first);
+    watermark = loaded->second.watermark;
+  } else {
+    if (loaded.status().code() != absl::StatusCode::kNotFound) {
+      std::fprintf(stderr, "strata: rebuilding the vector index: %s\n",
+                   std::string(loaded.status().message()).c_str());
+    }
+    {
+      std::lock_guard lock(mu_);
+      state_ = IndexState::kBuilding;
+    }
+    idx = std::make_shared<HnswIndex>(space_.dimension);
+    if (absl::Status s = AddVectorsAfter(db, *idx, watermark, &stop).status(); !s.ok()) {
+      SetError(s);
       return;  // The index stays unavailable; dense recall scans exactly.
     }
-    built->AddParallel(labels, vectors, kBuildThreads);
-    if (*rows < kReadChunk) break;
   }
   if (stop.stop_requested()) return;
+  int64_t unsaved = 0;
   {
+    // The last vectors and the publication under the catch-up lock: a Backfill that stored
+    // vectors meanwhile found no index to add them to, and must find them here.
+    std::lock_guard catch_up(catch_up_mu_);
+    absl::StatusOr<int64_t> added = AddVectorsAfter(db, *idx, watermark, &stop);
+    if (!added.ok()) {
+      SetError(added.status());
+      return;
+    }
+    unsaved = rebuilt ? 0 : *added;
     std::lock_guard lock(mu_);
-    index_ = built;
+    index_ = idx;
     watermark_ = watermark;
+    added_since_save_ = unsaved;
     state_ = IndexState::kReady;
   }
-  if (absl::Status s = built->Save(file, {space_.fingerprint, watermark}); !s.ok()) {
+  if (!rebuilt) return;
+  if (absl::Status s = idx->Save(file, {space_.fingerprint, watermark}); !s.ok()) {
     std::fprintf(stderr, "strata: could not save the vector index: %s\n",
                  std::string(s.message()).c_str());
   }
+}
+
+absl::StatusOr<int64_t> VectorService::AddVectorsAfter(store::Db& db, HnswIndex& idx,
+                                                       int64_t& watermark,
+                                                       const std::stop_token* stop) {
+  // Before publication (stop given) the index is private: add a chunk on several threads.
+  const bool parallel = stop != nullptr;
+  int64_t total = 0;
+  std::vector<int64_t> labels;
+  std::vector<float> vectors;
+  while (stop == nullptr || !stop->stop_requested()) {
+    labels.clear();
+    vectors.clear();
+    ASSIGN_OR_RETURN(
+        const int64_t rows,
+        ReadVectorsAfter(db, space_.id, space_.dimension, watermark, kReadChunk,
+                         [&](int64_t row_id, int64_t version_id, std::span<const float> v) {
+                           watermark = row_id;
+                           labels.push_back(version_id);
+                           vectors.insert(vectors.end(), v.begin(), v.end());
+                         }));
+    if (parallel) {
+      idx.AddParallel(labels, vectors, kBuildThreads);
+    } else {
+      // One at a time: searches run between the inserts.
+      for (size_t i = 0; i < labels.size(); ++i) {
+        idx.Add(labels[i],
+                std::span<const float>(vectors).subspan(i * space_.dimension, space_.dimension));
+      }
+    }
+    total += static_cast<int64_t>(labels.size());
+    if (rows < kReadChunk) break;
+  }
+  return total;
 }
 
 absl::StatusOr<int64_t> VectorService::CatchUp(store::Db& db) {
@@ -199,27 +245,12 @@ absl::StatusOr<int64_t> VectorService::CatchUp(store::Db& db) {
     idx = index_;
     watermark = watermark_;
   }
-  if (idx == nullptr) return 0;  // LoadOrRebuild reads everything when it finishes.
-  int64_t total = 0;
-  while (true) {
-    int64_t added = 0;
-    ASSIGN_OR_RETURN(const int64_t rows,
-                     ReadVectorsAfter(db, space_.id, space_.dimension, watermark, kReadChunk,
-                                      [&](int64_t row_id, int64_t version_id,
-                                          std::span<const float> v) {
-                                        idx->Add(version_id, v);
-                                        watermark = row_id;
-                                        ++added;
-                                      }));
-    {
-      std::lock_guard lock(mu_);
-      watermark_ = watermark;
-      added_since_save_ += added;
-    }
-    total += added;
-    if (rows < kReadChunk) break;
-  }
-  return total;
+  if (idx == nullptr) return 0;  // LoadOrRebuild adds everything before it publishes.
+  ASSIGN_OR_RETURN(const int64_t added, AddVectorsAfter(db, *idx, watermark, nullptr));
+  std::lock_guard lock(mu_);
+  watermark_ = watermark;
+  added_since_save_ += added;
+  return added;
 }
 
 absl::StatusOr<int64_t> VectorService::EmbedBatch(store::Db& db, const BacklogScope& scope,
@@ -254,11 +285,7 @@ absl::StatusOr<int64_t> VectorService::EmbedBatch(store::Db& db, const BacklogSc
 absl::StatusOr<BackfillResult> VectorService::Backfill(
     store::Db& db, const BacklogScope& scope, int64_t limit,
     const std::function<void(int64_t, int64_t)>& progress) {
-  ++backfills_;  // The worker stands aside rather than embed the same rows.
-  struct Release {
-    std::atomic<int>& n;
-    ~Release() { --n; }
-  } release{backfills_};
+  std::lock_guard embedding(embed_mu_);  // Waits out the worker's batch in progress.
   BackfillResult result;
   ASSIGN_OR_RETURN(const int64_t pending, CountPending(db, space_.id, scope));
   const int64_t total = std::min(limit, pending);
@@ -316,14 +343,14 @@ absl::StatusOr<double> VectorService::MeasureIndexRecall(store::Db& db, int quer
   std::vector<float> all;
   int64_t after = 0;
   while (true) {
-    ASSIGN_OR_RETURN(const int64_t rows,
-                     ReadVectorsAfter(db, space_.id, dim, after, kReadChunk,
-                                      [&](int64_t row_id, int64_t version_id,
-                                          std::span<const float> v) {
-                                        after = row_id;
-                                        labels.push_back(version_id);
-                                        all.insert(all.end(), v.begin(), v.end());
-                                      }));
+    ASSIGN_OR_RETURN(
+        const int64_t rows,
+        ReadVectorsAfter(db, space_.id, dim, after, kReadChunk,
+                         [&](int64_t row_id, int64_t version_id, std::span<const float> v) {
+                           after = row_id;
+                           labels.push_back(version_id);
+                           all.insert(all.end(), v.begin(), v.end());
+                         }));
     if (rows < kReadChunk) break;
   }
   const size_t n = labels.size();
@@ -351,8 +378,9 @@ absl::StatusOr<double> VectorService::MeasureIndexRecall(store::Db& db, int quer
 
 absl::StatusOr<VectorStats> VectorService::Stats(store::Db& db) {
   VectorStats stats{.embedder = space_.fingerprint, .dimension = space_.dimension};
-  ASSIGN_OR_RETURN(stats.vectors, CountVectors(db, space_.id));
-  ASSIGN_OR_RETURN(stats.pending, CountPending(db, space_.id, BacklogScope{}));
+  ASSIGN_OR_RETURN(const VectorCounts counts, CountVectorsAndPending(db, space_.id));
+  stats.vectors = counts.vectors;
+  stats.pending = counts.pending;
   std::shared_ptr<HnswIndex> idx = index();
   stats.indexed = idx ? static_cast<int64_t>(idx->size()) : 0;
   stats.index_file_bytes = FileBytes(IndexPath(path_));

@@ -28,12 +28,12 @@ const char* IndexStateName(IndexState state);
 struct VectorStats {
   std::string embedder;  // The fingerprint.
   int dimension = 0;
-  int64_t vectors = 0;       // Stored vectors of this space.
-  int64_t pending = 0;       // Versions waiting for one.
-  int64_t indexed = 0;       // Vectors in the in-memory index.
+  int64_t vectors = 0;  // Stored vectors of this space.
+  int64_t pending = 0;  // Versions waiting for one.
+  int64_t indexed = 0;  // Vectors in the in-memory index.
   IndexState index_state = IndexState::kLoading;
   int64_t embedded_since_start = 0;  // By the worker and by Backfill.
-  std::string last_error;    // The embedder's last failure; empty after a success.
+  std::string last_error;            // The embedder's last failure; empty after a success.
   int64_t index_file_bytes = 0;
 };
 
@@ -46,11 +46,11 @@ struct BackfillResult {
 };
 
 // The index lives in "<db>.hnsw" (and "<db>.hnsw.meta"), saved after a rebuild and on
-// shutdown when enough is new (a few vectors are cheaper to catch up at the next start); at start it is loaded when it names this embedder's space and its checksum holds,
-// else rebuilt from the stored vectors. Either way on the worker thread: a search never waits
-// for it (SearchIndex returns nullopt until it is ready).
-// Thread safety: every method may be called from any thread; each call that takes a Db uses
-// that connection only (the caller's thread owns it).
+// shutdown when enough is new (a few vectors are cheaper to catch up at the next start); at start
+// it is loaded when it names this embedder's space and its checksum holds, else rebuilt from the
+// stored vectors. Either way on the worker thread: a search never waits for it (SearchIndex returns
+// nullopt until it is ready). Thread safety: every method may be called from any thread; each call
+// that takes a Db uses that connection only (the caller's thread owns it).
 class VectorService {
  public:
   // Registers the embedder's space through `db` and starts the worker, which opens its own
@@ -66,6 +66,9 @@ class VectorService {
 
   // New versions were committed: the worker looks for them now rather than at its next poll.
   void Wake();
+  // These versions were purged: the index stops returning them, and since SQLite may give a
+  // purged version's id to the next version, the worker looks again from the smallest.
+  void Forget(std::span<const int64_t> version_ids);
 
   // Embeds up to `limit` versions of `scope` now, on the caller's thread and connection, then
   // brings the index up to date. `progress(done, total)` is called after each batch.
@@ -98,6 +101,11 @@ class VectorService {
   void LoadOrRebuild(store::Db& db, std::stop_token stop);
   // Adds to the index every vector written after the watermark. Returns how many.
   absl::StatusOr<int64_t> CatchUp(store::Db& db);
+  // Adds to `idx` the vectors written after `watermark` (advanced past them). With `stop`,
+  // the index is not yet published: chunks go in on several threads, and a stop request
+  // ends the work early. Returns how many were added.
+  absl::StatusOr<int64_t> AddVectorsAfter(store::Db& db, HnswIndex& idx, int64_t& watermark,
+                                          const std::stop_token* stop);
   // Embeds one batch of the backlog after *cursor; advances *cursor past what it stored.
   // Returns how many versions it embedded (0: nothing pending in scope).
   absl::StatusOr<int64_t> EmbedBatch(store::Db& db, const BacklogScope& scope, int64_t& cursor,
@@ -115,14 +123,19 @@ class VectorService {
   bool woken_ = false;
   std::shared_ptr<HnswIndex> index_;  // Null until loaded or built.
   IndexState state_ = IndexState::kLoading;
-  int64_t watermark_ = 0;        // Embeddings rows up to here are in index_.
+  int64_t watermark_ = 0;         // Embeddings rows up to here are in index_.
   int64_t added_since_save_ = 0;  // Vectors in index_ and not in its file.
   int64_t embedded_ = 0;
   std::string last_error_;
 
   std::mutex catch_up_mu_;  // One CatchUp at a time.
-  std::atomic<int> backfills_{0};  // Backfill calls running; the worker waits them out.
-  std::jthread worker_;     // Last: stops first.
+  // Held by Backfill for its whole run and by the worker for each batch (try_lock: it skips
+  // a turn rather than wait), so the two never embed the same versions.
+  std::mutex embed_mu_;
+  std::atomic<int64_t> rescan_from_{
+      INT64_MAX};  // The worker's cursor goes back to here.  // Backfill calls running; the worker
+                   // waits them out.
+  std::jthread worker_;  // Last: stops first.
 };
 
 }  // namespace strata::vector

@@ -3,12 +3,14 @@
 
 #include "strata/strata.h"
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -55,6 +57,22 @@ std::vector<std::string> Keys(const absl::StatusOr<RecallResult>& result) {
   return keys;
 }
 
+// Waits (60 s at most, against hangs) until the vector index holds every version's vector. The
+// background worker loads or builds it; a recall before then may not see every vector.
+void WaitIndexed(Store& store) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (true) {
+    absl::StatusOr<Stats> stats = store.GetStats();
+    ASSERT_OK(stats);
+    ASSERT_TRUE(stats->embeddings.has_value());
+    const EmbeddingStats& e = *stats->embeddings;
+    if (e.index_state == "ready" && e.pending == 0 && e.indexed == e.vectors) return;
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline)
+        << "state " << e.index_state << ", " << e.indexed << " of " << e.vectors << " indexed";
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
 RecallRequest Query(std::string query) {
   RecallRequest request;
   request.query = std::move(query);
@@ -66,7 +84,13 @@ class StoreTest : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_NO_FATAL_FAILURE(OpenStore()); }
 
-  void OpenStore() { ASSERT_OK_AND_ASSIGN(store_, Store::Open({.path = path_, .clock = &clock_})); }
+  // Opens path_ with `embedder` ("builtin", the default, or "none"), closing any open store
+  // first.
+  void OpenStore(const std::string& embedder = "builtin") {
+    store_.reset();
+    ASSERT_OK_AND_ASSIGN(store_,
+                         Store::Open({.path = path_, .clock = &clock_, .embedder = embedder}));
+  }
 
   static Identity Id(std::string key, std::string category = "facts", std::string workspace = "") {
     return {
@@ -890,6 +914,8 @@ TEST_F(Recall, MoreMatchingTermsRankHigher) {
 }
 
 TEST_F(Recall, AutoModeRunsFts5WithoutEmbeddings) {
+  // The default embedder's worker would soon give "k" a vector (and auto would turn hybrid).
+  ASSERT_NO_FATAL_FAILURE(OpenStore("none"));
   Add("k", R"("ocelot")");
   RecallRequest request = Query("ocelot");
   request.mode = "auto";
@@ -1031,12 +1057,42 @@ TEST_F(Recall, NegativeOffsetIsRejectedNamingOffset) {
 }
 
 TEST_F(Recall, DenseAndHybridNeedEmbeddings) {
+  ASSERT_NO_FATAL_FAILURE(OpenStore("none"));
+  Add("k", R"("x marks the spot")");
   for (const std::string mode : {"dense", "hybrid"}) {
     RecallRequest request = Query("x");
     request.mode = mode;
     EXPECT_THAT(store_->Recall(request),
-                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("embeddings")))
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         absl::StrCat("mode: \"", mode,
+                                      "\" needs an embedder, and this server runs with "
+                                      "--embedder none; use \"fts5\" or leave mode out")))
         << mode;
+  }
+  // Keyword recall is unaffected.
+  EXPECT_THAT(Keys(store_->Recall(Query("spot"))), ElementsAre("k"));
+}
+
+TEST_F(Recall, DenseAndHybridRunWithTheDefaultEmbedder) {
+  Add("tea", R"({"text": "She drinks green tea after lunch"})");
+  Add("car", R"({"text": "He parks the blue car in the garage"})");
+  // Vectors now rather than whenever the background worker gets to them.
+  ASSERT_OK_AND_ASSIGN(const EmbedResult embedded, store_->Embed({.limit = 100}, nullptr));
+  ASSERT_EQ(embedded.remaining, 0);
+  ASSERT_NO_FATAL_FAILURE(WaitIndexed(*store_));
+  for (const std::string mode : {"dense", "hybrid"}) {
+    SCOPED_TRACE(mode);
+    RecallRequest request = Query("green tea");
+    request.mode = mode;
+    ASSERT_OK_AND_ASSIGN(const RecallResult result, store_->Recall(request));
+    EXPECT_EQ(result.mode, mode);
+    // Dense ranks every memory in scope; the keyword arm finds only the tea.
+    ASSERT_THAT(Keys(result), ElementsAre("tea", "car"));
+    EXPECT_EQ(result.items[0].dense_rank, 1);
+    EXPECT_EQ(result.items[1].dense_rank, 2);
+    EXPECT_EQ(result.items[0].fts5_rank, mode == "hybrid" ? std::optional<int>(1) : std::nullopt);
+    EXPECT_EQ(result.items[1].fts5_rank, std::nullopt);
+    EXPECT_GT(result.items[0].score, result.items[1].score);
   }
 }
 
@@ -1325,6 +1381,24 @@ TEST_F(StatsTest, CountsMemoriesVersionsAndCategories) {
   EXPECT_EQ(after.versions, 3);
   EXPECT_THAT(after.active_by_category,
               ElementsAre(::testing::Pair("people", 1), ::testing::Pair("places", 1)));
+}
+
+TEST_F(StatsTest, DescribesTheEmbeddingsOnlyWithAnEmbedder) {
+  Write(Id("a"), R"("one")");
+  ASSERT_OK_AND_ASSIGN(const EmbedResult embedded, store_->Embed({.limit = 100}, nullptr));
+  ASSERT_EQ(embedded.remaining, 0);
+  ASSERT_OK_AND_ASSIGN(const Stats stats, store_->GetStats());
+  ASSERT_TRUE(stats.embeddings.has_value());
+  EXPECT_THAT(stats.embeddings->embedder, ::testing::StartsWith("builtin/"));
+  EXPECT_GT(stats.embeddings->dimension, 0);
+  EXPECT_EQ(stats.embeddings->vectors, 1);
+  EXPECT_EQ(stats.embeddings->pending, 0);
+  EXPECT_EQ(stats.embeddings->last_error, "");
+
+  ASSERT_NO_FATAL_FAILURE(OpenStore("none"));
+  ASSERT_OK_AND_ASSIGN(const Stats without, store_->GetStats());
+  EXPECT_FALSE(without.embeddings.has_value());
+  EXPECT_EQ(without.versions, 1);
 }
 
 TEST_F(StatsTest, EmptyStoreCountsNothing) {

@@ -129,6 +129,12 @@ class WrongTypes(BadInputCase):
             ("as_of", {"category": "c", "key": "k", "as_of": [2026]}, "as_of"),
             ("forget", {"category": "c", "key": "k", "reason": 3}, "reason"),
             ("remember_batch", {"items": {"a": 1}}, "items"),
+            ("embed", {"category": 5}, "category"),
+            ("embed", {"category": "c", "key": ["k"]}, "key"),
+            ("embed", {"category": "c", "key": "k", "workspace": 7}, "workspace"),
+            ("embed", {"limit": "all"}, "limit"),
+            ("embed", {"batch_category": True}, "batch_category"),
+            ("embed", {"batch_limit": 2.5}, "batch_limit"),
         ]
         for name, args, arg in cases:
             with self.subTest(tool=name, args=args):
@@ -156,6 +162,7 @@ class WrongTypes(BadInputCase):
             ("purge", {"category": "c"}, "key"),
             ("get", {}, "id"),
             ("remember_batch", {}, "items"),
+            ("embed", {"key": "bird"}, "category"),
         ]
         for name, args, arg in cases:
             with self.subTest(tool=name, args=args):
@@ -182,7 +189,8 @@ class WrongTypes(BadInputCase):
 class UnknownTool(BadInputCase):
 
     def test_unknown_tool_is_jsonrpc_error_naming_it(self):
-        for name in ["embed", "perseus_vault_frobnicate", "remember ", "REMEMBER", "x" * 300]:
+        for name in ["perseus_vault_purge", "perseus_vault_frobnicate", "remember ", "REMEMBER",
+                     "embed_all", "x" * 300]:
             with self.subTest(name=name[:20]):
                 r = self.client.call_tool_raw(name, {})
                 self.assertNotIn("result", r)
@@ -218,13 +226,25 @@ class FtsSyntax(BadInputCase):
             with self.subTest(query=query, mode="auto"):
                 self.call_ok(self.client, "recall", {"query": query, "category": "canary",
                                                      "tags": ["x"]})
+        # The dense arm embeds the same text: it must not choke on it either. Hybrid keeps
+        # whatever the keyword arm found.
+        self.call_ok(self.client, "embed", {})
+        for mode in ("dense", "hybrid"):
+            for query in self.QUERIES:
+                with self.subTest(query=query, mode=mode):
+                    r = self.call_ok(self.client, "recall", {"query": query, "mode": mode})
+                    self.assertIsInstance(r["items"], list)
+                    if mode == "hybrid" and "canary" in query.lower() \
+                            and not query.startswith("-"):
+                        self.assertIn(self.canary["id"], [i["id"] for i in r["items"]])
 
     def test_fts5_syntax_in_stored_bodies_and_keys(self):
         for i, text in enumerate(['"unbalanced', "NEAR(x", "a AND b", "col:val", ")(", "*^"]):
             self.call_ok(self.client, "remember", {"category": "fts:cat", "key": 'k"%d(' % i,
                                                    "dedup": False,
                                                    "body": {"text": text + " marker"}})
-        r = self.call_ok(self.client, "recall", {"query": "marker", "limit": 50})
+        r = self.call_ok(self.client, "recall", {"query": "marker", "limit": 50,
+                                                 "mode": "fts5"})
         self.assertEqual(len(r["items"]), 6)
 
 
@@ -370,6 +390,10 @@ class Ranges(BadInputCase):
         self.call_error(c, "recall", {"query": "canary", "offset": 10 ** 12}, "offset")
         self.call_error(c, "recall", {"query": "canary", "tags": ["t%d" % i for i in range(40)]},
                         "tags")
+        for args, arg in [({"limit": 0}, "limit"), ({"limit": 10 ** 7}, "limit"),
+                          ({"limit": -1}, "limit"), ({"batch_limit": 0}, "batch_limit")]:
+            with self.subTest(tool="embed", args=args):
+                self.call_error(c, "embed", args, arg)
 
     def test_out_of_range_json_numbers(self):
         # Out of every numeric range: either a parse error or a tool error; never a crash.
@@ -428,12 +452,48 @@ class Ranges(BadInputCase):
         got = self.call_ok(c, "get", ident)
         self.assertEqual(got["version"], 1, "a failed write changed the memory")
 
-    def test_modes_needing_embeddings(self):
-        for mode in ["dense", "hybrid"]:
+    def test_unknown_mode(self):
+        for mode in ["bm25", "", "DENSE", "semantic"]:
             with self.subTest(mode=mode):
-                self.call_error(self.client, "recall", {"query": "canary", "mode": mode},
-                                "mode", "embedding")
-        self.call_error(self.client, "recall", {"query": "canary", "mode": "bm25"}, "mode")
+                text = self.call_error(self.client, "recall", {"query": "canary", "mode": mode},
+                                       "mode")
+                for known in ("fts5", "dense", "hybrid"):
+                    self.assertIn(known, text)
+
+    def test_embed_of_an_unknown_memory(self):
+        self.call_error(self.client, "embed", {"category": "canary", "key": "no-such-bird"},
+                        "no-such-bird")
+        self.call_error(self.client, "perseus_vault_embed",
+                        {"category": "nothing", "key": "bird"}, "nothing")
+
+
+class WithoutAnEmbedder(BadInputCase):
+    """--embedder none: what needs vectors is refused with a message naming the option."""
+    server_args = ("--embedder", "none")
+
+    def test_dense_and_hybrid_name_the_option(self):
+        for name in ("recall", "perseus_vault_recall"):
+            for mode in ["dense", "hybrid"]:
+                with self.subTest(tool=name, mode=mode):
+                    self.call_error(self.client, name, {"query": "canary", "mode": mode},
+                                    "mode", mode, "--embedder none")
+        # Keyword recall, and auto, still work.
+        for mode in [None, "auto", "fts5"]:
+            args = {"query": "canary"}
+            if mode:
+                args["mode"] = mode
+            with self.subTest(mode=mode):
+                r = self.call_ok(self.client, "recall", args)
+                self.assertEqual(r["mode"], "fts5")
+
+    def test_embed_names_the_option(self):
+        for name, args in [("embed", {}), ("embed", {"category": "canary", "key": "bird"}),
+                           ("perseus_vault_embed", {"batch_category": "canary",
+                                                    "batch_limit": 10})]:
+            with self.subTest(tool=name, args=args):
+                self.call_error(self.client, name, args, "--embedder none")
+        # Bad arguments are still named first.
+        self.call_error(self.client, "embed", {"limit": 0}, "limit")
 
 
 class PerseusArgumentNames(BadInputCase):
@@ -466,8 +526,9 @@ class PerseusArgumentNames(BadInputCase):
         self.call_error(c, "perseus_vault_recall", {"query": "x", "limit": "ten"}, "limit")
         self.call_error(c, "perseus_vault_remember", {"category": "c", "key": "k"}, "body")
         self.call_error(c, "perseus_vault_get_entity", {"id": "abc"}, "id")
-        self.call_error(c, "perseus_vault_recall", {"query": "x", "mode": "dense"},
-                        "mode", "embedding")
+        self.call_error(c, "perseus_vault_recall", {"query": "x", "mode": "vector"}, "mode")
+        self.call_error(c, "perseus_vault_embed", {"batch_limit": "many"}, "batch_limit")
+        self.call_error(c, "perseus_vault_embed", {"key": "bird"}, "category")
 
 
 if __name__ == "__main__":

@@ -91,7 +91,9 @@ class Cli(StrataTestCase):
         self.assertEqual([i["key"] for i in r["items"]], ["codename"])
         self.assertEqual(r["items"][0]["body"], "The project codename is bluebird")
 
-        out = self.ok("recall", "nothing-matches-this")
+        # No keyword matches. (Dense and hybrid rank every memory by meaning, so this is
+        # about the keyword mode.)
+        out = self.ok("recall", "nothing-matches-this", "--mode", "fts5")
         self.assertIn("no memories", out.lower())
 
         self.ok("remember", "--category", "project", "--key", "codename",

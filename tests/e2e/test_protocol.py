@@ -18,10 +18,11 @@ from mcp_client import StrataTestCase, now_ms, schema_problems, stdout_problems 
 
 VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
 CANONICAL = ["remember", "remember_batch", "recall", "get", "history", "as_of", "valid_at",
-             "bitemporal", "forget", "purge", "stats"]
+             "bitemporal", "forget", "purge", "embed", "stats"]
 PERSEUS = ["perseus_vault_remember", "perseus_vault_recall", "perseus_vault_as_of",
            "perseus_vault_valid_at", "perseus_vault_bitemporal", "perseus_vault_history",
-           "perseus_vault_forget", "perseus_vault_stats", "perseus_vault_get_entity"]
+           "perseus_vault_forget", "perseus_vault_embed", "perseus_vault_stats",
+           "perseus_vault_get_entity"]
 
 
 class Lifecycle(StrataTestCase):
@@ -108,25 +109,34 @@ class ToolsList(StrataTestCase):
         names = [t["name"] for t in client.list_tools()]
         self.assertEqual(sorted(names), sorted(CANONICAL))
         self.assertEqual(len(names), len(set(names)), "duplicate tool names")
-        self.assertNotIn("embed", names)
 
     def test_read_only_hints(self):
         client = self.serve()
         hints = {t["name"]: t["annotations"].get("readOnlyHint") for t in client.list_tools()}
         for name in ("recall", "get", "history", "as_of", "valid_at", "bitemporal", "stats"):
             self.assertIs(hints[name], True, name)
-        for name in ("remember", "remember_batch", "forget", "purge"):
+        for name in ("remember", "remember_batch", "forget", "purge", "embed"):
             self.assertIs(hints[name], False, name)
 
-    def test_recall_mode_enum_has_no_dense_or_hybrid(self):
+    def test_recall_mode_enum_lists_every_mode(self):
+        # The same with or without an embedder: without one, dense and hybrid are refused
+        # with a message rather than hidden.
+        for args in ((), ("--embedder", "none")):
+            with self.subTest(args=args):
+                client = self.serve(*args)
+                recall = [t for t in client.list_tools() if t["name"] == "recall"][0]
+                mode = recall["inputSchema"]["properties"].get("mode", {})
+                self.assertEqual(mode.get("type"), "string")
+                self.assertEqual(mode.get("enum"), ["auto", "fts5", "dense", "hybrid"])
+
+    def test_embed_arguments_declared(self):
         client = self.serve()
-        recall = [t for t in client.list_tools() if t["name"] == "recall"][0]
-        mode = recall["inputSchema"]["properties"].get("mode", {})
-        enum = mode.get("enum")
-        self.assertIsInstance(enum, list)
-        self.assertIn("fts5", enum)
-        self.assertNotIn("dense", enum)
-        self.assertNotIn("hybrid", enum)
+        embed = [t for t in client.list_tools() if t["name"] == "embed"][0]
+        self.assertEqual(sorted(embed["inputSchema"]["properties"]),
+                         ["batch_category", "batch_limit", "category", "key", "limit",
+                          "workspace"])
+        self.assertEqual(sorted(embed["outputSchema"]["required"]),
+                         ["attempted", "embedded", "failed", "remaining"])
 
     def test_required_arguments_declared(self):
         client = self.serve()
@@ -148,7 +158,7 @@ class ToolsList(StrataTestCase):
         for name in PERSEUS:
             self.assertIn(name, names)
         for verb in ("remember", "recall", "as_of", "valid_at", "bitemporal", "history",
-                     "forget", "stats", "get"):
+                     "forget", "embed", "stats", "get"):
             self.assertNotIn(verb, names, "canonical name listed under --compat")
         self.assertEqual(len(names), len(set(names)))
         by_name = {t["name"]: t for t in tools}
@@ -161,6 +171,8 @@ class ToolsList(StrataTestCase):
                       by_name["perseus_vault_as_of"]["inputSchema"]["properties"])
         self.assertIn("tx_at_unix_ms",
                       by_name["perseus_vault_bitemporal"]["inputSchema"]["properties"])
+        for arg in ("batch_category", "batch_limit", "category", "key", "workspace_hash"):
+            self.assertIn(arg, by_name["perseus_vault_embed"]["inputSchema"]["properties"])
 
     def test_tool_prefix(self):
         client = self.serve("--tool-prefix", "mem_")
@@ -184,6 +196,7 @@ class ToolsCall(StrataTestCase):
             ("get", {"category": "c", "key": "k"}),
             ("history", {"category": "c", "key": "k"}),
             ("stats", {}),
+            ("embed", {}),
         ]
         for name, args in calls:
             with self.subTest(tool=name):
@@ -209,6 +222,14 @@ class ToolsCall(StrataTestCase):
                                           {"category": "c"}]}),
             ("recall", {"query": "changed"}),
             ("recall", {"query": "changed", "as_of": "2100-01-01", "valid_at": now_ms()}),
+            ("embed", {"limit": 1}),
+            ("embed", {"category": "c", "key": "k2"}),
+            ("embed", {"category": "nothing"}),
+            ("embed", {"batch_category": "c", "batch_limit": 2}),
+            ("recall", {"query": "changed", "mode": "fts5"}),
+            ("recall", {"query": "release checklist", "mode": "dense"}),
+            ("recall", {"query": "release checklist", "mode": "hybrid", "limit": 1,
+                        "offset": 1}),
             ("get", {"category": "c", "key": "k"}),
             ("get", {"category": "c", "key": "missing"}),
             ("get", {"id": 999}),

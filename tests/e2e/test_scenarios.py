@@ -460,7 +460,7 @@ class MoreTimeRules(StrataTestCase):
         self.assertEqual([x["action"] for x in r["results"]],
                          ["created", "created", "updated", "unchanged"])
         self.assertEqual(sorted(i["key"] for i in self.call_ok(
-            c, "recall", {"query": "batch"})["items"]), ["one", "two"])
+            c, "recall", {"query": "batch", "mode": "fts5"})["items"]), ["one", "two"])
         self.assertEqual(self.call_ok(c, "get", {"category": "b", "key": "existing"})["body"],
                          "new")
 
@@ -676,6 +676,8 @@ class TimeFormats(StrataTestCase):
 
 
 class RecallKeyword(StrataTestCase):
+    """Keyword recall, the default mode without an embedder. (With one, auto turns hybrid once
+    the background worker has embedded the memories; test_embed.py covers that.)"""
 
     MEMORIES = [
         {"category": "pref", "key": "editor", "type": "preference", "tags": ["tools", "editor"],
@@ -690,7 +692,7 @@ class RecallKeyword(StrataTestCase):
 
     def setUp(self):
         super().setUp()
-        self.client = self.serve()
+        self.client = self.serve("--embedder", "none")
         self.written = [self.call_ok(self.client, "remember", m) for m in self.MEMORIES]
 
     def keys(self, **args):
@@ -713,6 +715,7 @@ class RecallKeyword(StrataTestCase):
         self.assertEqual(scores, sorted(scores, reverse=True), "best first")
 
     def test_default_mode_finds_by_keyword(self):
+        self.assertEqual(self.call_ok(self.client, "recall", {"query": "neovim"})["mode"], "fts5")
         self.assertEqual(self.keys(query="neovim"), ["editor", "shell", "storage"])
         self.assertEqual(self.keys(query="fira"), ["font"])
         # Stemming: "stored" finds "stores"; keys and categories are searchable.

@@ -124,7 +124,8 @@ TEST(BuiltinEmbedder, VectorsHaveUnitNorm) {
 TEST(BuiltinEmbedder, TextWithNothingToEmbedIsTheZeroVector) {
   std::unique_ptr<Embedder> embedder = MakeOrDie();
   ASSERT_NE(embedder, nullptr);
-  for (const std::string text : {"", "   ", "?!.,;:", "the and of to", "What does she usually do"}) {
+  for (const std::string text :
+       {"", "   ", "?!.,;:", "the and of to", "What does she usually do"}) {
     const std::vector<float> v = EmbedOne(*embedder, text);
     ASSERT_EQ(v.size(), static_cast<size_t>(kBuiltinDefaultDim)) << "\"" << text << "\"";
     EXPECT_EQ(Norm(v), 0.0) << "\"" << text << "\"";
@@ -166,15 +167,14 @@ TEST(BuiltinEmbedder, UnknownOptionIsRejectedNamingIt) {
 
 TEST(BuiltinEmbedder, BadValueIsRejectedNamingTheOptionAndValue) {
   const Options bad[] = {
-      {{"dim", "63"}},    {{"dim", "4097"}},    {{"dim", "abc"}},  {{"dim", ""}},
-      {{"dim", "128x"}},  {{"dim", "-1"}},      {{"ngram", "-0.5"}}, {{"lexicon", "11"}},
+      {{"dim", "63"}},     {{"dim", "4097"}},    {{"dim", "abc"}},    {{"dim", ""}},
+      {{"dim", "128x"}},   {{"dim", "-1"}},      {{"ngram", "-0.5"}}, {{"lexicon", "11"}},
       {{"bigram", "nan"}}, {{"ngram", "1e999"}},
   };
   for (const Options& options : bad) {
     const auto& [key, value] = options[0];
-    EXPECT_THAT(MakeBuiltinEmbedder(options),
-                StatusIs(absl::StatusCode::kInvalidArgument,
-                         AllOf(HasSubstr(key), HasSubstr(value))))
+    EXPECT_THAT(MakeBuiltinEmbedder(options), StatusIs(absl::StatusCode::kInvalidArgument,
+                                                       AllOf(HasSubstr(key), HasSubstr(value))))
         << key << "=" << value;
   }
 }

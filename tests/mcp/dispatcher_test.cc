@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "absl/strings/str_cat.h"
 #include "strata/strata.h"
 #include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
@@ -26,7 +27,9 @@ namespace {
 using ::nlohmann::json;
 using ::strata::testing::IsOk;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 using ::testing::SizeIs;
+using ::testing::UnorderedElementsAre;
 
 constexpr char kNewest[] = "2025-11-25";
 
@@ -200,12 +203,17 @@ TEST_F(DispatcherTest, ClientResponsesAreNotAnswered) {
 TEST_F(DispatcherTest, ToolsListReturnsEveryTool) {
   json r = Respond(Request(2, "tools/list"));
   ASSERT_TRUE(r["result"]["tools"].is_array());
-  EXPECT_THAT(r["result"]["tools"], SizeIs(11));
+  EXPECT_THAT(r["result"]["tools"], SizeIs(12));
   EXPECT_EQ(r["result"]["tools"], registry_->List());
+  std::vector<std::string> names;
   for (const json& tool : r["result"]["tools"]) {
+    names.push_back(tool.value("name", "?"));
     EXPECT_TRUE(tool.contains("inputSchema")) << tool.value("name", "?");
     EXPECT_TRUE(tool.contains("outputSchema")) << tool.value("name", "?");
   }
+  EXPECT_THAT(
+      names, UnorderedElementsAre("remember", "remember_batch", "recall", "get", "history", "as_of",
+                                  "valid_at", "bitemporal", "forget", "purge", "embed", "stats"));
 }
 
 TEST_F(DispatcherTest, ToolsCallPutsTheResultTextAndObjectInTheResult) {
@@ -279,6 +287,103 @@ TEST_F(DispatcherTest, ParamsThatAreNotAStructureAreInvalidParams) {
               kInvalidParams, 1);
   ExpectError(Respond(R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":["stats"]})"),
               kInvalidParams, 2);
+}
+
+// Progress: notifications sent while a tools/call runs, before its response.
+
+class ProgressTest : public DispatcherTest {
+ protected:
+  void SetUp() override {
+    DispatcherTest::SetUp();
+    dispatcher_->set_notify([this](const std::string& line) { notified_.push_back(line); });
+  }
+
+  // Stores `filler` new memories, then `n` new ones in category "target". The background
+  // worker embeds oldest first, so it is busy with the filler while a test embeds the targets.
+  void WriteMemories(int filler, int n) {
+    json items = json::array();
+    for (int i = 0; i < filler + n; ++i) {
+      const bool target = i >= filler;
+      items.push_back({{"category", target ? "target" : "filler"},
+                       {"key", absl::StrCat("k", written_++)},
+                       {"body", absl::StrCat("progress note number ", written_)},
+                       {"dedup", false}});
+    }
+    json r = Respond(ToolCall(1, "remember_batch", {{"items", items}}));
+    ASSERT_EQ(r["result"]["structuredContent"]["created"], filler + n) << r.dump().substr(0, 500);
+    notified_.clear();
+  }
+
+  // An embed call over the target memories with `meta` as params._meta (none when null).
+  json Embed(const json& id, const json& meta) {
+    json params = {{"name", "embed"}, {"arguments", {{"category", "target"}, {"limit", 100000}}}};
+    if (!meta.is_null()) params["_meta"] = meta;
+    return Respond(Request(id, "tools/call", params));
+  }
+
+  std::vector<std::string> notified_;
+  int written_ = 0;
+};
+
+TEST_F(ProgressTest, AProgressTokenGetsIncreasingProgressUpToTheTotal) {
+  ASSERT_NO_FATAL_FAILURE(WriteMemories(2000, 600));
+  json r = Embed(7, {{"progressToken", "embed-1"}});
+  ASSERT_EQ(r["result"]["isError"], false) << r.dump();
+  const json& result = r["result"]["structuredContent"];
+  EXPECT_EQ(result["remaining"], 0);
+  const int64_t embedded = result["embedded"].get<int64_t>();
+  EXPECT_GT(embedded, 256);  // More than one batch of the builtin embedder.
+  EXPECT_GE(notified_.size(), 2u);
+  int64_t last = 0;
+  for (const std::string& line : notified_) {
+    EXPECT_EQ(line.find('\n'), std::string::npos);
+    const json n = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    ASSERT_TRUE(n.is_object()) << line;
+    EXPECT_EQ(n["jsonrpc"], "2.0");
+    EXPECT_EQ(n["method"], "notifications/progress");
+    EXPECT_FALSE(n.contains("id")) << line;
+    EXPECT_EQ(n["params"]["progressToken"], "embed-1");
+    const int64_t progress = n["params"]["progress"].get<int64_t>();
+    EXPECT_GT(progress, last) << line;
+    EXPECT_LE(progress, n["params"]["total"].get<int64_t>()) << line;
+    EXPECT_LE(n["params"]["total"].get<int64_t>(), 600) << line;
+    last = progress;
+  }
+  EXPECT_EQ(last, embedded);
+}
+
+TEST_F(ProgressTest, AnIntegerTokenIsEchoedAsAnInteger) {
+  ASSERT_NO_FATAL_FAILURE(WriteMemories(2000, 300));
+  json r = Embed(8, {{"progressToken", 42}});
+  ASSERT_EQ(r["result"]["isError"], false) << r.dump();
+  EXPECT_GT(r["result"]["structuredContent"]["embedded"].get<int64_t>(), 0);
+  EXPECT_FALSE(notified_.empty());
+  for (const std::string& line : notified_) {
+    EXPECT_EQ(json::parse(line)["params"]["progressToken"], 42) << line;
+  }
+}
+
+TEST_F(ProgressTest, NoTokenOrATokenOfAnotherTypeGetsNoNotifications) {
+  for (const json& meta : {json(nullptr), json::object(), json({{"progressToken", true}}),
+                           json({{"progressToken", {{"a", 1}}}}), json("token")}) {
+    SCOPED_TRACE(meta.dump());
+    ASSERT_NO_FATAL_FAILURE(WriteMemories(2000, 300));
+    json r = Embed(9, meta);
+    EXPECT_EQ(r["result"]["isError"], false) << r.dump();
+    EXPECT_GT(r["result"]["structuredContent"]["embedded"].get<int64_t>(), 0);
+    EXPECT_THAT(notified_, IsEmpty());
+  }
+}
+
+TEST_F(ProgressTest, WithoutANotifySinkProgressIsDropped) {
+  ASSERT_NO_FATAL_FAILURE(WriteMemories(2000, 300));
+  dispatcher_->set_notify(nullptr);
+  json r = Embed(10, {{"progressToken", "nobody-listens"}});
+  EXPECT_EQ(r["id"], 10);
+  EXPECT_EQ(r["result"]["isError"], false) << r.dump();
+  EXPECT_GT(r["result"]["structuredContent"]["embedded"].get<int64_t>(), 0);
+  EXPECT_EQ(r["result"]["structuredContent"]["remaining"], 0);
+  EXPECT_THAT(notified_, IsEmpty());
 }
 
 // Lines that are not JSON-RPC.

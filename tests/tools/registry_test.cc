@@ -5,6 +5,7 @@
 #include "tools/registry.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <map>
@@ -13,12 +14,14 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "absl/strings/str_cat.h"
 #include "strata/strata.h"
 #include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
@@ -48,7 +51,7 @@ constexpr int64_t kDay = 24 * 60 * kMinute;
 
 const std::vector<std::string> kCanonicalNames = {
     "remember", "remember_batch", "recall", "get",   "history", "as_of",
-    "valid_at", "bitemporal",     "forget", "purge", "stats",
+    "valid_at", "bitemporal",     "forget", "purge", "embed",   "stats",
 };
 
 // The names in a tools/list array, in order.
@@ -134,7 +137,9 @@ json Memory(const std::string& key, const std::string& text) {
 
 json Identity(const std::string& key) { return {{"category", "preference"}, {"key", key}}; }
 
-// A registry over a fresh store whose clock starts at kNow and moves only when told.
+// A registry over a fresh store whose clock starts at kNow and moves only when told. The store
+// runs the default (builtin) embedder, so its background worker embeds what is written: tests
+// of keyword ranking ask for mode "fts5", because "auto" turns hybrid once vectors exist.
 class RegistryTest : public ::testing::Test {
  protected:
   void SetUp() override { OpenWith(RegistryOptions{}); }
@@ -143,11 +148,36 @@ class RegistryTest : public ::testing::Test {
     registry_.reset();
     if (store_ == nullptr) {
       absl::StatusOr<std::unique_ptr<Store>> store =
-          Store::Open({.path = dir_.File("memory.db"), .clock = &clock_});
+          Store::Open({.path = dir_.File("memory.db"), .clock = &clock_, .embedder = embedder_});
       ASSERT_THAT(store, IsOk());
       store_ = *std::move(store);
     }
     registry_ = std::make_unique<ToolRegistry>(store_.get(), std::move(options));
+  }
+
+  // Waits (60 s at most, against hangs) until the vector index holds every version's vector.
+  // The background worker loads or builds it; a recall before then may not see every vector.
+  void WaitIndexed() {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (true) {
+      absl::StatusOr<json> stats = Call("stats", json::object());
+      ASSERT_THAT(stats, IsOk());
+      const json& e = (*stats)["embeddings"];
+      ASSERT_TRUE(e.is_object()) << stats->dump();
+      if (e["index_state"] == "ready" && e["pending"] == 0 && e["indexed"] == e["vectors"]) {
+        return;
+      }
+      ASSERT_LT(std::chrono::steady_clock::now(), deadline) << e.dump();
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+
+  // Reopens the same file with another embedder ("none": keyword recall only).
+  void ReopenWithEmbedder(std::string embedder) {
+    registry_.reset();
+    store_.reset();
+    embedder_ = std::move(embedder);
+    OpenWith(RegistryOptions{});
   }
 
   // Calls a tool by any name it answers to; NotFound when the name is unknown.
@@ -159,13 +189,14 @@ class RegistryTest : public ::testing::Test {
 
   ::strata::testing::TempDir dir_;
   FakeClock clock_{kNow};
+  std::string embedder_ = "builtin";
   std::unique_ptr<Store> store_;
   std::unique_ptr<ToolRegistry> registry_;
 };
 
 // List.
 
-TEST_F(RegistryTest, ListHasTheElevenCanonicalTools) {
+TEST_F(RegistryTest, ListHasTheTwelveCanonicalTools) {
   EXPECT_THAT(Names(registry_->List()), UnorderedElementsAreArray(kCanonicalNames));
 }
 
@@ -199,12 +230,30 @@ TEST_F(RegistryTest, ReadOnlyHintMarksReadsAndDestructiveHintMarksForgetAndPurge
        {"recall", "get", "history", "as_of", "valid_at", "bitemporal", "stats"}) {
     EXPECT_EQ(Listed(tools, name)["annotations"]["readOnlyHint"], true) << name;
   }
-  for (const char* name : {"remember", "remember_batch", "forget", "purge"}) {
+  for (const char* name : {"remember", "remember_batch", "forget", "purge", "embed"}) {
     EXPECT_EQ(Listed(tools, name)["annotations"]["readOnlyHint"], false) << name;
   }
   EXPECT_EQ(Listed(tools, "forget")["annotations"]["destructiveHint"], true);
   EXPECT_EQ(Listed(tools, "purge")["annotations"]["destructiveHint"], true);
   EXPECT_EQ(Listed(tools, "remember")["annotations"]["destructiveHint"], false);
+  // embed only adds vectors; doing it twice is doing it once.
+  EXPECT_EQ(Listed(tools, "embed")["annotations"]["destructiveHint"], false);
+  EXPECT_EQ(Listed(tools, "embed")["annotations"]["idempotentHint"], true);
+}
+
+TEST_F(RegistryTest, RecallModeEnumListsEveryMode) {
+  const json mode = Listed(registry_->List(), "recall")["inputSchema"]["properties"]["mode"];
+  EXPECT_EQ(mode["type"], "string");
+  EXPECT_THAT(mode["enum"], ElementsAre("auto", "fts5", "dense", "hybrid"));
+}
+
+TEST_F(RegistryTest, EmbedSchemaTakesBothArgumentNameSets) {
+  const json embed = Listed(registry_->List(), "embed");
+  EXPECT_THAT(PropertyNames(embed["inputSchema"]),
+              UnorderedElementsAre("category", "key", "workspace", "limit", "batch_category",
+                                   "batch_limit"));
+  EXPECT_THAT(embed["outputSchema"]["required"],
+              UnorderedElementsAre("embedded", "attempted", "failed", "remaining"));
 }
 
 TEST_F(RegistryTest, CanonicalInputSchemasUseCanonicalArgumentNames) {
@@ -223,11 +272,20 @@ TEST_F(RegistryTest, PerseusListShowsPerseusNames) {
   OpenWith({.list_perseus_names = true});
   // remember_batch and purge have no Perseus Vault name and keep their own.
   EXPECT_THAT(Names(registry_->List()),
-              UnorderedElementsAre("perseus_vault_remember", "remember_batch",
-                                   "perseus_vault_recall", "perseus_vault_get_entity",
-                                   "perseus_vault_history", "perseus_vault_as_of",
-                                   "perseus_vault_valid_at", "perseus_vault_bitemporal",
-                                   "perseus_vault_forget", "purge", "perseus_vault_stats"));
+              UnorderedElementsAre(
+                  "perseus_vault_remember", "remember_batch", "perseus_vault_recall",
+                  "perseus_vault_get_entity", "perseus_vault_history", "perseus_vault_as_of",
+                  "perseus_vault_valid_at", "perseus_vault_bitemporal", "perseus_vault_forget",
+                  "purge", "perseus_vault_embed", "perseus_vault_stats"));
+}
+
+TEST_F(RegistryTest, PerseusEmbedSchemaNamesTheWorkspaceWorkspaceHash) {
+  OpenWith({.list_perseus_names = true});
+  const std::set<std::string> props =
+      PropertyNames(Listed(registry_->List(), "perseus_vault_embed")["inputSchema"]);
+  EXPECT_THAT(props, ::testing::IsSupersetOf(
+                         {"batch_category", "batch_limit", "category", "key", "workspace_hash"}));
+  EXPECT_THAT(props, Not(Contains("workspace")));
 }
 
 TEST_F(RegistryTest, PerseusRememberSchemaUsesPerseusArgumentNames) {
@@ -307,7 +365,7 @@ TEST_F(RegistryTest, FindResolvesPerseusNamesInThePerseusDialect) {
       {"perseus_vault_get_entity", "get"},        {"perseus_vault_history", "history"},
       {"perseus_vault_as_of", "as_of"},           {"perseus_vault_valid_at", "valid_at"},
       {"perseus_vault_bitemporal", "bitemporal"}, {"perseus_vault_forget", "forget"},
-      {"perseus_vault_stats", "stats"},
+      {"perseus_vault_embed", "embed"},           {"perseus_vault_stats", "stats"},
   };
   for (const auto& [called, canonical] : perseus) {
     std::optional<ToolRegistry::Resolved> tool = registry_->Find(called);
@@ -576,9 +634,9 @@ TEST_F(RegistryTest, BitemporalReadsBothAxesAndEchoesBothInstants) {
 TEST_F(RegistryTest, RecallFindsByWordsAndCarriesRankingFields) {
   ASSERT_OK(Call("remember", Memory("editor", "vim with many plugins")));
   ASSERT_OK(Call("remember", Memory("shell", "zsh")));
-  ASSERT_OK_AND_ASSIGN(json r, Call("recall", {{"query", "plugins"}}));
+  ASSERT_OK_AND_ASSIGN(json r, Call("recall", {{"query", "plugins"}, {"mode", "fts5"}}));
   EXPECT_EQ(r["total"], 1);
-  EXPECT_TRUE(r["mode"].is_string());
+  EXPECT_EQ(r["mode"], "fts5");
   ASSERT_THAT(r["items"], SizeIs(1));
   const json& item = r["items"][0];
   EXPECT_EQ(item["key"], "editor");
@@ -644,6 +702,180 @@ TEST_F(RegistryTest, StatsCountsMemoriesPerCategory) {
   EXPECT_EQ(r["versions"], 3);
   EXPECT_EQ(r["by_category"], json({{"decision", 1}, {"preference", 1}}));
   EXPECT_GT(r["db_file_size_bytes"].get<int64_t>(), 0);
+}
+
+// Call: embed, and recall in the modes it enables. The background worker embeds too, so how
+// many versions one call embeds depends on timing; what it leaves behind does not.
+
+TEST_F(RegistryTest, EmbedLeavesNothingPendingAndReportsItsOwnWork) {
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_OK(Call("remember", Memory(absl::StrCat("k", i), absl::StrCat("note ", i))));
+  }
+  ASSERT_OK_AND_ASSIGN(json r, Call("embed", json::object()));
+  EXPECT_THAT(SchemaViolations(Listed(registry_->List(), "embed")["outputSchema"], r), IsEmpty());
+  EXPECT_EQ(r["remaining"], 0);
+  EXPECT_EQ(r["failed"], 0);
+  EXPECT_EQ(r["attempted"], r["embedded"]);
+  EXPECT_GE(r["embedded"].get<int64_t>(), 0);
+  EXPECT_LE(r["embedded"].get<int64_t>(), 5);
+  EXPECT_FALSE(r.contains("error"));
+  // Nothing is left, so another call embeds nothing.
+  ASSERT_OK_AND_ASSIGN(json again, Call("embed", {{"limit", 1}}));
+  EXPECT_EQ(again, json({{"embedded", 0}, {"attempted", 0}, {"failed", 0}, {"remaining", 0}}));
+  ASSERT_OK_AND_ASSIGN(json stats, Call("stats", json::object()));
+  EXPECT_EQ(stats["embeddings"]["vectors"], 5);
+  EXPECT_EQ(stats["embeddings"]["pending"], 0);
+}
+
+TEST_F(RegistryTest, EmbedReportsProgressUpToItsTotal) {
+  json items = json::array();
+  for (int i = 0; i < 600; ++i) {
+    json memory = Memory(absl::StrCat("k", i), absl::StrCat("progress note number ", i));
+    memory["dedup"] = false;
+    items.push_back(memory);
+  }
+  ASSERT_OK(Call("remember_batch", {{"items", items}}));
+  std::optional<ToolRegistry::Resolved> embed = registry_->Find("embed");
+  ASSERT_TRUE(embed.has_value());
+  std::vector<std::pair<int64_t, int64_t>> reports;
+  ASSERT_OK_AND_ASSIGN(
+      json r, registry_->Call(*embed, {{"limit", 100000}}, [&](int64_t done, int64_t total) {
+        reports.emplace_back(done, total);
+      }));
+  EXPECT_EQ(r["remaining"], 0);
+  const int64_t embedded = r["embedded"].get<int64_t>();
+  EXPECT_EQ(reports.empty(), embedded == 0);
+  int64_t last = 0;
+  for (const auto& [done, total] : reports) {
+    EXPECT_GT(done, last);
+    EXPECT_LE(done, total);
+    EXPECT_LE(total, 600);
+    last = done;
+  }
+  EXPECT_EQ(last, embedded);
+}
+
+TEST_F(RegistryTest, PerseusEmbedBatchesLoopUntilLessThanTheBatchLimit) {
+  json items = json::array();
+  for (int i = 0; i < 7; ++i) {
+    json memory = Memory(absl::StrCat("k", i), absl::StrCat("batch note number ", i));
+    memory["dedup"] = false;
+    items.push_back(memory);
+  }
+  ASSERT_OK(Call("remember_batch", {{"items", items}}));
+  ASSERT_OK(Call("remember", {{"category", "other"}, {"key", "k"}, {"body", "elsewhere"}}));
+  // A Perseus Vault client calls again while `embedded` equals its batch_limit.
+  const json args = {{"batch_category", "preference"}, {"batch_limit", 3}};
+  int calls = 0;
+  int64_t embedded = 0;
+  json r;
+  do {
+    ASSERT_LT(calls++, 3) << "7 memories in batches of 3 take at most 3 calls";
+    ASSERT_OK_AND_ASSIGN(r, Call("perseus_vault_embed", args));
+    EXPECT_LE(r["embedded"].get<int64_t>(), 3);
+    EXPECT_EQ(r["failed"], 0);
+    // Less than a full batch only when none remain in scope (so the client's loop ends).
+    if (r["embedded"] != 3) {
+      EXPECT_EQ(r["remaining"], 0) << r.dump();
+    }
+    embedded += r["embedded"].get<int64_t>();
+  } while (r["embedded"] == 3);
+  EXPECT_LE(embedded, 7);
+  ASSERT_OK_AND_ASSIGN(json canonical, Call("embed", {{"category", "preference"}}));
+  EXPECT_EQ(canonical["embedded"], 0);
+  EXPECT_EQ(canonical["remaining"], 0);
+}
+
+TEST_F(RegistryTest, EmbedOfOneMemoryByCategoryAndKey) {
+  ASSERT_OK(Call("remember", Memory("editor", "vim")));
+  ASSERT_OK(Call(
+      "remember",
+      {{"category", "preference"}, {"key", "editor"}, {"workspace", "ws1"}, {"body", "emacs"}}));
+  for (const char* tool : {"embed", "perseus_vault_embed"}) {
+    SCOPED_TRACE(tool);
+    json args = Identity("editor");
+    args[std::string(tool) == "embed" ? "workspace" : "workspace_hash"] = "ws1";
+    ASSERT_OK_AND_ASSIGN(json r, Call(tool, args));
+    EXPECT_LE(r["embedded"].get<int64_t>(), 1);
+    EXPECT_EQ(r["remaining"], 0);
+  }
+  ASSERT_OK_AND_ASSIGN(json r, Call("perseus_vault_embed", Identity("editor")));
+  EXPECT_LE(r["embedded"].get<int64_t>(), 1);
+  EXPECT_EQ(r["remaining"], 0);
+}
+
+TEST_F(RegistryTest, EmbedArgumentErrorsNameTheArgument) {
+  ASSERT_OK(Call("remember", Memory("editor", "vim")));
+  EXPECT_THAT(Call("embed", {{"key", "editor"}}),
+              StatusIs(kInvalid, "category: required with key"));
+  EXPECT_THAT(Call("embed", {{"limit", 0}}),
+              StatusIs(kInvalid, "limit: must be between 1 and 1000000, got 0"));
+  EXPECT_THAT(Call("perseus_vault_embed", {{"batch_limit", "many"}}),
+              StatusIs(kInvalid, HasSubstr("batch_limit: must be an integer")));
+  EXPECT_THAT(Call("embed", {{"category", 5}}),
+              StatusIs(kInvalid, "category: must be a string, got an integer"));
+  EXPECT_THAT(Call("embed", Identity("nothing")),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("nothing")));
+}
+
+TEST_F(RegistryTest, DenseAndHybridRecallCarryTheirModeAndRanks) {
+  ASSERT_OK(Call("remember", Memory("tea", "She drinks green tea after lunch")));
+  ASSERT_OK(Call("remember", Memory("shell", "zsh with many plugins")));
+  ASSERT_OK_AND_ASSIGN(json embedded, Call("embed", json::object()));
+  ASSERT_EQ(embedded["remaining"], 0);
+  ASSERT_NO_FATAL_FAILURE(WaitIndexed());
+  const json schema = Listed(registry_->List(), "recall")["outputSchema"];
+  ASSERT_OK_AND_ASSIGN(json dense, Call("recall", {{"query", "green tea"}, {"mode", "dense"}}));
+  EXPECT_THAT(SchemaViolations(schema, dense), IsEmpty());
+  EXPECT_EQ(dense["mode"], "dense");
+  ASSERT_THAT(dense["items"], SizeIs(2));  // Dense ranks every memory in scope.
+  EXPECT_EQ(dense["items"][0]["key"], "tea");
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(dense["items"][i]["dense_rank"], i + 1);
+    EXPECT_TRUE(dense["items"][i]["fts5_rank"].is_null());
+  }
+  ASSERT_OK_AND_ASSIGN(json hybrid, Call("recall", {{"query", "green tea"}, {"mode", "hybrid"}}));
+  EXPECT_THAT(SchemaViolations(schema, hybrid), IsEmpty());
+  EXPECT_EQ(hybrid["mode"], "hybrid");
+  ASSERT_THAT(hybrid["items"], SizeIs(2));
+  EXPECT_EQ(hybrid["items"][0]["key"], "tea");
+  EXPECT_EQ(hybrid["items"][0]["fts5_rank"], 1);
+  EXPECT_EQ(hybrid["items"][0]["dense_rank"], 1);
+  EXPECT_TRUE(hybrid["items"][1]["fts5_rank"].is_null());  // Only the dense arm found it.
+  EXPECT_EQ(hybrid["items"][1]["dense_rank"], 2);
+}
+
+TEST_F(RegistryTest, StatsDescribesTheEmbeddings) {
+  ASSERT_OK_AND_ASSIGN(json r, Call("stats", json::object()));
+  EXPECT_EQ(r["recall_modes"], json({"fts5", "dense", "hybrid"}));
+  const json& e = r["embeddings"];
+  ASSERT_TRUE(e.is_object()) << r.dump();
+  EXPECT_THAT(e["embedder"].get<std::string>(), StartsWith("builtin/"));
+  EXPECT_GT(e["dimension"].get<int64_t>(), 0);
+  for (const char* count :
+       {"vectors", "pending", "indexed", "embedded_since_start", "index_file_size_bytes"}) {
+    EXPECT_TRUE(e[count].is_number_integer()) << count;
+  }
+  EXPECT_THAT(e["index_state"].get<std::string>(),
+              ::testing::AnyOf("loading", "building", "ready"));
+  EXPECT_TRUE(e["last_error"].is_null());
+}
+
+TEST_F(RegistryTest, WithoutAnEmbedderDenseHybridAndEmbedAreRefused) {
+  ASSERT_OK(Call("remember", Memory("editor", "vim")));
+  ReopenWithEmbedder("none");
+  for (const char* mode : {"dense", "hybrid"}) {
+    EXPECT_THAT(Call("recall", {{"query", "vim"}, {"mode", mode}}),
+                StatusIs(kInvalid, HasSubstr("--embedder none")))
+        << mode;
+  }
+  EXPECT_THAT(Call("embed", json::object()),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("--embedder none")));
+  ASSERT_OK_AND_ASSIGN(json recalled, Call("recall", {{"query", "vim"}}));
+  EXPECT_EQ(recalled["mode"], "fts5");
+  ASSERT_OK_AND_ASSIGN(json stats, Call("stats", json::object()));
+  EXPECT_TRUE(stats["embeddings"].is_null());
+  EXPECT_EQ(stats["recall_modes"], json({"fts5"}));
 }
 
 // Call: bodies.
@@ -913,7 +1145,8 @@ TEST_F(RegistryTest, PerseusRecallCopiesBodyFieldsOntoItems) {
   ASSERT_OK(Call(
       "remember",
       {{"category", "person"}, {"key", "ana"}, {"body", {{"role", "lead"}, {"team", "storage"}}}}));
-  ASSERT_OK_AND_ASSIGN(json r, Call("perseus_vault_recall", {{"query", "storage"}}));
+  ASSERT_OK_AND_ASSIGN(json r,
+                       Call("perseus_vault_recall", {{"query", "storage"}, {"mode", "fts5"}}));
   EXPECT_EQ(r["total"], 1);
   ASSERT_THAT(r["items"], SizeIs(1));
   const json& item = r["items"][0];
@@ -928,7 +1161,8 @@ TEST_F(RegistryTest, PerseusRecallCopiesBodyFieldsOntoItems) {
   ASSERT_OK(Call(
       "remember",
       {{"category", "person"}, {"key", "bo"}, {"body", {{"key", "shadow"}, {"team", "storage"}}}}));
-  ASSERT_OK_AND_ASSIGN(json both, Call("perseus_vault_recall", {{"query", "shadow"}}));
+  ASSERT_OK_AND_ASSIGN(json both,
+                       Call("perseus_vault_recall", {{"query", "shadow"}, {"mode", "fts5"}}));
   ASSERT_THAT(both["items"], SizeIs(1));
   EXPECT_EQ(both["items"][0]["key"], "bo");
 }
@@ -938,17 +1172,20 @@ TEST_F(RegistryTest, PerseusRecallTakesWorkspaceHashAndAsOfUnixMs) {
       Call("remember", {{"category", "c"}, {"key", "k"}, {"workspace", "ws1"}, {"body", "alpha"}}));
   ASSERT_OK(
       Call("remember", {{"category", "c"}, {"key", "k"}, {"workspace", "ws2"}, {"body", "alpha"}}));
-  ASSERT_OK_AND_ASSIGN(
-      json scoped, Call("perseus_vault_recall", {{"query", "alpha"}, {"workspace_hash", "ws2"}}));
+  ASSERT_OK_AND_ASSIGN(json scoped,
+                       Call("perseus_vault_recall",
+                            {{"query", "alpha"}, {"mode", "fts5"}, {"workspace_hash", "ws2"}}));
   ASSERT_THAT(scoped["items"], SizeIs(1));
   EXPECT_EQ(scoped["items"][0]["workspace"], "ws2");
   clock_.Advance(kMinute);
   ASSERT_OK(
       Call("remember", {{"category", "c"}, {"key", "k"}, {"workspace", "ws1"}, {"body", "beta"}}));
-  ASSERT_OK_AND_ASSIGN(
-      json now, Call("perseus_vault_recall", {{"query", "alpha"}, {"workspace_hash", "ws1"}}));
+  ASSERT_OK_AND_ASSIGN(json now,
+                       Call("perseus_vault_recall",
+                            {{"query", "alpha"}, {"mode", "fts5"}, {"workspace_hash", "ws1"}}));
   EXPECT_THAT(now["items"], IsEmpty());
   ASSERT_OK_AND_ASSIGN(json past, Call("perseus_vault_recall", {{"query", "alpha"},
+                                                                {"mode", "fts5"},
                                                                 {"workspace_hash", "ws1"},
                                                                 {"as_of_unix_ms", kNow + 1}}));
   ASSERT_THAT(past["items"], SizeIs(1));
@@ -1043,6 +1280,7 @@ std::map<std::string, json> FoundArgs(int64_t id) {
       {"bitemporal", time_axis},
       {"forget", Identity("shell")},
       {"purge", Identity("gone")},
+      {"embed", Identity("editor")},
       {"stats", json::object()},
   };
 }
@@ -1064,6 +1302,7 @@ std::map<std::string, json> NotFoundArgs() {
       {"bitemporal", time_axis},
       {"forget", Identity("nothing")},
       {"purge", Identity("nothing")},
+      {"embed", {{"category", "nothing"}}},
       {"stats", json::object()},
   };
 }
