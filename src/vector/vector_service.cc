@@ -24,6 +24,8 @@ constexpr auto kGatherInterval = std::chrono::milliseconds(100);
 // Rows read per step when rebuilding the index or catching it up.
 constexpr int64_t kReadChunk = 20000;
 constexpr int kBuildThreads = 2;
+// Vectors added to a published index under one hold of its lock when catching up a backlog.
+constexpr size_t kCatchUpGroup = 16;
 // On shutdown the index is saved only when at least this many vectors (and 1% of it) are
 // not in the file yet.
 constexpr int64_t kMinUnsavedToSave = 1000;
@@ -224,10 +226,15 @@ absl::StatusOr<int64_t> VectorService::AddVectorsAfter(store::Db& db, HnswIndex&
     if (parallel) {
       idx.AddParallel(labels, vectors, kBuildThreads);
     } else {
-      // One at a time: searches run between the inserts.
-      for (size_t i = 0; i < labels.size(); ++i) {
-        idx.Add(labels[i],
-                std::span<const float>(vectors).subspan(i * space_.dimension, space_.dimension));
+      // A published index: small groups, so a search waits for at most one group. A backlog
+      // goes in on two threads (insertion is most of the cost of embedding a version).
+      const size_t group = labels.size() >= 4 * kCatchUpGroup ? kCatchUpGroup : 1;
+      for (size_t i = 0; i < labels.size(); i += group) {
+        const size_t n = std::min(group, labels.size() - i);
+        idx.AddParallel(std::span<const int64_t>(labels).subspan(i, n),
+                        std::span<const float>(vectors).subspan(i * space_.dimension,
+                                                                n * space_.dimension),
+                        n > 1 ? kBuildThreads : 1);
       }
     }
     total += static_cast<int64_t>(labels.size());
