@@ -353,6 +353,25 @@ class DenseRecall(EmbedCase):
         self.assertIn("tea-habit", keys(self.call_ok(again, "recall",
                                                      {"query": PARAPHRASE, "mode": "dense"}))[:3])
 
+    def test_a_second_process_sees_the_first_ones_writes_in_every_mode(self):
+        # Two agent hosts on one file: the second server is already running (its index
+        # loaded) when the first writes; its worker notices the new versions by polling.
+        other = self.serve()
+        self.wait_indexed(other)
+        self.call_ok(self.client, "remember", memory(
+            "notes", "boat", "The sailing club meets at the harbour every Sunday"))
+        deadline = time.monotonic() + WORKER_DEADLINE
+        while True:
+            found = {mode: "boat" in keys(self.call_ok(other, "recall", {
+                "query": "sailing club harbour", "mode": mode, "limit": 3}))
+                for mode in ("fts5", "dense", "hybrid")}
+            if all(found.values()):
+                break
+            if time.monotonic() > deadline:
+                self.fail("the second process does not see the write: %r" % found)
+            time.sleep(0.1)
+        self.assertEqual(other.close(), 0)
+
     def test_results_match_the_output_schema(self):
         schemas = {t["name"]: t["outputSchema"] for t in self.client.list_tools()}
         for mode in ("dense", "hybrid"):
