@@ -3,7 +3,6 @@
 #include <libstemmer.h>
 
 #include <algorithm>
-#include <array>
 #include <charconv>
 #include <cmath>
 #include <string_view>
@@ -12,31 +11,28 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "embed/lexicon/lexicon.h"
+#include "text/fts_query.h"
 #include "util/hash.h"
 #include "util/sv.h"
 
 namespace strata::embed {
 namespace {
 
-// Words that carry no topic. Larger than the keyword arm's list: a question's "what", "does"
-// and "usually" only add noise to a vector.
-constexpr std::string_view kStopWords[] = {
-    "a",       "about", "above", "after", "again", "all",    "also",   "am",      "an",   "and",
-    "any",     "are",   "as",    "at",    "be",    "been",   "before", "being",   "both", "but",
-    "by",      "can",   "could", "did",   "do",    "does",   "doing",  "during",  "each", "else",
-    "ever",    "for",   "from",  "get",   "gets",  "got",    "had",    "has",     "have", "having",
-    "he",      "her",   "here",  "hers",  "him",   "his",    "how",    "i",       "if",   "in",
-    "into",    "is",    "it",    "its",   "just",  "let",    "like",   "may",     "me",   "might",
-    "more",    "most",  "much",  "must",  "my",    "no",     "nor",    "not",     "now",  "of",
-    "off",     "often", "on",    "once",  "only",  "or",     "other",  "our",     "ours", "out",
-    "over",    "own",   "same",  "shall", "she",   "should", "so",     "some",    "such", "than",
-    "that",    "the",   "their", "them",  "then",  "there",  "these",  "they",    "this", "those",
-    "through", "to",    "too",   "under", "until", "up",     "us",     "usually", "very", "was",
-    "we",      "were",  "what",  "when",  "where", "which",  "while",  "who",     "whom", "why",
-    "will",    "with",  "would", "you",   "your"};
+// Words that carry no topic: the keyword arm's stop words and more, since a question's
+// "what", "should" and "usually" only add noise to a vector.
+constexpr std::string_view kMoreStopWords[] = {
+    "above", "again",   "before", "being", "both",   "could",  "doing", "during",  "each",
+    "else",  "ever",    "get",    "gets",  "got",    "having", "here",  "hers",    "him",
+    "just",  "let",     "like",   "may",   "might",  "more",   "most",  "much",    "must",
+    "nor",   "now",     "off",    "often", "once",   "only",   "other", "ours",    "out",
+    "over",  "own",     "same",   "shall", "should", "some",   "such",  "than",    "these",
+    "those", "through", "too",    "under", "until",  "up",     "us",    "usually", "very",
+    "where", "while",   "whom",   "why",   "will",   "would",  "your",
+};
 
 bool IsStopWord(std::string_view word) {
-  return std::find(std::begin(kStopWords), std::end(kStopWords), word) != std::end(kStopWords);
+  return text::IsStopWord(word) || std::find(std::begin(kMoreStopWords), std::end(kMoreStopWords),
+                                             word) != std::end(kMoreStopWords);
 }
 
 // Lowercase ASCII words; digits and non-ASCII bytes belong to words too.

@@ -181,23 +181,23 @@ absl::StatusOr<RecallResult> Recaller::Recall(const RecallRequest& request) {
   std::string mode = request.mode;
   if (mode == "auto") mode = vectors_ && vectors_->DenseReady() ? "hybrid" : "fts5";
   // A query without words has no meaning to embed: it lists memories, newest first.
-  if (text::QueryTerms(request.query).empty()) mode = "fts5";
+  const std::vector<std::string> terms = text::QueryTerms(request.query);
+  if (terms.empty()) mode = "fts5";
+  // 1-based ranks after the offset, for the arm that ran alone; none for a listing.
+  auto ranks = [&request](size_t n, bool ranked) {
+    std::vector<std::optional<int>> out(n);
+    for (size_t i = 0; ranked && i < n; ++i) out[i] = request.offset + static_cast<int>(i) + 1;
+    return out;
+  };
 
   if (mode == "fts5") {
-    bool ranked = false;
-    ASSIGN_OR_RETURN(std::vector<Hit> hits, SparseArm(request, ranked));
-    std::vector<std::optional<int>> ranks(hits.size());
-    for (size_t i = 0; ranked && i < hits.size(); ++i) {
-      ranks[i] = request.offset + static_cast<int>(i) + 1;
-    }
-    return Render(hits, ranks, {}, mode);
+    ASSIGN_OR_RETURN(std::vector<Hit> hits, SparseArm(request, terms));
+    return Render(hits, ranks(hits.size(), !terms.empty()), {}, mode);
   }
   if (mode == "dense") {
     ASSIGN_OR_RETURN(const std::vector<float> query_vector, vectors_->EmbedQuery(request.query));
     ASSIGN_OR_RETURN(std::vector<Hit> hits, DenseArm(request, query_vector, std::nullopt));
-    std::vector<std::optional<int>> ranks(hits.size());
-    for (size_t i = 0; i < hits.size(); ++i) ranks[i] = request.offset + static_cast<int>(i) + 1;
-    return Render(hits, {}, ranks, mode);
+    return Render(hits, {}, ranks(hits.size(), true), mode);
   }
 
   // Hybrid: each arm ranks its best few from the top; fusion orders their union.
@@ -217,8 +217,7 @@ absl::StatusOr<RecallResult> Recaller::Recall(const RecallRequest& request) {
           start.neighbors = vectors_->SearchIndex(*start.query_vector, k);
         return start;
       });
-  bool ranked = false;
-  absl::StatusOr<std::vector<Hit>> sparse = SparseArm(arm, ranked);
+  absl::StatusOr<std::vector<Hit>> sparse = SparseArm(arm, terms);
   DenseStart started = dense_start.get();
   if (!sparse.ok()) return sparse.status();
   if (!started.query_vector.ok()) return started.query_vector.status();
@@ -259,10 +258,9 @@ absl::StatusOr<RecallResult> Recaller::Render(const std::vector<Hit>& hits,
   return result;
 }
 
-absl::StatusOr<std::vector<Recaller::Hit>> Recaller::SparseArm(const RecallRequest& request,
-                                                               bool& ranked) {
-  const std::vector<std::string> terms = text::QueryTerms(request.query);
-  ranked = !terms.empty();
+absl::StatusOr<std::vector<Recaller::Hit>> Recaller::SparseArm(
+    const RecallRequest& request, const std::vector<std::string>& terms) {
+  const bool ranked = !terms.empty();
   ASSIGN_OR_RETURN(const text::SplitTerms split, term_stats_.Split(terms));
   std::vector<Hit> hits;
   absl::flat_hash_set<int64_t> seen;  // Versions already returned or skipped by offset.

@@ -46,8 +46,10 @@ class Recaller {
     double score;
     int64_t memory_id = 0;
   };
-  // The keyword arm: up to request.limit hits after request.offset.
-  absl::StatusOr<std::vector<Hit>> SparseArm(const RecallRequest& request, bool& ranked);
+  // The keyword arm over the query's `terms` (text::QueryTerms): up to request.limit hits
+  // after request.offset; BM25-ranked, or newest first when there are no terms.
+  absl::StatusOr<std::vector<Hit>> SparseArm(const RecallRequest& request,
+                                             const std::vector<std::string>& terms);
   // The dense arm: up to request.limit hits after request.offset. `neighbors`, when given,
   // is a first index search already made for `query_vector`.
   absl::StatusOr<std::vector<Hit>> DenseArm(const RecallRequest& request,

@@ -14,15 +14,15 @@ constexpr std::array<std::string_view, 64> kStopWords = {
     "she", "so",    "that",  "the",  "their", "them",  "then", "there", "they", "this", "to",
     "was", "we",    "were",  "what", "when",  "which", "who",  "with",  "you"};
 
-bool IsStopWord(std::string_view term) {
-  return std::find(kStopWords.begin(), kStopWords.end(), term) != kStopWords.end();
-}
-
 bool IsTokenByte(unsigned char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c >= 0x80;
 }
 
 }  // namespace
+
+bool IsStopWord(std::string_view term) {
+  return std::find(kStopWords.begin(), kStopWords.end(), term) != kStopWords.end();
+}
 
 std::vector<std::string> QueryTerms(std::string_view query) {
   std::vector<std::string> content;  // Terms that are not stop words, in query order.

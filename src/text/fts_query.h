@@ -16,6 +16,9 @@ std::vector<std::string> QueryTerms(std::string_view query);
 // syntax) and joined by OR. Empty when `terms` is empty. No input yields an FTS5 syntax error.
 std::string MatchExpression(const std::vector<std::string>& terms);
 
+// Whether `term` (lowercase) is one of the English stop words QueryTerms drops.
+bool IsStopWord(std::string_view term);
+
 inline constexpr size_t kMaxTerms = 32;
 inline constexpr size_t kMaxTermBytes = 64;
 

@@ -1,5 +1,7 @@
 #include "vector/embeddings.h"
 
+#include <optional>
+
 #include "absl/strings/str_cat.h"
 #include "text/body_text.h"
 #include "util/status_macros.h"
@@ -23,9 +25,27 @@ void BindScope(store::Stmt& s, const BacklogScope& scope) {
 
 }  // namespace
 
+namespace {
+
+absl::StatusOr<std::optional<Space>> FindSpace(store::Db& db, const std::string& fingerprint) {
+  ASSIGN_OR_RETURN(store::Stmt select,
+                   db.Prepare("SELECT id, dimension FROM embed_spaces WHERE fingerprint = ?"));
+  select.Bind(1, std::string_view(fingerprint));
+  ASSIGN_OR_RETURN(bool row, select.Step());
+  if (!row) return std::nullopt;
+  return Space{.id = select.Int(0),
+               .fingerprint = fingerprint,
+               .dimension = static_cast<int>(select.Int(1))};
+}
+
+}  // namespace
+
 absl::StatusOr<Space> RegisterSpace(store::Db& db, const embed::EmbedderInfo& info,
                                     int64_t now_unix_ms) {
   const std::string fingerprint = info.Fingerprint();
+  // A known space costs a read: no write transaction at every start.
+  ASSIGN_OR_RETURN(std::optional<Space> space, FindSpace(db, fingerprint));
+  if (space) return *space;
   {
     ASSIGN_OR_RETURN(store::Stmt insert,
                      db.Prepare("INSERT OR IGNORE INTO embed_spaces "
@@ -35,14 +55,9 @@ absl::StatusOr<Space> RegisterSpace(store::Db& db, const embed::EmbedderInfo& in
         .Bind(3, now_unix_ms);
     RETURN_IF_ERROR(insert.Run());
   }
-  ASSIGN_OR_RETURN(store::Stmt select,
-                   db.Prepare("SELECT id, dimension FROM embed_spaces WHERE fingerprint = ?"));
-  select.Bind(1, std::string_view(fingerprint));
-  ASSIGN_OR_RETURN(bool row, select.Step());
-  if (!row) return absl::InternalError("embed_spaces: the space just registered is missing");
-  return Space{.id = select.Int(0),
-               .fingerprint = fingerprint,
-               .dimension = static_cast<int>(select.Int(1))};
+  ASSIGN_OR_RETURN(space, FindSpace(db, fingerprint));
+  if (!space) return absl::InternalError("embed_spaces: the space just registered is missing");
+  return *space;
 }
 
 std::string EmbeddingText(std::string_view key, std::string_view body_json) {
@@ -101,13 +116,6 @@ absl::StatusOr<int64_t> CountPending(store::Db& db, int64_t space, const Backlog
                        ScopeSql(scope))));
   s.Bind(s.ParameterIndex(":space"), space);
   BindScope(s, scope);
-  ASSIGN_OR_RETURN(bool row, s.Step());
-  return row ? s.Int(0) : 0;
-}
-
-absl::StatusOr<int64_t> CountVectors(store::Db& db, int64_t space) {
-  ASSIGN_OR_RETURN(store::Stmt s, db.Prepare("SELECT count(*) FROM embeddings WHERE space_id = ?"));
-  s.Bind(1, space);
   ASSIGN_OR_RETURN(bool row, s.Step());
   return row ? s.Int(0) : 0;
 }

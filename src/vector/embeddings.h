@@ -46,7 +46,6 @@ absl::StatusOr<std::vector<PendingVersion>> PendingVersions(store::Db& db, int64
                                                             int64_t after_id, int limit);
 // How many versions in scope have no vector in `space`.
 absl::StatusOr<int64_t> CountPending(store::Db& db, int64_t space, const BacklogScope& scope);
-absl::StatusOr<int64_t> CountVectors(store::Db& db, int64_t space);
 struct VectorCounts {
   int64_t vectors = 0;  // Of `space`.
   int64_t pending = 0;  // Versions without one.

@@ -1,10 +1,10 @@
 #include "vector/vector_service.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <system_error>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -31,8 +31,9 @@ constexpr size_t kCatchUpGroup = 16;
 constexpr int64_t kMinUnsavedToSave = 1000;
 
 int64_t FileBytes(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : 0;
+  std::error_code ec;
+  const auto bytes = std::filesystem::file_size(path, ec);
+  return ec ? 0 : static_cast<int64_t>(bytes);
 }
 
 }  // namespace
@@ -231,10 +232,10 @@ absl::StatusOr<int64_t> VectorService::AddVectorsAfter(store::Db& db, HnswIndex&
       const size_t group = labels.size() >= 4 * kCatchUpGroup ? kCatchUpGroup : 1;
       for (size_t i = 0; i < labels.size(); i += group) {
         const size_t n = std::min(group, labels.size() - i);
-        idx.AddParallel(std::span<const int64_t>(labels).subspan(i, n),
-                        std::span<const float>(vectors).subspan(i * space_.dimension,
-                                                                n * space_.dimension),
-                        n > 1 ? kBuildThreads : 1);
+        idx.AddParallel(
+            std::span<const int64_t>(labels).subspan(i, n),
+            std::span<const float>(vectors).subspan(i * space_.dimension, n * space_.dimension),
+            n > 1 ? kBuildThreads : 1);
       }
     }
     total += static_cast<int64_t>(labels.size());

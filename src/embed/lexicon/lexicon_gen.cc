@@ -25,7 +25,11 @@
 
 #include <libstemmer.h>
 
+#include "util/hash.h"
+
 namespace {
+
+using strata::Fnv1a64;  // The word hash; lexicon.cc computes the same.
 
 // ---- Knobs: what a word's features are and how much each counts ----
 
@@ -136,15 +140,6 @@ constexpr std::array<std::string_view, kPosCount> kPosFileNames = {"noun", "verb
 [[noreturn]] void Die(const std::string& message) {
   std::fprintf(stderr, "lexicon_gen: %s\n", message.c_str());
   std::exit(1);
-}
-
-uint64_t Fnv1a64(std::string_view bytes) {
-  uint64_t h = 14695981039346656037ull;
-  for (unsigned char c : bytes) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
 }
 
 // The word hash of the slot table; lexicon.cc computes the same.
