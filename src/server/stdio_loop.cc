@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include <pthread.h>
 #include <unistd.h>
 
 #include "absl/strings/str_cat.h"
@@ -14,8 +15,14 @@ namespace strata::server {
 namespace {
 
 volatile std::sig_atomic_t g_stop = 0;
+pthread_t g_serving_thread;  // Set before the handler is installed.
 
-void OnStopSignal(int) { g_stop = 1; }
+// A process-directed signal may land on any thread (the checkpointer, the embedding worker);
+// only the serving thread's blocked read returns EINTR, so the signal is passed on to it.
+void OnStopSignal(int sig) {
+  g_stop = 1;
+  if (!pthread_equal(pthread_self(), g_serving_thread)) pthread_kill(g_serving_thread, sig);
+}
 
 // Writes all of `data`; false when the peer is gone.
 bool WriteAll(int fd, std::string_view data) {
@@ -33,6 +40,7 @@ bool WriteAll(int fd, std::string_view data) {
 }  // namespace
 
 void InstallSignalHandlers() {
+  g_serving_thread = pthread_self();
   struct sigaction action;
   std::memset(&action, 0, sizeof action);
   action.sa_handler = OnStopSignal;

@@ -16,7 +16,8 @@ struct StdioOptions {
 // REQUIRES: InstallSignalHandlers() was called, for SIGTERM/SIGINT to end the loop.
 int ServeStdio(mcp::Dispatcher& dispatcher, int in_fd, int out_fd, const StdioOptions& options);
 
-// SIGTERM and SIGINT interrupt a blocked read and end the loop; SIGPIPE is ignored.
+// SIGTERM and SIGINT interrupt a blocked read and end the loop, whichever thread the kernel
+// delivers them to; SIGPIPE is ignored. Call it from the thread that will run ServeStdio.
 void InstallSignalHandlers();
 
 }  // namespace strata::server

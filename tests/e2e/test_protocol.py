@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import sqlite3
+import subprocess
 import sys
 import unittest
 
@@ -495,6 +496,25 @@ class ProcessLifetime(StrataTestCase):
         again = self.serve()
         found = self.call_ok(again, "get", {"category": "c", "key": "k"})
         self.assertEqual(found["body"], "before sigterm")
+
+    def test_sigterm_delivered_to_a_background_thread_still_ends_the_server(self):
+        # The kernel may hand a process-directed signal to any thread; the checkpointer and the
+        # embedding worker must not swallow it while the serving thread blocks on stdin.
+        import ctypes
+        client = self.serve()
+        self.call_ok(client, "remember", {"category": "c", "key": "k", "body": "x"})
+        pid = client.proc.pid
+        others = [int(t) for t in os.listdir("/proc/%d/task" % pid) if int(t) != pid]
+        self.assertTrue(others, "strata runs background threads")
+        libc = ctypes.CDLL(None, use_errno=True)
+        SYS_tgkill = 234  # x86-64
+        self.assertEqual(libc.syscall(SYS_tgkill, pid, others[0], int(signal.SIGTERM)), 0)
+        try:
+            client.exit_code = client.proc.wait(mcp_client.EXIT_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            client.kill()
+            self.fail("a SIGTERM delivered to a background thread did not end the server")
+        self.assertEqual(client.exit_code, 0)
 
     def test_sigint_while_idle_exits_zero(self):
         client = self.serve()
