@@ -1,0 +1,2 @@
+// placeholder: written in this session
+process.exit(77);
