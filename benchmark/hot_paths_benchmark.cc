@@ -86,7 +86,7 @@ struct Fixture {
       batch.push_back({.identity = {.category = "fact", .key = absl::StrCat("scale-", i)},
                        .body_json = CorpusBody(i, 40 + i % 81)});
       if (batch.size() == 1000 || i == n - 1) {
-        (void)*store->RememberBatch(batch);
+        (void)*store->RememberBatch(batch, {});
         batch.clear();
       }
     }
@@ -185,7 +185,7 @@ BENCHMARK(BM_IndexSearch)->Arg(20000)->Unit(benchmark::kMicrosecond);
 void BM_RecallMode(benchmark::State& state, const char* mode) {
   const int n = static_cast<int>(state.range(0));
   Fixture f(n);
-  (void)f.store->Embed({.limit = n}, nullptr);
+  (void)f.store->Embed({.limit = n}, {});
   std::mt19937 rng(3);
   for (auto _ : state) {
     auto result = f.store->Recall(

@@ -162,6 +162,15 @@ struct Stats {
 };
 
 // Which memories an Embed call gives vectors to.
+// How long work (a batch write, a backfill) reports to its caller and learns that the caller
+// gave up. Both may be null.
+struct WorkControl {
+  std::function<void(int64_t, int64_t)> progress;  // (done, total) as the work advances.
+  // Polled between steps: true once the caller no longer wants the result. Work that stops
+  // returns Cancelled.
+  std::function<bool()> cancelled;
+};
+
 struct EmbedRequest {
   std::optional<std::string> category;  // Only this category's.
   std::optional<Identity> identity;     // Only this memory's versions.
@@ -189,9 +198,10 @@ class Store {
   // Writes a version unless the body and valid bounds are unchanged. Errors: InvalidArgument
   // (empty category/key, body not JSON, valid_to <= valid_from).
   virtual absl::StatusOr<WriteResult> Remember(const WriteRequest& request) = 0;
-  // Writes many in one transaction; each item succeeds or fails alone.
+  // Writes many in one transaction; each item succeeds or fails alone. Cancelled (see
+  // WorkControl) writes nothing.
   virtual absl::StatusOr<std::vector<absl::StatusOr<WriteResult>>> RememberBatch(
-      const std::vector<WriteRequest>& requests) = 0;
+      const std::vector<WriteRequest>& requests, const WorkControl& control) = 0;
 
   virtual absl::StatusOr<RecallResult> Recall(const RecallRequest& request) = 0;
 
@@ -223,15 +233,16 @@ class Store {
 
   // Embeds now, on this thread, versions that have no vector yet (a background worker does
   // the same continuously; this is for backfills on demand), then brings the vector index up
-  // to date. `progress(done, total)` after each batch; may be null. Errors: FailedPrecondition
-  // without an embedder, NotFound for an unknown identity, InvalidArgument for limit < 1.
+  // to date, reporting progress after each batch. Errors: FailedPrecondition without an
+  // embedder, NotFound for an unknown identity, InvalidArgument for limit < 1, Cancelled (the
+  // vectors stored before it stay).
+  virtual absl::StatusOr<EmbedResult> Embed(const EmbedRequest& request,
+                                            const WorkControl& control) = 0;
+
   // The vector index's recall@k against an exact scan, over `queries` stored vectors used as
   // queries (see `strata check-index`). Slow: a full scan per query. Errors:
   // FailedPrecondition without an embedder or while the index is not ready.
   virtual absl::StatusOr<double> CheckIndex(int queries, int k) = 0;
-
-  virtual absl::StatusOr<EmbedResult> Embed(
-      const EmbedRequest& request, const std::function<void(int64_t, int64_t)>& progress) = 0;
 
   // Recomputes every current memory's near-duplicate signature (after an upgrade, or when
   // stats says they are incomplete). Returns the number of memories indexed.

@@ -36,6 +36,8 @@ constexpr size_t kMaxTags = 64;
 constexpr size_t kMaxTagBytes = 256;
 // The WAL is checkpointed in the background once it holds this many pages (16 MiB at 4 KiB).
 constexpr int kCheckpointPages = 4096;
+// A batch write reports progress, and checks for cancellation, every this many items.
+constexpr int64_t kProgressStep = 64;
 
 absl::Status ValidateIdentity(const Identity& identity) {
   if (identity.category.empty()) {
@@ -119,11 +121,20 @@ class StoreImpl final : public Store {
   }
 
   absl::StatusOr<std::vector<absl::StatusOr<WriteResult>>> RememberBatch(
-      const std::vector<WriteRequest>& requests) override {
+      const std::vector<WriteRequest>& requests, const WorkControl& control) override {
     std::vector<absl::StatusOr<WriteResult>> results;
     results.reserve(requests.size());
     ASSIGN_OR_RETURN(store::Transaction txn, store::Transaction::Begin(*db_));
+    const int64_t total = static_cast<int64_t>(requests.size());
     for (const WriteRequest& request : requests) {
+      // Every kProgressStep items: report, and stop (rolling everything back) when cancelled.
+      if (const int64_t done = static_cast<int64_t>(results.size());
+          done > 0 && done % kProgressStep == 0) {
+        if (control.cancelled && control.cancelled()) {
+          return absl::CancelledError("remember_batch: cancelled; nothing was written");
+        }
+        if (control.progress) control.progress(done, total);
+      }
       absl::Status valid = ValidateWrite(request);
       absl::StatusOr<text::ParsedBody> body =
           valid.ok() ? text::ParseBody(request.body_json) : absl::StatusOr<text::ParsedBody>(valid);
@@ -139,7 +150,11 @@ class StoreImpl final : public Store {
       }
       results.push_back(std::move(result));
     }
+    if (control.cancelled && control.cancelled()) {
+      return absl::CancelledError("remember_batch: cancelled; nothing was written");
+    }
     RETURN_IF_ERROR(txn.Commit());
+    if (control.progress && total > 0) control.progress(total, total);
     if (vectors_) vectors_->Wake();
     return results;
   }
@@ -339,8 +354,8 @@ class StoreImpl final : public Store {
     return vectors_->MeasureIndexRecall(*db_, queries, k);
   }
 
-  absl::StatusOr<EmbedResult> Embed(
-      const EmbedRequest& request, const std::function<void(int64_t, int64_t)>& progress) override {
+  absl::StatusOr<EmbedResult> Embed(const EmbedRequest& request,
+                                    const WorkControl& control) override {
     if (!vectors_) {
       return absl::FailedPreconditionError(
           "embed: this server runs with --embedder none, so nothing is embedded");
@@ -355,7 +370,7 @@ class StoreImpl final : public Store {
       scope.memory_id = row.memory_id;
     }
     ASSIGN_OR_RETURN(const vector::BackfillResult r,
-                     vectors_->Backfill(*db_, scope, request.limit, progress));
+                     vectors_->Backfill(*db_, scope, request.limit, control));
     return EmbedResult{.embedded = r.embedded,
                        .attempted = r.attempted,
                        .failed = r.failed,

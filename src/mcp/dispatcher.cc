@@ -2,7 +2,9 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <exception>
+#include <iterator>
 
 #include "absl/strings/str_cat.h"
 #include "strata/strata.h"
@@ -72,6 +74,50 @@ std::string ParseErrorMessage(simdjson::error_code error, int max_depth) {
   }
 }
 
+// The _meta keys of the stateless revision.
+constexpr char kMetaProtocolVersion[] = "io.modelcontextprotocol/protocolVersion";
+constexpr char kMetaClientCapabilities[] = "io.modelcontextprotocol/clientCapabilities";
+constexpr char kMetaServerInfo[] = "io.modelcontextprotocol/serverInfo";
+// How long a stateless client may keep the tool list: it never changes while a process runs,
+// but another process may be started with other flags (--compat, --tool-prefix).
+constexpr int64_t kListTtlMs = 3'600'000;
+// Most cancelled ids remembered while their notification waits in the queue.
+constexpr size_t kMaxCancelledIds = 4096;
+
+json ServerInfo() {
+  return {{"name", "strata"}, {"title", "strata memory store"}, {"version", kVersion}};
+}
+
+bool IsStatelessVersion(const std::string& v) {
+  for (const char* s : kStatelessVersions) {
+    if (v == s) return true;
+  }
+  return false;
+}
+
+bool IsSessionVersion(const std::string& v) {
+  for (const char* s : kProtocolVersions) {
+    if (v == s) return true;
+  }
+  return false;
+}
+
+// Every revision strata speaks, newest first.
+json SupportedVersions() {
+  json out = json::array();
+  for (const char* v : kStatelessVersions) out.push_back(v);
+  for (auto v = std::rbegin(kProtocolVersions); v != std::rend(kProtocolVersions); ++v) {
+    out.push_back(*v);
+  }
+  return out;
+}
+
+const json* FindMeta(const json& params) {
+  if (!params.is_object()) return nullptr;
+  auto meta = params.find("_meta");
+  return meta != params.end() && meta->is_object() ? &*meta : nullptr;
+}
+
 const char* kInstructions =
     "strata is a long-term memory. Use remember to store facts, decisions, preferences and "
     "conventions under a category and key; recall to find them again by topic; history, "
@@ -106,6 +152,7 @@ Dispatcher::Dispatcher(tools::ToolRegistry* registry, DispatcherOptions options)
     : registry_(registry),
       options_(options),
       parser_(std::make_unique<Parser>(options.max_depth)),
+      preview_parser_(std::make_unique<Parser>(options.max_depth)),
       tools_list_(registry->List()) {}
 
 Dispatcher::~Dispatcher() = default;
@@ -138,6 +185,50 @@ std::optional<std::string> Dispatcher::HandleLine(std::string_view line) {
   return Dump(response);
 }
 
+void Dispatcher::Preview(std::string_view line) {
+  if (line.find("notifications/cancelled") == std::string_view::npos) return;
+  json message;
+  if (preview_parser_->Parse(line, message)) return;  // HandleLine will answer the fault.
+  auto look = [this](const json& m) {
+    if (!m.is_object() || m.contains("id") ||
+        m.value("method", json()) != "notifications/cancelled") {
+      return;
+    }
+    const json params = m.value("params", json::object());
+    if (!params.is_object()) return;
+    const json id = params.value("requestId", json());
+    if (id.is_string() || id.is_number_integer()) Cancel(id);
+  };
+  if (message.is_array()) {
+    for (const json& m : message) look(m);
+  } else {
+    look(message);
+  }
+}
+
+void Dispatcher::Cancel(const json& request_id) {
+  std::lock_guard lock(cancel_mu_);
+  if (in_flight_ == request_id) in_flight_cancelled_.store(true, std::memory_order_relaxed);
+  if (cancelled_ids_.size() >= kMaxCancelledIds) cancelled_ids_.erase(cancelled_ids_.begin());
+  cancelled_ids_.push_back(request_id);
+}
+
+bool Dispatcher::BeginRequest(const json& id) {
+  std::lock_guard lock(cancel_mu_);
+  if (std::find(cancelled_ids_.begin(), cancelled_ids_.end(), id) != cancelled_ids_.end()) {
+    return false;
+  }
+  in_flight_ = id;
+  in_flight_cancelled_.store(false, std::memory_order_relaxed);
+  return true;
+}
+
+bool Dispatcher::EndRequest() {
+  std::lock_guard lock(cancel_mu_);
+  in_flight_ = nullptr;
+  return in_flight_cancelled_.exchange(false, std::memory_order_relaxed);
+}
+
 json Dispatcher::HandleMessage(const json& message) {
   if (!message.is_object()) {
     return ErrorResponse(nullptr, kInvalidRequest, "Invalid Request: a message must be an object");
@@ -168,26 +259,106 @@ json Dispatcher::HandleMessage(const json& message) {
   const std::string& name = method->get_ref<const std::string&>();
   const json params = message.value("params", json::object());
   if (!has_id) {
-    // Notifications: initialized, cancelled (requests run to completion before the next line
-    // is read, so there is nothing in flight to cancel), and anything else: never answered.
+    // Notifications are never answered. A cancellation reaching its turn here has done its
+    // work (Preview saw it first); it no longer applies to a later request reusing the id.
+    if (name == "notifications/cancelled" && params.is_object()) {
+      const json request_id = params.value("requestId", json());
+      std::lock_guard lock(cancel_mu_);
+      auto it = std::find(cancelled_ids_.begin(), cancelled_ids_.end(), request_id);
+      if (it != cancelled_ids_.end()) cancelled_ids_.erase(it);
+    }
     return nullptr;
   }
   if (!params.is_object() && !params.is_array()) {
     return ErrorResponse(id, kInvalidParams, "Invalid params: params must be an object");
   }
+  // The initialize request is never cancelled (the specification forbids clients to).
+  const bool cancellable = name != "initialize";
+  if (cancellable && !BeginRequest(id)) return nullptr;
+  json response;
   try {
-    return HandleRequest(name, params, id);
+    response = HandleIdentifiedRequest(name, params, id);
   } catch (const std::exception& e) {
-    return ErrorResponse(id, kInternalError, absl::StrCat("Internal error: ", e.what()));
+    response = ErrorResponse(id, kInternalError, absl::StrCat("Internal error: ", e.what()));
   }
+  if (cancellable && EndRequest()) return nullptr;  // The client no longer wants it.
+  return response;
 }
 
-json Dispatcher::HandleRequest(const std::string& method, const json& params, const json& id) {
+json Dispatcher::HandleIdentifiedRequest(const std::string& method, const json& params,
+                                         const json& id) {
+  // A request naming its revision in _meta is stateless (2026-07-28); any other belongs to
+  // the session eras, answered whether or not initialize came first.
+  const json* meta = FindMeta(params);
+  const json* version = nullptr;
+  if (meta != nullptr) {
+    auto it = meta->find(kMetaProtocolVersion);
+    if (it != meta->end()) version = &*it;
+  }
+  if (version == nullptr) {
+    if (method == "server/discover") {
+      return ErrorResponse(
+          id, kInvalidParams,
+          absl::StrCat("Invalid params: server/discover needs _meta \"", kMetaProtocolVersion,
+                       "\" (and \"", kMetaClientCapabilities, "\")"));
+    }
+    return HandleRequest(method, params, id, /*stateless=*/false);
+  }
+  if (!version->is_string()) {
+    return ErrorResponse(
+        id, kInvalidParams,
+        absl::StrCat("Invalid params: _meta \"", kMetaProtocolVersion, "\" must be a string"));
+  }
+  const std::string& requested = version->get_ref<const std::string&>();
+  if (IsSessionVersion(requested) && method != "server/discover") {
+    return HandleRequest(method, params, id, /*stateless=*/false);
+  }
+  if (!IsStatelessVersion(requested) && !IsSessionVersion(requested)) {
+    json error = ErrorResponse(
+        id, kUnsupportedProtocolVersion,
+        absl::StrCat("Unsupported protocol version \"", requested.substr(0, 64), "\""));
+    error["error"]["data"] = {{"supported", SupportedVersions()}, {"requested", requested}};
+    return error;
+  }
+  auto capabilities = meta->find(kMetaClientCapabilities);
+  if (capabilities == meta->end() || !capabilities->is_object()) {
+    return ErrorResponse(id, kInvalidParams,
+                         absl::StrCat("Invalid params: _meta \"", kMetaClientCapabilities,
+                                      "\" is required and must be an object"));
+  }
+  json response = HandleRequest(method, params, id, /*stateless=*/true);
+  if (json* result = response.contains("result") ? &response["result"] : nullptr) {
+    (*result)["resultType"] = "complete";
+    (*result)["_meta"][kMetaServerInfo] = ServerInfo();
+  }
+  return response;
+}
+
+json Dispatcher::HandleRequest(const std::string& method, const json& params, const json& id,
+                               bool stateless) {
   if (method == "initialize") return Response(id, Initialize(params));
   if (method == "ping") return Response(id, json::object());
-  if (method == "tools/list") return Response(id, {{"tools", tools_list_}});
+  if (method == "server/discover") return Response(id, Discover());
+  if (method == "tools/list") {
+    json result = {{"tools", tools_list_}};
+    if (stateless) {
+      result["ttlMs"] = kListTtlMs;
+      result["cacheScope"] = "private";
+    }
+    return Response(id, std::move(result));
+  }
   if (method == "tools/call") return CallTool(params, id);
   return ErrorResponse(id, kMethodNotFound, absl::StrCat("Method not found: ", method));
+}
+
+json Dispatcher::Discover() const {
+  return {{"supportedVersions", SupportedVersions()},
+          {"capabilities", {{"tools", {{"listChanged", false}}}}},
+          {"serverInfo", ServerInfo()},
+          {"instructions", kInstructions},
+          {"tools", tools_list_},
+          {"ttlMs", kListTtlMs},
+          {"cacheScope", "private"}};
 }
 
 json Dispatcher::Initialize(const json& params) {
@@ -200,11 +371,10 @@ json Dispatcher::Initialize(const json& params) {
   for (const char* v : kProtocolVersions) {
     if (requested == v) protocol_version_ = v;
   }
-  return {
-      {"protocolVersion", protocol_version_},
-      {"capabilities", {{"tools", {{"listChanged", false}}}}},
-      {"serverInfo", {{"name", "strata"}, {"title", "strata memory store"}, {"version", kVersion}}},
-      {"instructions", kInstructions}};
+  return {{"protocolVersion", protocol_version_},
+          {"capabilities", {{"tools", {{"listChanged", false}}}}},
+          {"serverInfo", ServerInfo()},
+          {"instructions", kInstructions}};
 }
 
 json Dispatcher::CallTool(const json& params, const json& id) {
@@ -219,19 +389,20 @@ json Dispatcher::CallTool(const json& params, const json& id) {
                                       "\"; available: ", registry_->ListedNames()));
   }
   const json arguments = params.value("arguments", json::object());
+  WorkControl work{
+      .cancelled = [this] { return in_flight_cancelled_.load(std::memory_order_relaxed); }};
   // notifications/progress for long work, when the client asked with a progressToken.
-  std::function<void(int64_t, int64_t)> progress;
-  if (const json* meta = params.contains("_meta") ? &params["_meta"] : nullptr;
-      notify_ && meta && meta->is_object() && meta->contains("progressToken") &&
+  if (const json* meta = FindMeta(params);
+      notify_ && meta && meta->contains("progressToken") &&
       ((*meta)["progressToken"].is_string() || (*meta)["progressToken"].is_number_integer())) {
-    progress = [this, token = (*meta)["progressToken"]](int64_t done, int64_t total) {
+    work.progress = [this, token = (*meta)["progressToken"]](int64_t done, int64_t total) {
       notify_(
           Dump(json{{"jsonrpc", "2.0"},
                     {"method", "notifications/progress"},
                     {"params", {{"progressToken", token}, {"progress", done}, {"total", total}}}}));
     };
   }
-  absl::StatusOr<json> result = registry_->Call(*tool, arguments, std::move(progress));
+  absl::StatusOr<json> result = registry_->Call(*tool, arguments, std::move(work));
   if (!result.ok()) {
     return Response(
         id, {{"content", {{{"type", "text"}, {"text", std::string(result.status().message())}}}},

@@ -272,12 +272,13 @@ int RunEmbed(const CommandLine& cl, Store& store) {
     request.category = category;
   }
   int64_t last_report = 0;
-  absl::StatusOr<EmbedResult> r = store.Embed(request, [&](int64_t done, int64_t total) {
-    if (done - last_report >= 10000 || done == total) {
-      std::cerr << "embedded " << done << "/" << total << "\n";
-      last_report = done;
-    }
-  });
+  absl::StatusOr<EmbedResult> r =
+      store.Embed(request, {.progress = [&](int64_t done, int64_t total) {
+                    if (done - last_report >= 10000 || done == total) {
+                      std::cerr << "embedded " << done << "/" << total << "\n";
+                      last_report = done;
+                    }
+                  }});
   if (!r.ok()) {
     std::cerr << "strata embed: " << r.status().message() << "\n";
     return 1;

@@ -11,13 +11,14 @@ struct StdioOptions {
   size_t max_line_bytes = 8u << 20;  // Longer lines are discarded and answered with -32600.
 };
 
-// Reads lines from `in_fd` until EOF, SIGTERM or SIGINT, answering each on `out_fd`. Returns
+// Reads lines from `in_fd` until EOF, SIGTERM or SIGINT, answering each on `out_fd`. A reader
+// thread reads ahead while a request runs, so that notifications/cancelled reaches it. Returns
 // the process exit code: 0 on a clean end, 1 when the output cannot be written.
 // REQUIRES: InstallSignalHandlers() was called, for SIGTERM/SIGINT to end the loop.
 int ServeStdio(mcp::Dispatcher& dispatcher, int in_fd, int out_fd, const StdioOptions& options);
 
-// SIGTERM and SIGINT interrupt a blocked read and end the loop, whichever thread the kernel
-// delivers them to; SIGPIPE is ignored. Call it from the thread that will run ServeStdio.
+// SIGTERM and SIGINT end the loop after the request in flight, whichever thread the kernel
+// delivers them to; SIGPIPE is ignored.
 void InstallSignalHandlers();
 
 }  // namespace strata::server

@@ -84,7 +84,7 @@ absl::StatusOr<json> Embed(const ToolContext& ctx, const json& args) {
   ASSIGN_OR_RETURN(std::optional<int64_t> batch_limit,
                    a.OptionalInt("batch_limit", 1, kMaxEmbedLimit));
   r.limit = limit.value_or(batch_limit.value_or(100));
-  ASSIGN_OR_RETURN(const EmbedResult e, ctx.store->Embed(r, ctx.progress));
+  ASSIGN_OR_RETURN(const EmbedResult e, ctx.store->Embed(r, ctx.work));
   json out = {{"embedded", e.embedded},
               {"attempted", e.attempted},
               {"failed", e.failed},

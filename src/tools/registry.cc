@@ -107,8 +107,8 @@ std::optional<ToolRegistry::Resolved> ToolRegistry::Find(std::string_view name) 
 }
 
 absl::StatusOr<json> ToolRegistry::Call(const Resolved& tool, const json& args,
-                                        std::function<void(int64_t, int64_t)> progress) const {
-  const ToolContext ctx{.store = store_, .dialect = tool.dialect, .progress = std::move(progress)};
+                                        WorkControl work) const {
+  const ToolContext ctx{.store = store_, .dialect = tool.dialect, .work = std::move(work)};
   const json empty = json::object();
   const json& given = args.is_null() ? empty : args;
   if (!given.is_object()) {

@@ -38,9 +38,9 @@ class ToolRegistry {
   std::optional<Resolved> Find(std::string_view name) const;
 
   // Runs a resolved tool. Errors: the tool's status (InvalidArgument for bad arguments, ...).
-  // `progress` (may be null) receives (done, total) from long work.
+  // `work` carries progress reports out of long work and the client's cancellation in.
   absl::StatusOr<nlohmann::json> Call(const Resolved& tool, const nlohmann::json& args,
-                                      std::function<void(int64_t, int64_t)> progress = {}) const;
+                                      WorkControl work = {}) const;
 
   // Names a model may call, for error messages.
   std::string ListedNames() const;

@@ -20,8 +20,9 @@ enum class Dialect { kCanonical, kPerseusVault };
 struct ToolContext {
   Store* store;  // Not owned; outlives the call.
   Dialect dialect;
-  // Reports progress of long work (done, total) to the client; null when it asked for none.
-  std::function<void(int64_t, int64_t)> progress;
+  // Long work's progress reports to the client (when it asked for them) and whether the
+  // client cancelled the call.
+  WorkControl work;
 };
 
 using ToolHandler =

@@ -176,7 +176,7 @@ absl::StatusOr<json> RememberBatch(const ToolContext& ctx, const json& args) {
     }
   }
   ASSIGN_OR_RETURN(std::vector<absl::StatusOr<WriteResult>> written,
-                   ctx.store->RememberBatch(requests));
+                   ctx.store->RememberBatch(requests, ctx.work));
   for (size_t j = 0; j < written.size(); ++j) {
     results[slot[j]] =
         written[j].ok()

@@ -290,9 +290,8 @@ absl::StatusOr<int64_t> VectorService::EmbedBatch(store::Db& db, const BacklogSc
   return static_cast<int64_t>(ids.size());
 }
 
-absl::StatusOr<BackfillResult> VectorService::Backfill(
-    store::Db& db, const BacklogScope& scope, int64_t limit,
-    const std::function<void(int64_t, int64_t)>& progress) {
+absl::StatusOr<BackfillResult> VectorService::Backfill(store::Db& db, const BacklogScope& scope,
+                                                       int64_t limit, const WorkControl& control) {
   std::lock_guard embedding(embed_mu_);  // Waits out the worker's batch in progress.
   BackfillResult result;
   ASSIGN_OR_RETURN(const int64_t pending, CountPending(db, space_.id, scope));
@@ -308,7 +307,12 @@ absl::StatusOr<BackfillResult> VectorService::Backfill(
     }
     if (*n == 0) break;
     result.embedded += *n;
-    if (progress) progress(result.embedded, total);
+    if (control.progress) control.progress(result.embedded, total);
+    if (control.cancelled && control.cancelled()) {
+      RETURN_IF_ERROR(CatchUp(db).status());  // What was stored is indexed all the same.
+      return absl::CancelledError(
+          absl::StrCat("embed: cancelled after ", result.embedded, " of ", total));
+    }
   }
   result.failed = result.attempted - result.embedded;
   RETURN_IF_ERROR(CatchUp(db).status());

@@ -17,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "embed/embedder.h"
 #include "store/db.h"
+#include "strata/strata.h"
 #include "vector/embeddings.h"
 #include "vector/hnsw_index.h"
 
@@ -71,9 +72,10 @@ class VectorService {
   void Forget(std::span<const int64_t> version_ids);
 
   // Embeds up to `limit` versions of `scope` now, on the caller's thread and connection, then
-  // brings the index up to date. `progress(done, total)` is called after each batch.
+  // brings the index up to date. Reports progress and checks for cancellation after each
+  // batch; Cancelled keeps the vectors stored so far.
   absl::StatusOr<BackfillResult> Backfill(store::Db& db, const BacklogScope& scope, int64_t limit,
-                                          const std::function<void(int64_t, int64_t)>& progress);
+                                          const WorkControl& control);
 
   // The query's vector.
   absl::StatusOr<std::vector<float>> EmbedQuery(std::string_view query);

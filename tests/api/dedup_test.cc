@@ -478,7 +478,7 @@ TEST_F(DedupTest, BatchMergesANearDuplicateWithinTheBatchAndABadItemFailsAlone) 
       Req(Id("deploy.rules"), Json(kDeployNear)),
       Req(Id("alice.editor"), Json(kUnrelated)),
   };
-  ASSERT_OK_AND_ASSIGN(const auto results, store_->RememberBatch(requests));
+  ASSERT_OK_AND_ASSIGN(const auto results, store_->RememberBatch(requests, {}));
   ASSERT_EQ(results.size(), requests.size());
   ASSERT_OK(results[0]);
   EXPECT_EQ(Action(*results[0]), "created");

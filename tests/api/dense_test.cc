@@ -137,8 +137,7 @@ class DenseTest : public ::testing::Test {
 
   // Embeds every version now; fails the test unless nothing remains.
   void EmbedAll(Store& store) {
-    ASSERT_OK_AND_ASSIGN(const EmbedResult result,
-                         store.Embed({.limit = int64_t{1} << 40}, nullptr));
+    ASSERT_OK_AND_ASSIGN(const EmbedResult result, store.Embed({.limit = int64_t{1} << 40}, {}));
     EXPECT_EQ(result.remaining, 0);
     EXPECT_EQ(result.failed, 0);
     EXPECT_EQ(result.error, "");
@@ -212,13 +211,14 @@ TEST_F(DenseTest, EmbedLeavesNothingPendingAndOneVectorPerVersion) {
   }
   int64_t last_done = 0;
   int calls = 0;
-  ASSERT_OK_AND_ASSIGN(const EmbedResult result,
-                       store_->Embed({.limit = 100000}, [&](int64_t done, int64_t total) {
-                         EXPECT_GT(done, last_done);
-                         EXPECT_LE(done, total);
-                         last_done = done;
-                         ++calls;
-                       }));
+  ASSERT_OK_AND_ASSIGN(
+      const EmbedResult result,
+      store_->Embed({.limit = 100000}, {.progress = [&](int64_t done, int64_t total) {
+                      EXPECT_GT(done, last_done);
+                      EXPECT_LE(done, total);
+                      last_done = done;
+                      ++calls;
+                    }}));
   EXPECT_EQ(result.remaining, 0);
   EXPECT_EQ(result.failed, 0);
   EXPECT_EQ(result.attempted, result.embedded);
@@ -237,12 +237,11 @@ TEST_F(DenseTest, EmbedOfOneCategoryOrIdentityLeavesNothingPendingInScope) {
   OpenStore();
   WriteCorpus();
   ASSERT_OK_AND_ASSIGN(const EmbedResult by_category,
-                       store_->Embed({.category = "animals", .limit = 1000}, nullptr));
+                       store_->Embed({.category = "animals", .limit = 1000}, {}));
   EXPECT_EQ(by_category.remaining, 0);
   ASSERT_OK_AND_ASSIGN(
       const EmbedResult by_identity,
-      store_->Embed({.identity = Identity{.category = "ops", .key = "deploy"}, .limit = 1000},
-                    nullptr));
+      store_->Embed({.identity = Identity{.category = "ops", .key = "deploy"}, .limit = 1000}, {}));
   EXPECT_EQ(by_identity.remaining, 0);
   EXPECT_LE(by_identity.embedded, 1);
 }
@@ -250,9 +249,9 @@ TEST_F(DenseTest, EmbedOfOneCategoryOrIdentityLeavesNothingPendingInScope) {
 TEST_F(DenseTest, EmbedRejectsBadRequests) {
   OpenStore();
   Write(Req("k", R"("x")"));
-  EXPECT_THAT(store_->Embed({.limit = 0}, nullptr),
+  EXPECT_THAT(store_->Embed({.limit = 0}, {}),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("limit")));
-  EXPECT_THAT(store_->Embed({.identity = Identity{.category = "notes", .key = "absent"}}, nullptr),
+  EXPECT_THAT(store_->Embed({.identity = Identity{.category = "notes", .key = "absent"}}, {}),
               StatusIs(absl::StatusCode::kNotFound, _));
 }
 
@@ -371,7 +370,7 @@ TEST_F(DenseTest, IndexWithManyNewVectorsIsSavedOnCloseAndLoadedOnOpen) {
   for (int i = 0; i < 1200; ++i) {
     batch.push_back(Req(absl::StrCat("m", i), absl::StrCat(R"({"text": "memory )", i, R"("})")));
   }
-  ASSERT_OK(store_->RememberBatch(batch));
+  ASSERT_OK(store_->RememberBatch(batch, {}));
   Write(Req("quokka", R"({"text": "A quokka lives on Rottnest island"})", "animals"));
   // The worker alone embeds (no Embed racing it, so no vector is stored twice and re-added):
   // once caught up, the graph no longer changes and is what gets saved.
@@ -409,7 +408,7 @@ TEST_F(DenseTest, RecallRightAfterEmbedFindsTheVectorWhileTheIndexIsRebuilt) {
   for (int i = 0; i < 5000; ++i) {
     batch.push_back(Req(absl::StrCat("m", i), absl::StrCat(R"({"text": "memory )", i, R"("})")));
   }
-  ASSERT_OK(store_->RememberBatch(batch));
+  ASSERT_OK(store_->RememberBatch(batch, {}));
   EmbedAll(*store_);
   store_.reset();
   std::filesystem::remove(path_ + ".hnsw");
@@ -718,7 +717,7 @@ class SelectiveFilterTest : public DenseTest {
                           absl::StrCat(R"({"text": "grandmother's apple pie recipe )", i, R"("})"),
                           "few"));
     }
-    ASSERT_OK(store_->RememberBatch(batch));
+    ASSERT_OK(store_->RememberBatch(batch, {}));
     EmbedAll(*store_);
     ASSERT_NO_FATAL_FAILURE(WaitCaughtUp(*store_));
   }
@@ -786,7 +785,7 @@ TEST_F(SelectiveFilterTest, InScopeVersionsTheIndexCannotReachAreStillFound) {
               absl::StrCat(R"({"text": "kubernetes cluster deploy rollout number )", i, R"("})"),
               i % kEvery == 0 ? "few" : "many"));
     }
-    ASSERT_OK(store_->RememberBatch(batch));
+    ASSERT_OK(store_->RememberBatch(batch, {}));
     EmbedAll(*store_);
     ASSERT_NO_FATAL_FAILURE(WaitCaughtUp(*store_));
     ASSERT_EQ(Keys(Filtered("fts5", 100)).size(), static_cast<size_t>(kMemories / kEvery));
@@ -893,7 +892,7 @@ TEST_F(DenseTest, WithoutAnEmbedderAutoIsKeywordAndDenseIsRejected) {
   }
   ASSERT_OK_AND_ASSIGN(const Stats stats, store_->GetStats());
   EXPECT_FALSE(stats.embeddings.has_value());
-  EXPECT_THAT(store_->Embed({}, nullptr), StatusIs(absl::StatusCode::kFailedPrecondition, _));
+  EXPECT_THAT(store_->Embed({}, {}), StatusIs(absl::StatusCode::kFailedPrecondition, _));
   EXPECT_FALSE(std::filesystem::exists(path_ + ".hnsw"));
 }
 

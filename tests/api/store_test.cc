@@ -817,7 +817,7 @@ TEST_F(RememberBatch, InvalidItemsFailAloneAndTheOthersAreStored) {
       Req(Id("d"), R"("bad period")", Day(-1), Day(-2)),
       Req(Id("e"), R"("third")"),
   };
-  ASSERT_OK_AND_ASSIGN(const auto results, store_->RememberBatch(requests));
+  ASSERT_OK_AND_ASSIGN(const auto results, store_->RememberBatch(requests, {}));
   ASSERT_EQ(results.size(), requests.size());
   EXPECT_OK(results[0]);
   EXPECT_THAT(results[1], StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("key")));
@@ -841,7 +841,7 @@ TEST_F(RememberBatch, FailureAfterTheIdentityWasCreatedLeavesNoTrace) {
       Req(Id("k"), R"("too late")", std::nullopt, Day(-1)),
       Req(Id("k"), R"("fine")"),
   };
-  ASSERT_OK_AND_ASSIGN(const auto results, store_->RememberBatch(requests));
+  ASSERT_OK_AND_ASSIGN(const auto results, store_->RememberBatch(requests, {}));
   ASSERT_EQ(results.size(), 2u);
   EXPECT_THAT(results[0], StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("valid_to")));
   ASSERT_OK(results[1]);
@@ -859,7 +859,7 @@ TEST_F(RememberBatch, VersionsOfOneIdentityGetIncreasingRecordedAt) {
       Req(Id("k"), R"( "two" )"),
       Req(Id("k"), R"("three")"),
   };
-  ASSERT_OK_AND_ASSIGN(const auto results, store_->RememberBatch(requests));
+  ASSERT_OK_AND_ASSIGN(const auto results, store_->RememberBatch(requests, {}));
   ASSERT_EQ(results.size(), 4u);
   for (const auto& r : results) ASSERT_OK(r);
   EXPECT_EQ(results[0]->action, WriteAction::kCreated);
@@ -873,7 +873,7 @@ TEST_F(RememberBatch, VersionsOfOneIdentityGetIncreasingRecordedAt) {
 }
 
 TEST_F(RememberBatch, EmptyBatchReturnsNoResults) {
-  ASSERT_OK_AND_ASSIGN(const auto results, store_->RememberBatch({}));
+  ASSERT_OK_AND_ASSIGN(const auto results, store_->RememberBatch({}, {}));
   EXPECT_THAT(results, IsEmpty());
 }
 
@@ -1077,7 +1077,7 @@ TEST_F(Recall, DenseAndHybridRunWithTheDefaultEmbedder) {
   Add("tea", R"({"text": "She drinks green tea after lunch"})");
   Add("car", R"({"text": "He parks the blue car in the garage"})");
   // Vectors now rather than whenever the background worker gets to them.
-  ASSERT_OK_AND_ASSIGN(const EmbedResult embedded, store_->Embed({.limit = 100}, nullptr));
+  ASSERT_OK_AND_ASSIGN(const EmbedResult embedded, store_->Embed({.limit = 100}, {}));
   ASSERT_EQ(embedded.remaining, 0);
   ASSERT_NO_FATAL_FAILURE(WaitIndexed(*store_));
   for (const std::string mode : {"dense", "hybrid"}) {
@@ -1385,7 +1385,7 @@ TEST_F(StatsTest, CountsMemoriesVersionsAndCategories) {
 
 TEST_F(StatsTest, DescribesTheEmbeddingsOnlyWithAnEmbedder) {
   Write(Id("a"), R"("one")");
-  ASSERT_OK_AND_ASSIGN(const EmbedResult embedded, store_->Embed({.limit = 100}, nullptr));
+  ASSERT_OK_AND_ASSIGN(const EmbedResult embedded, store_->Embed({.limit = 100}, {}));
   ASSERT_EQ(embedded.remaining, 0);
   ASSERT_OK_AND_ASSIGN(const Stats stats, store_->GetStats());
   ASSERT_TRUE(stats.embeddings.has_value());

@@ -531,6 +531,80 @@ TEST_F(DispatcherTest, ABatchCallsToolsInOrder) {
   EXPECT_EQ(r[1]["result"]["structuredContent"]["body"], "first") << r.dump();
 }
 
+// The stateless revision (2026-07-28): the version and capabilities in each request's _meta.
+
+json StatelessMeta(const json& version = "2026-07-28") {
+  return {{"io.modelcontextprotocol/protocolVersion", version},
+          {"io.modelcontextprotocol/clientCapabilities", json::object()}};
+}
+
+TEST_F(DispatcherTest, AStatelessRequestNeedsNoInitializeAndIsMarkedComplete) {
+  json r = Respond(Request(1, "tools/list", {{"_meta", StatelessMeta()}}));
+  EXPECT_EQ(r["result"]["resultType"], "complete") << r.dump();
+  EXPECT_EQ(r["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "strata");
+  EXPECT_GT(r["result"]["ttlMs"].get<int64_t>(), 0);
+  EXPECT_EQ(dispatcher_->protocol_version(), "");  // No session was opened.
+  json legacy = Respond(Request(2, "tools/list"));
+  EXPECT_FALSE(legacy["result"].contains("resultType"));
+  EXPECT_EQ(legacy["result"]["tools"], r["result"]["tools"]);
+}
+
+TEST_F(DispatcherTest, DiscoverListsEveryRevisionNewestFirst) {
+  json r = Respond(Request("d", "server/discover", {{"_meta", StatelessMeta()}}));
+  const json& versions = r["result"]["supportedVersions"];
+  ASSERT_EQ(versions.size(), std::size(kStatelessVersions) + std::size(kProtocolVersions));
+  EXPECT_EQ(versions.front(), "2026-07-28");
+  EXPECT_EQ(versions.back(), "2024-11-05");
+  EXPECT_EQ(r["result"]["serverInfo"]["name"], "strata");
+  EXPECT_FALSE(r["result"]["tools"].empty());
+}
+
+TEST_F(DispatcherTest, AnUnknownRevisionInMetaIsRefusedWithTheSupportedOnes) {
+  json r = Respond(
+      Request(3, "tools/call", {{"name", "stats"}, {"_meta", StatelessMeta("2099-01-01")}}));
+  ExpectError(r, kUnsupportedProtocolVersion, 3);
+  EXPECT_EQ(r["error"]["data"]["requested"], "2099-01-01");
+  EXPECT_EQ(r["error"]["data"]["supported"].front(), "2026-07-28");
+}
+
+TEST_F(DispatcherTest, AStatelessRequestWithoutCapabilitiesIsInvalidParams) {
+  json meta = StatelessMeta();
+  meta.erase("io.modelcontextprotocol/clientCapabilities");
+  ExpectError(Respond(Request(4, "tools/list", {{"_meta", meta}})), kInvalidParams, 4);
+  ExpectError(Respond(Request(5, "server/discover")), kInvalidParams, 5);
+}
+
+// Cancellation: Preview sees lines as they arrive, before HandleLine reaches them.
+
+TEST_F(DispatcherTest, ARequestCancelledWhileQueuedGetsNoResponse) {
+  const std::string call =
+      ToolCall(7, "remember", {{"category", "c"}, {"key", "k"}, {"body", "x"}});
+  const std::string cancel = json({{"jsonrpc", "2.0"},
+                                   {"method", "notifications/cancelled"},
+                                   {"params", {{"requestId", 7}}}})
+                                 .dump();
+  dispatcher_->Preview(call);
+  dispatcher_->Preview(cancel);
+  EXPECT_TRUE(Unanswered(call));
+  EXPECT_TRUE(Unanswered(cancel));
+  // Nothing was written, and the id may be used again once its cancellation has passed.
+  json got = Respond(ToolCall(8, "get", {{"category", "c"}, {"key", "k"}}));
+  EXPECT_EQ(got["result"]["structuredContent"]["found"], false) << got.dump();
+  EXPECT_FALSE(Unanswered(Request(7, "ping")));
+}
+
+TEST_F(DispatcherTest, ACancellationOfAnotherIdOrInABatchIsHonoredOnlyForItsId) {
+  const std::string cancel_batch = Batch({json({{"jsonrpc", "2.0"},
+                                                {"method", "notifications/cancelled"},
+                                                {"params", {{"requestId", "a"}}}})
+                                              .dump()});
+  dispatcher_->Preview(cancel_batch);
+  EXPECT_FALSE(Unanswered(Request("b", "ping")));
+  EXPECT_TRUE(Unanswered(Request("a", "ping")));
+  EXPECT_TRUE(Unanswered(cancel_batch));
+  EXPECT_FALSE(Unanswered(Request("a", "ping")));
+}
+
 // ErrorLine.
 
 TEST(DispatcherErrorLine, IsAJsonRpcErrorWithANullId) {

@@ -738,10 +738,10 @@ TEST_F(RegistryTest, EmbedReportsProgressUpToItsTotal) {
   std::optional<ToolRegistry::Resolved> embed = registry_->Find("embed");
   ASSERT_TRUE(embed.has_value());
   std::vector<std::pair<int64_t, int64_t>> reports;
-  ASSERT_OK_AND_ASSIGN(
-      json r, registry_->Call(*embed, {{"limit", 100000}}, [&](int64_t done, int64_t total) {
-        reports.emplace_back(done, total);
-      }));
+  ASSERT_OK_AND_ASSIGN(json r, registry_->Call(*embed, {{"limit", 100000}},
+                                               {.progress = [&](int64_t done, int64_t total) {
+                                                 reports.emplace_back(done, total);
+                                               }}));
   EXPECT_EQ(r["remaining"], 0);
   const int64_t embedded = r["embedded"].get<int64_t>();
   EXPECT_EQ(reports.empty(), embedded == 0);

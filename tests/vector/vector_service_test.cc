@@ -275,10 +275,11 @@ TEST_F(VectorServiceTest, BackfillEmbedsTheBacklogAndIndexesIt) {
   }
   StartService();
   std::vector<std::pair<int64_t, int64_t>> progress;
-  ASSERT_OK_AND_ASSIGN(const BackfillResult result,
-                       service_->Backfill(*db_, {}, 1000, [&](int64_t done, int64_t total) {
-                         progress.emplace_back(done, total);
-                       }));
+  ASSERT_OK_AND_ASSIGN(
+      const BackfillResult result,
+      service_->Backfill(*db_, {}, 1000, {.progress = [&](int64_t done, int64_t total) {
+        progress.emplace_back(done, total);
+      }}));
   EXPECT_EQ(result.remaining, 0);
   EXPECT_EQ(result.failed, 0);
   EXPECT_EQ(result.error, "");
@@ -309,11 +310,11 @@ TEST_F(VectorServiceTest, BackfillHonorsItsLimitAndScope) {
   // The worker may take part of the backlog meanwhile: what Backfill itself did is bounded by
   // its limit, and nothing in its scope remains.
   ASSERT_OK_AND_ASSIGN(const BackfillResult result,
-                       service_->Backfill(*db_, {.category = "a"}, 1000, nullptr));
+                       service_->Backfill(*db_, {.category = "a"}, 1000, {}));
   EXPECT_EQ(result.remaining, 0);
   EXPECT_EQ(*CountPending(*db_, service_->space().id, {.category = "a"}), 0);
   ASSERT_OK_AND_ASSIGN(const BackfillResult limited,
-                       service_->Backfill(*db_, {.category = "b"}, 3, nullptr));
+                       service_->Backfill(*db_, {.category = "b"}, 3, {}));
   EXPECT_LE(limited.embedded, 3);
   EXPECT_LE(limited.attempted, 3);
 }
@@ -323,7 +324,7 @@ TEST_F(VectorServiceTest, BackfillWithAFailingEmbedderReportsTheErrorAndKeepsThe
   auto embedder = std::make_unique<FakeEmbedder>();
   embedder->failing = true;
   StartService(std::move(embedder));
-  ASSERT_OK_AND_ASSIGN(const BackfillResult result, service_->Backfill(*db_, {}, 100, nullptr));
+  ASSERT_OK_AND_ASSIGN(const BackfillResult result, service_->Backfill(*db_, {}, 100, {}));
   EXPECT_EQ(result.embedded, 0);
   EXPECT_GT(result.attempted, 0);
   EXPECT_EQ(result.failed, result.attempted);
@@ -333,7 +334,7 @@ TEST_F(VectorServiceTest, BackfillWithAFailingEmbedderReportsTheErrorAndKeepsThe
   EXPECT_EQ(StatsOrDie().pending, 5);
 
   embedder_->failing = false;
-  ASSERT_OK_AND_ASSIGN(const BackfillResult retried, service_->Backfill(*db_, {}, 100, nullptr));
+  ASSERT_OK_AND_ASSIGN(const BackfillResult retried, service_->Backfill(*db_, {}, 100, {}));
   EXPECT_EQ(retried.remaining, 0);
   EXPECT_EQ(retried.error, "");
   EXPECT_EQ(StatsOrDie().last_error, "");
@@ -344,7 +345,7 @@ TEST_F(VectorServiceTest, AnAnswerOfTheWrongSizeIsAnErrorNotAVector) {
   auto embedder = std::make_unique<FakeEmbedder>();
   embedder->short_answer = true;
   StartService(std::move(embedder));
-  ASSERT_OK_AND_ASSIGN(const BackfillResult result, service_->Backfill(*db_, {}, 100, nullptr));
+  ASSERT_OK_AND_ASSIGN(const BackfillResult result, service_->Backfill(*db_, {}, 100, {}));
   EXPECT_EQ(result.embedded, 0);
   EXPECT_EQ(result.remaining, 1);
   EXPECT_NE(result.error, "");
@@ -389,7 +390,7 @@ TEST_F(VectorServiceTest, WorkerRecordsAFailingEmbedderAndRecovers) {
 TEST_F(VectorServiceTest, IndexFileIsRebuiltForAnotherSpace) {
   for (int i = 0; i < 10; ++i) Insert("cat", absl::StrCat("k", i), {R"("x")"});
   StartService();
-  ASSERT_OK(service_->Backfill(*db_, {}, 100, nullptr));
+  ASSERT_OK(service_->Backfill(*db_, {}, 100, {}));
   ASSERT_TRUE(Eventually([&] { return StatsOrDie().indexed == 10; }));
   service_.reset();
   // Another space: its index starts empty and its backlog is everything.
@@ -399,7 +400,7 @@ TEST_F(VectorServiceTest, IndexFileIsRebuiltForAnotherSpace) {
   EXPECT_EQ(service_->space().fingerprint, "fake/1/64/model=y");
   const VectorStats fresh = StatsOrDie();
   EXPECT_EQ(fresh.vectors + fresh.pending, 10);
-  ASSERT_OK(service_->Backfill(*db_, {}, 100, nullptr));
+  ASSERT_OK(service_->Backfill(*db_, {}, 100, {}));
   ASSERT_TRUE(Eventually([&] {
     const VectorStats s = StatsOrDie();
     return s.index_state == IndexState::kReady && s.indexed == 10 && s.vectors == 10;
