@@ -103,6 +103,18 @@ CREATE TABLE embeddings (
 );
 CREATE INDEX embeddings_by_version ON embeddings (version_id);
 )sql",
+      // 4: a memory id is never given to another memory. SQLite hands out the largest rowid
+      // + 1, so after a purge of the newest memory its id came back; new memories now take
+      // the high-water mark + 1 (temporal/version_table.cc), which only rises.
+      R"sql(
+INSERT OR REPLACE INTO meta (name, value)
+  VALUES ('memory_id_high_water', (SELECT COALESCE(MAX(id), 0) FROM memories));
+CREATE TRIGGER memories_id_high_water AFTER INSERT ON memories
+BEGIN
+  UPDATE meta SET value = NEW.id
+    WHERE name = 'memory_id_high_water' AND CAST(value AS INTEGER) < NEW.id;
+END;
+)sql",
   };
   return *kMigrations;
 }

@@ -743,6 +743,20 @@ TEST_F(Purge, RememberingAfterPurgeStartsAtVersionOne) {
   EXPECT_THAT(page.retracted_at_unix_ms, IsEmpty());
 }
 
+TEST_F(Purge, NeverGivesAPurgedIdToAnotherMemory) {
+  const WriteResult first = Write(Id("a"), R"("the first note")");
+  const WriteResult newest = Write(Id("b"), R"("the newest note, purged next")");
+  ASSERT_OK(store_->Purge(Id("b")));
+  // SQLite alone would hand the largest rowid + 1 out again: b's id.
+  const WriteResult later = Write(Id("c"), R"("a later, different note")");
+  EXPECT_GT(later.version.memory_id, newest.version.memory_id);
+  const WriteResult again = Write(Id("b"), R"("b, written again")");
+  EXPECT_GT(again.version.memory_id, later.version.memory_id);
+  EXPECT_THAT(store_->GetById(newest.version.memory_id), StatusIs(absl::StatusCode::kNotFound, _));
+  ASSERT_OK_AND_ASSIGN(const Version a, store_->GetById(first.version.memory_id));
+  EXPECT_EQ(a.body_json, R"("the first note")");
+}
+
 // ---------------------------------------------------------------------------------------------
 // History.
 
