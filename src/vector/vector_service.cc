@@ -116,8 +116,7 @@ void VectorService::Run(std::stop_token stop, std::unique_ptr<store::Db> db) {
     if (absl::Status s = CatchUp(*db).status(); !s.ok()) SetError(s);
     absl::StatusOr<int64_t> embedded = 0;
     if (std::unique_lock embedding(embed_mu_, std::try_to_lock); embedding.owns_lock()) {
-      int64_t attempted = 0;
-      embedded = EmbedBatch(*db, BacklogScope{}, cursor, embedder_->batch_size(), &attempted);
+      embedded = EmbedBatch(*db, BacklogScope{}, cursor, embedder_->batch_size(), nullptr);
     }
     std::chrono::milliseconds pause = kPollInterval;
     bool wakeable = true;
@@ -150,17 +149,21 @@ void VectorService::Run(std::stop_token stop, std::unique_ptr<store::Db> db) {
         std::max<int64_t>(kMinUnsavedToSave, idx ? static_cast<int64_t>(idx->size()) / 100 : 0);
     if (idx == nullptr || added_since_save_ < worth_saving) return;
   }
-  if (absl::Status s = idx->Save(IndexPath(path_), {space_.fingerprint, watermark}); !s.ok()) {
+  SaveIndex(*idx, watermark);
+}
+
+void VectorService::SaveIndex(const HnswIndex& idx, int64_t watermark) const {
+  // Not saving costs only time at the next start (a rebuild or a longer catch-up).
+  if (absl::Status s = idx.Save(IndexPath(path_), {space_.fingerprint, watermark}); !s.ok()) {
     std::fprintf(stderr, "strata: could not save the vector index: %s\n",
                  std::string(s.message()).c_str());
   }
 }
 
 void VectorService::LoadOrRebuild(store::Db& db, std::stop_token stop) {
-  const std::string file = IndexPath(path_);
   std::shared_ptr<HnswIndex> idx;
   int64_t watermark = 0;
-  auto loaded = HnswIndex::Load(file, space_.fingerprint, space_.dimension);
+  auto loaded = HnswIndex::Load(IndexPath(path_), space_.fingerprint, space_.dimension);
   const bool rebuilt = !loaded.ok();
   if (loaded.ok()) {
     idx = std::move(loaded->first);
@@ -198,11 +201,7 @@ void VectorService::LoadOrRebuild(store::Db& db, std::stop_token stop) {
     added_since_save_ = unsaved;
     state_ = IndexState::kReady;
   }
-  if (!rebuilt) return;
-  if (absl::Status s = idx->Save(file, {space_.fingerprint, watermark}); !s.ok()) {
-    std::fprintf(stderr, "strata: could not save the vector index: %s\n",
-                 std::string(s.message()).c_str());
-  }
+  if (rebuilt) SaveIndex(*idx, watermark);
 }
 
 absl::StatusOr<int64_t> VectorService::AddVectorsAfter(store::Db& db, HnswIndex& idx,
@@ -276,7 +275,7 @@ absl::StatusOr<int64_t> VectorService::EmbedBatch(store::Db& db, const BacklogSc
     texts.push_back(std::move(p.text));
     ids.push_back(p.version_id);
   }
-  *attempted += static_cast<int64_t>(ids.size());
+  if (attempted != nullptr) *attempted += static_cast<int64_t>(ids.size());
   ASSIGN_OR_RETURN(const std::vector<float> vectors, embedder_->Embed(texts));
   if (vectors.size() != ids.size() * space_.dimension) {
     return absl::InternalError(absl::StrCat("embedder ", space_.fingerprint, " returned ",

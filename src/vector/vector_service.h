@@ -108,10 +108,13 @@ class VectorService {
   // ends the work early. Returns how many were added.
   absl::StatusOr<int64_t> AddVectorsAfter(store::Db& db, HnswIndex& idx, int64_t& watermark,
                                           const std::stop_token* stop);
-  // Embeds one batch of the backlog after *cursor; advances *cursor past what it stored.
-  // Returns how many versions it embedded (0: nothing pending in scope).
+  // Embeds one batch of the backlog after *cursor; advances *cursor past what it stored and
+  // adds to *attempted (when given) how many it tried. Returns how many versions it embedded
+  // (0: nothing pending in scope).
   absl::StatusOr<int64_t> EmbedBatch(store::Db& db, const BacklogScope& scope, int64_t& cursor,
                                      int64_t max_items, int64_t* attempted);
+  // Writes the index beside the database; a failure is reported on stderr and is not fatal.
+  void SaveIndex(const HnswIndex& idx, int64_t watermark) const;
   std::shared_ptr<HnswIndex> index() const;
   void SetError(const absl::Status& status);
 
@@ -134,10 +137,8 @@ class VectorService {
   // Held by Backfill for its whole run and by the worker for each batch (try_lock: it skips
   // a turn rather than wait), so the two never embed the same versions.
   std::mutex embed_mu_;
-  std::atomic<int64_t> rescan_from_{
-      INT64_MAX};  // The worker's cursor goes back to here.  // Backfill calls running; the worker
-                   // waits them out.
-  std::jthread worker_;  // Last: stops first.
+  std::atomic<int64_t> rescan_from_{INT64_MAX};  // The worker's cursor goes back to here.
+  std::jthread worker_;                          // Last: stops first.
 };
 
 }  // namespace strata::vector
