@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "mcp/dispatcher.h"
+#include "server/parent_watch.h"
 #include "server/stdio_loop.h"
 #include "strata/strata.h"
 #include "tools/registry.h"
@@ -315,6 +316,8 @@ int RunCheckIndex(const CommandLine& cl, Store& store) {
 }  // namespace
 
 int Main(int argc, char** argv) {
+  // Read first: the parent may die while the store opens (see ParentWatch::Start).
+  const pid_t parent = getppid();
   CommandLine cl;
   std::string error;
   if (!Parse(argc, argv, cl, error)) {
@@ -409,6 +412,12 @@ int Main(int argc, char** argv) {
   if (cl.command != "serve") return RunCommand(cl, registry);
 
   InstallSignalHandlers();
+  // A host that dies without closing our stdin still ends the server.
+  absl::StatusOr<std::unique_ptr<ParentWatch>> parent_watch = ParentWatch::Start(parent);
+  if (!parent_watch.ok()) {
+    std::cerr << "strata: not watching the parent process: " << parent_watch.status().message()
+              << "\n";
+  }
   mcp::Dispatcher dispatcher(&registry, mcp::DispatcherOptions{});
   std::cerr << "strata " << kVersion << ": serving MCP on stdio, database " << store_options.path
             << "\n";

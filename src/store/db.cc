@@ -1,5 +1,6 @@
 #include "store/db.h"
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <mutex>
@@ -175,9 +176,11 @@ absl::Status Db::ErrorStatus(int rc, std::string_view context) const {
                                      "] in: ", ToAbsl(context.substr(0, 120)));
   switch (rc & 0xff) {
     case SQLITE_BUSY:
+      return BusyError(message);
     case SQLITE_LOCKED:
-      return absl::UnavailableError(
-          absl::StrCat("the database is busy (another process holds its lock); ", message));
+      // Without shared cache this is a conflict inside this connection (a table in use by
+      // one of its own statements), never another process: our bug.
+      return absl::InternalError(message);
     case SQLITE_CORRUPT:
     case SQLITE_NOTADB:
       return absl::DataLossError(message);
@@ -193,20 +196,36 @@ absl::Status Db::ErrorStatus(int rc, std::string_view context) const {
   }
 }
 
+absl::Status Db::BusyError(std::string_view detail) const {
+  return absl::UnavailableError(
+      absl::StrCat("the database is busy: another writer has held its lock for more than ",
+                   busy_timeout_ms_, " ms; nothing was written, try again (", ToAbsl(detail), ")"));
+}
+
 absl::StatusOr<Transaction> Transaction::Begin(Db& db) {
   // A second Begin on one connection would wait for the mutex its own thread holds.
   if (sqlite3_get_autocommit(db.handle_) == 0) {
     return absl::FailedPreconditionError(
         "a transaction is already open on this connection; transactions do not nest");
   }
-  // Another connection of this process writing: wait as SQLite would for another process.
-  std::unique_lock lock(db.write_mutex(), std::chrono::milliseconds(db.busy_timeout_ms_));
-  if (!lock.owns_lock()) {
-    return absl::UnavailableError(absl::StrCat(
-        db.path(), ": database is locked by another connection of this process (waited ",
-        db.busy_timeout_ms_, " ms)"));
+  // One deadline for both waits. The connection of this process that holds the mutex may
+  // itself be waiting for another process's lock (the embedding worker storing vectors):
+  // waiting a full timeout for it and then another for SQLite would double the bound.
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(db.busy_timeout_ms_);
+  std::unique_lock lock(db.write_mutex(), std::defer_lock);
+  if (!lock.try_lock_until(deadline)) {
+    return db.BusyError("another connection of this process is writing or waiting to");
   }
-  if (absl::Status s = db.Exec("BEGIN IMMEDIATE"); !s.ok()) return s;
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
+  // What is left of the wait, but at least 1 ms unless no wait was asked for (0 turns the
+  // busy handler off).
+  const int64_t at_least = db.busy_timeout_ms_ > 0 ? 1 : 0;
+  sqlite3_busy_timeout(db.handle_, static_cast<int>(std::max(at_least, int64_t{left.count()})));
+  absl::Status s = db.Exec("BEGIN IMMEDIATE");
+  sqlite3_busy_timeout(db.handle_, db.busy_timeout_ms_);
+  if (!s.ok()) return s;
   return Transaction(&db, std::move(lock));
 }
 

@@ -26,7 +26,8 @@ enum class Durability {
 struct DbOptions {
   Durability durability = Durability::kNormal;
   bool read_only = false;
-  // How long a write waits for another process's lock before failing with Unavailable.
+  // How long a write waits for the lock (held by another process, or by another connection
+  // of this one) before failing with Unavailable; 0 fails at once.
   int busy_timeout_ms = 5000;
 };
 
@@ -102,7 +103,8 @@ class Db {
   // (up to the busy timeout) for readers of older frames. Errors: Unavailable when busy.
   absl::Status CheckpointRestart();
 
-  // Maps the connection's last error (after result code `rc`) to a Status.
+  // Maps the connection's last error (after result code `rc`) to a Status: SQLITE_BUSY (a
+  // lock held past the busy timeout) is Unavailable with a message saying so.
   absl::Status ErrorStatus(int rc, std::string_view context) const;
 
  private:
@@ -111,6 +113,9 @@ class Db {
         path_(std::move(path)),
         write_mutex_(write_mutex),
         busy_timeout_ms_(busy_timeout_ms) {}
+
+  // Unavailable: the lock was held past the busy timeout; `detail` says by what.
+  absl::Status BusyError(std::string_view detail) const;
 
   friend class Transaction;
   sqlite3* handle_;  // Owned.
@@ -125,6 +130,9 @@ class Db {
 // Thread safety: as its Db.
 class Transaction {
  public:
+  // Takes the write lock, waiting at most the busy timeout in all (for this process's other
+  // connections, then for other processes). Errors: Unavailable when the lock stayed held,
+  // FailedPrecondition when `db` is in a transaction already.
   static absl::StatusOr<Transaction> Begin(Db& db);
   Transaction(Transaction&& other) noexcept : db_(other.db_), lock_(std::move(other.lock_)) {
     other.db_ = nullptr;

@@ -476,3 +476,17 @@ def run_tests():
         sys.stderr.write("not an executable: %s\n" % BINARY)
         sys.exit(2)
     unittest.main(argv=[sys.argv[0]] + sys.argv[1:], verbosity=2)
+
+
+def pipeline(client, messages):
+    """Sends the requests `messages` in one write, so the server reads each as soon as it has
+    answered the previous, and returns their responses in arrival order (notifications in
+    between are skipped)."""
+    client.send_bytes(b"".join(json.dumps(m).encode("utf-8") + b"\n" for m in messages))
+    wanted = {m["id"] for m in messages}
+    out = []
+    while len(out) < len(messages):
+        message = client.read_message()
+        if isinstance(message, dict) and "method" not in message and message.get("id") in wanted:
+            out.append(message)
+    return out

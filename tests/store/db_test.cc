@@ -3,12 +3,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -468,6 +470,84 @@ TEST(DbBusy, SecondConnectionWriteFailsWithUnavailable) {
   ASSERT_OK_AND_ASSIGN(Transaction txn, Transaction::Begin(*first));
   EXPECT_THAT(Transaction::Begin(*second),
               StatusIs(absl::StatusCode::kUnavailable, HasSubstr("lock")));
+}
+
+constexpr char kBusyMessage[] =
+    "the database is busy: another writer has held its lock for more than 200 ms; nothing was "
+    "written, try again";
+
+// `outside` holds SQLite's write lock the way another process does: without this process's
+// write mutex.
+class DbBusyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    options_.busy_timeout_ms = 200;
+    ASSERT_OK_AND_ASSIGN(outside_, Db::Open(dir_.File("busy.db"), options_));
+    ASSERT_OK(outside_->Exec("CREATE TABLE t (v TEXT)"));
+    ASSERT_OK(outside_->Exec("BEGIN IMMEDIATE"));
+  }
+
+  int64_t BusyTimeout(Db& db) {
+    auto stmt = db.Prepare("PRAGMA busy_timeout");
+    EXPECT_OK(stmt);
+    if (!stmt.ok()) return -1;
+    auto row = stmt->Step();
+    EXPECT_OK(row);
+    return row.ok() && *row ? stmt->Int(0) : -1;
+  }
+
+  TempDir dir_;
+  DbOptions options_;
+  std::unique_ptr<Db> outside_;
+};
+
+TEST_F(DbBusyTest, LockHeldByAnotherProcessFailsWithABusyMessageAfterTheTimeout) {
+  ASSERT_OK_AND_ASSIGN(auto db, Db::Open(dir_.File("busy.db"), options_));
+  EXPECT_THAT(Transaction::Begin(*db),
+              StatusIs(absl::StatusCode::kUnavailable, HasSubstr(kBusyMessage)));
+  // The wait Begin set for BEGIN IMMEDIATE is undone.
+  EXPECT_EQ(BusyTimeout(*db), 200);
+  ASSERT_OK(outside_->Exec("ROLLBACK"));
+  ASSERT_OK_AND_ASSIGN(Transaction txn, Transaction::Begin(*db));
+  ASSERT_OK(db->Exec("INSERT INTO t VALUES ('after the lock')"));
+  ASSERT_OK(txn.Commit());
+  EXPECT_EQ(BusyTimeout(*db), 200);
+}
+
+TEST_F(DbBusyTest, WriterQueuedBehindAConnectionWaitingForTheLockGetsTheSameError) {
+  // The embedding worker's connection waits for the outside lock holding this process's
+  // write mutex; a write on the serving connection queues behind it.
+  ASSERT_OK_AND_ASSIGN(auto worker, Db::Open(dir_.File("busy.db"), options_));
+  ASSERT_OK_AND_ASSIGN(auto serving, Db::Open(dir_.File("busy.db"), options_));
+  std::atomic<bool> worker_done{false};
+  absl::Status worker_status;
+  std::thread worker_thread([&] {
+    worker_status = Transaction::Begin(*worker).status();
+    worker_done = true;
+  });
+  // Until the worker holds the mutex (or, on a very slow machine, has given up already).
+  while (!worker_done && serving->write_mutex().try_lock()) {
+    serving->write_mutex().unlock();
+    std::this_thread::yield();
+  }
+  const absl::StatusOr<Transaction> txn = Transaction::Begin(*serving);
+  worker_thread.join();
+  EXPECT_THAT(worker_status, StatusIs(absl::StatusCode::kUnavailable, HasSubstr(kBusyMessage)));
+  // Whether it gave up waiting for the worker or for SQLite, the message is the same.
+  EXPECT_THAT(txn, StatusIs(absl::StatusCode::kUnavailable, HasSubstr(kBusyMessage)));
+  EXPECT_EQ(BusyTimeout(*serving), 200);
+}
+
+TEST(DbLocked, TableInUseByThisConnectionIsInternalNotBusy) {
+  TempDir dir;
+  ASSERT_OK_AND_ASSIGN(auto db, Db::Open(dir.File("locked.db"), DbOptions{}));
+  ASSERT_OK(db->Exec("CREATE TABLE t (v TEXT); INSERT INTO t VALUES ('a'), ('b')"));
+  ASSERT_OK_AND_ASSIGN(Stmt reading, db->Prepare("SELECT v FROM t"));
+  ASSERT_OK_AND_ASSIGN(const bool row, reading.Step());
+  ASSERT_TRUE(row);
+  const absl::Status s = db->Exec("DROP TABLE t");
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kInternal, HasSubstr("locked")));
+  EXPECT_THAT(std::string(s.message()), Not(HasSubstr("busy")));
 }
 
 }  // namespace
