@@ -126,6 +126,15 @@ absl::StatusOr<int64_t> LastVectorRow(store::Db& db) {
   return row ? s.Int(0) : 0;
 }
 
+absl::StatusOr<int64_t> VectorRowSequence(store::Db& db) {
+  ASSIGN_OR_RETURN(
+      store::Stmt s,
+      db.Prepare(
+          "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'embeddings'), 0)"));
+  ASSIGN_OR_RETURN(bool row, s.Step());
+  return row ? s.Int(0) : 0;
+}
+
 absl::Status StoreVectors(store::Db& db, int64_t space, int dimension,
                           std::span<const int64_t> version_ids, std::span<const float> vectors) {
   ASSIGN_OR_RETURN(store::Transaction txn, store::Transaction::Begin(db));

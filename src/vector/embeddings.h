@@ -55,6 +55,9 @@ absl::StatusOr<VectorCounts> CountVectorsAndPending(store::Db& db, int64_t space
 // The highest embeddings row id of any space (0 when none): an upper bound on any space's
 // vector count, read in O(log n).
 absl::StatusOr<int64_t> LastVectorRow(store::Db& db);
+// The highest embeddings row id ever given (AUTOINCREMENT's sequence; purges do not lower it).
+// An index saved with a watermark above it was saved from another state of the database.
+absl::StatusOr<int64_t> VectorRowSequence(store::Db& db);
 
 // Stores one vector per version (`vectors` holds version_ids.size() * dimension floats) in
 // one transaction. A version purged meanwhile is skipped.

@@ -164,6 +164,21 @@ void VectorService::LoadOrRebuild(store::Db& db, std::stop_token stop) {
   std::shared_ptr<HnswIndex> idx;
   int64_t watermark = 0;
   auto loaded = HnswIndex::Load(IndexPath(path_), space_.fingerprint, space_.dimension);
+  if (loaded.ok()) {
+    // The file matches the embedder, but is it this database's? One restored from a backup,
+    // or one that lost its last commits (power loss), is behind the index: new vectors would
+    // reuse row ids under the watermark and never be added, and labels would name versions
+    // that are not there. Rebuilt, then.
+    absl::StatusOr<int64_t> sequence = VectorRowSequence(db);
+    if (!sequence.ok()) {
+      loaded = sequence.status();
+    } else if (loaded->second.watermark > *sequence) {
+      loaded = absl::FailedPreconditionError(
+          absl::StrCat("the saved index holds vector rows up to ", loaded->second.watermark,
+                       " but the database has given only ", *sequence,
+                       " (restored from a backup, or its last commits were lost)"));
+    }
+  }
   const bool rebuilt = !loaded.ok();
   if (loaded.ok()) {
     idx = std::move(loaded->first);

@@ -31,7 +31,6 @@ import sqlite3
 import subprocess
 import sys
 import time
-import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -444,10 +443,6 @@ class IndexAheadOfTheDatabase(CrashCase):
     not), and a restore of the database from an older copy. Simulated by putting back a copy
     of the database files taken before more memories were written and the index saved."""
 
-    # strata trusts the saved index today (fingerprint and checksum match; nothing ties it to
-    # the database's contents), so this fails: see the issue 6 report. Drop the decorator
-    # when src/vector checks the index against the store on load.
-    @unittest.expectedFailure
     def test_index_ahead_of_the_database_is_not_trusted(self):
         c = self.serve()
         self.call_ok(c, "remember_batch", {"items": [self.item(self.new_key())
