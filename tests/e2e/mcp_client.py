@@ -14,6 +14,7 @@ import json
 import os
 import select
 import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -490,3 +491,35 @@ def pipeline(client, messages):
         if isinstance(message, dict) and "method" not in message and message.get("id") in wanted:
             out.append(message)
     return out
+
+
+# ----- Shared by the tests that write many memories ----------------------------------------
+
+# Words for generated memories: texts of a dozen random words differ enough that
+# near-duplicate merging keeps them apart.
+WORDS = """
+amber anchor apple arrow autumn badge basket beacon berry blanket bottle breeze bridge bucket
+button cabin candle canyon carpet castle cedar chalk cherry circle cliff clock cloud cobalt
+copper coral cotton crane crystal daisy desert dolphin dragon eagle ember engine falcon feather
+fern forest fossil garden garnet ginger glacier granite harbor hazel helmet honey horizon iris
+island ivory jacket jasmine jungle kettle ladder lantern lemon library lilac lizard magnet
+maple marble meadow mirror monsoon mosaic needle nectar oasis ocean olive orchard otter paddle
+panther pebble pepper pillow pine planet pocket pumpkin quartz quiver rabbit radish raven
+ribbon river rocket saddle salmon sandal scarlet shadow shell silver sparrow spruce summit
+tangle thistle thunder timber tulip tunnel turtle velvet violet walnut willow window winter
+yarrow zephyr
+""".split()
+
+
+def sentence(rng, n=10):
+    """`n` words drawn with `rng` (a random.Random)."""
+    return " ".join(rng.choice(WORDS) for _ in range(n))
+
+
+def integrity(path):
+    """PRAGMA integrity_check of the database at `path` (with its WAL, if any)."""
+    db = sqlite3.connect(path)
+    try:
+        return db.execute("PRAGMA integrity_check").fetchone()[0]
+    finally:
+        db.close()

@@ -25,7 +25,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import mcp_client  # noqa: E402
-from mcp_client import StrataTestCase, error_text  # noqa: E402
+from mcp_client import WORDS, StrataTestCase, error_text, sentence  # noqa: E402
 
 SEED = int(os.environ.get("STRATA_CONCURRENCY_SEED",
                           random.SystemRandom().randrange(1 << 31)))
@@ -33,14 +33,6 @@ SEED = int(os.environ.get("STRATA_CONCURRENCY_SEED",
 OPERATIONS = 150        # per process
 REPAIR_DEADLINE = 60.0  # bound on waiting for the other process's vectors (never asserted)
 POLL_INTERVAL = 0.05
-
-WORDS = """
-amber anchor apple arrow autumn badge basket beacon berry blanket bottle breeze bridge bucket
-button cabin candle canyon carpet castle cedar chalk cherry circle cliff clock cloud cobalt
-copper coral cotton crane crystal daisy desert dolphin dragon eagle ember engine falcon feather
-fern forest fossil garden garnet ginger glacier granite harbor hazel helmet honey horizon iris
-island ivory jacket jasmine jungle kettle ladder lantern lemon library lilac lizard magnet
-""".split()
 
 LOCK_WORDS = ("locked", "busy")
 # What a write gets once the lock stayed held for strata's busy timeout
@@ -76,7 +68,7 @@ class Side:
     def new_memory(self):
         self.next += 1
         t = token(self.name, self.next)
-        text = "%s %s" % (" ".join(self.rng.choice(WORDS) for _ in range(8)), t)
+        text = "%s %s" % (sentence(self.rng, 8), t)
         return {"category": "shared", "key": "%s-%05d" % (self.name, self.next),
                 "body": {"text": text}, "dedup": False}, t, text
 

@@ -27,7 +27,6 @@ import random
 import re
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -35,7 +34,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import mcp_client  # noqa: E402
-from mcp_client import StrataTestCase, stdout_problems  # noqa: E402
+from mcp_client import StrataTestCase, integrity, sentence, stdout_problems  # noqa: E402
 
 SEED = int(os.environ.get("STRATA_CRASH_SEED", random.SystemRandom().randrange(1 << 31)))
 
@@ -51,24 +50,6 @@ POLL_INTERVAL = 0.05
 
 CATEGORY = "load"
 
-WORDS = """
-amber anchor apple arrow autumn badge basket beacon berry blanket bottle breeze bridge bucket
-button cabin candle canyon carpet castle cedar chalk cherry circle cliff clock cloud cobalt
-copper coral cotton crane crystal daisy desert dolphin dragon eagle ember engine falcon feather
-fern forest fossil garden garnet ginger glacier granite harbor hazel helmet honey horizon iris
-island ivory jacket jasmine jungle kettle ladder lantern lemon library lilac lizard magnet
-maple marble meadow mirror monsoon mosaic needle nectar oasis ocean olive orchard otter paddle
-panther pebble pepper pillow pine planet pocket pumpkin quartz quiver rabbit radish raven
-ribbon river rocket saddle salmon sandal scarlet shadow shell silver sparrow spruce summit
-tangle thistle thunder timber tulip tunnel turtle velvet violet walnut willow window winter
-yarrow zephyr
-""".split()
-
-
-def sentence(rng, n=10):
-    return " ".join(rng.choice(WORDS) for _ in range(n))
-
-
 def tool_call(id, name, arguments):
     return {"jsonrpc": "2.0", "id": id, "method": "tools/call",
             "params": {"name": name, "arguments": arguments}}
@@ -83,15 +64,6 @@ def responses_in(data):
         if isinstance(message, dict) and "id" in message and "method" not in message:
             out[message["id"]] = message
     return out
-
-
-def integrity(path):
-    """PRAGMA integrity_check of the database at `path` (with its WAL, if any)."""
-    db = sqlite3.connect(path)
-    try:
-        return db.execute("PRAGMA integrity_check").fetchone()[0]
-    finally:
-        db.close()
 
 
 class Totals:

@@ -15,7 +15,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import mcp_client  # noqa: E402
-from mcp_client import ServerError, StrataTestCase  # noqa: E402
+from mcp_client import StrataTestCase, sentence  # noqa: E402
 
 SESSION_VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
 STATELESS = "2026-07-28"
@@ -32,15 +32,10 @@ def modern_meta(version=STATELESS, **extra):
     return meta
 
 
-WORDS = ("amber basalt cedar delta ember fjord granite harbor iris juniper kelp lagoon "
-         "meadow nectar obsidian prairie quartz river sierra tundra umber valley willow "
-         "xenon yarrow zephyr anchor beacon canyon dune estuary").split()
-
-
 def memory(i, prefix="item"):
     """A memory whose words differ enough from every other's that dedup keeps it apart."""
     rng = random.Random("%s-%d" % (prefix, i))
-    words = " ".join(rng.choice(WORDS) for _ in range(12))
+    words = sentence(rng, 12)
     return {"category": "batch", "key": "%s-%d" % (prefix, i),
             "body": {"text": "batch note %d %s" % (i, words)}}
 

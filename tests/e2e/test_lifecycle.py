@@ -13,14 +13,13 @@ import ctypes
 import json
 import os
 import signal
-import sqlite3
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import mcp_client  # noqa: E402
-from mcp_client import McpClient, StrataTestCase, stdout_problems  # noqa: E402
+from mcp_client import McpClient, StrataTestCase, integrity, stdout_problems  # noqa: E402
 
 # Bounds only against hangs, never asserted as timings.
 EXIT_DEADLINE = 20.0
@@ -56,14 +55,6 @@ else:
 while True:
     time.sleep(60)
 """
-
-
-def integrity(path):
-    db = sqlite3.connect(path)
-    try:
-        return db.execute("PRAGMA integrity_check").fetchone()[0]
-    finally:
-        db.close()
 
 
 def running(pid):
