@@ -396,6 +396,8 @@ json Dispatcher::CallTool(const json& params, const json& id) {
       notify_ && meta && meta->contains("progressToken") &&
       ((*meta)["progressToken"].is_string() || (*meta)["progressToken"].is_number_integer())) {
     work.progress = [this, token = (*meta)["progressToken"]](int64_t done, int64_t total) {
+      // A client that cancelled has forgotten the token; it would only log an unknown one.
+      if (in_flight_cancelled_.load(std::memory_order_relaxed)) return;
       notify_(
           Dump(json{{"jsonrpc", "2.0"},
                     {"method", "notifications/progress"},
