@@ -3,7 +3,7 @@
 
   python3 benchmark/recall_quality/run.py --strata build/src/strata \
       [--embedder SPEC ...] [--modes fts5 dense hybrid] [--json out.json] [--dataset path] \
-      [--misses] [--check]
+      [--seeds N] [--misses] [--check]
 
 For each embedder spec (default: the server's default, i.e. no --embedder flag; the spec
 "default" means the same), a fresh strata process on a fresh temporary database: every memory
@@ -14,6 +14,10 @@ fraction of queries with a relevant memory in the top k) and MRR (1/rank of the 
 memory, 0 beyond the top 10), over all queries and split by the query's overlap label (low:
 at most one content word in common with the memory; high: the key words in common). A mode the
 server refuses is reported as unavailable. Python standard library only.
+
+--seeds N (builtin embedders only) runs each spec N times, with the embedder option seed=0..N-1
+(other hash functions), and reports the mean of each metric: a difference between two variants
+smaller than the spread across seeds is hashing luck, not a better embedder.
 
 --check exits 1 unless, for the first embedder, hybrid recall@5 >= 0.85, hybrid MRR >= 0.70,
 and hybrid is at least as good as fts5 and as dense on both.
@@ -263,33 +267,82 @@ def run_embedder(binary, spec, dataset, modes):
 
 # ---- reporting -----------------------------------------------------------------------------
 
+def with_seed(spec, seed):
+    """`spec` with the builtin embedder option seed=`seed` (seed 0 is the spec as given)."""
+    if seed == 0:
+        return spec
+    if spec is None:
+        return f"builtin:seed={seed}"
+    return f"{spec}{',' if ':' in spec else ':'}seed={seed}"
+
+
+def mean_report(reports):
+    """One report whose metrics are the means of `reports` (one spec, several seeds)."""
+    first = reports[0]
+    if any("error" in r for r in reports):
+        return next(r for r in reports if "error" in r)
+    out = {"embedder": f"{first['embedder']} x{len(reports)} seeds", "modes": {},
+           "seeds": [{mode: {k: v for k, v in summary.items() if k != "queries"}
+                      for mode, summary in r["modes"].items()} for r in reports]}
+    for mode, summary in first["modes"].items():
+        if not summary.get("available") or not all(
+                r["modes"].get(mode, {}).get("available") for r in reports):
+            out["modes"][mode] = summary
+            continue
+        # The misses listed are the first seed's.
+        averaged = {"available": True, "errors": sum(r["modes"][mode]["errors"] for r in reports),
+                    "queries": summary["queries"]}
+        for subset in ("all", "low", "high"):
+            ms = [r["modes"][mode][subset] for r in reports]
+            if not ms[0].get("n"):
+                averaged[subset] = ms[0]
+                continue
+            averaged[subset] = {"n": ms[0]["n"]}
+            for key in [f"recall@{k}" for k in KS] + ["mrr"]:
+                averaged[subset][key] = round(sum(m[key] for m in ms) / len(ms), 4)
+            r5 = [m["recall@5"] for m in ms]
+            mean = sum(r5) / len(r5)
+            averaged[subset]["recall@5_sd"] = round((sum((x - mean) ** 2 for x in r5) / len(r5))
+                                                    ** 0.5, 4)
+        out["modes"][mode] = averaged
+    return out
+
+
+NAME_WIDTH = 32
+
+
 def print_table(reports):
-    header = f"{'embedder':<16} {'mode':<8} {'queries':<8} {'n':>4} " + \
+    w = NAME_WIDTH
+    header = f"{'embedder':<{w}} {'mode':<8} {'queries':<8} {'n':>4} " + \
         " ".join(f"{'R@' + str(k):>6}" for k in KS) + f" {'MRR':>6}"
     print(header)
     print("-" * len(header))
     for report in reports:
-        name = report["embedder"][:16]
+        name = report["embedder"]
+        if len(name) > w:
+            name = name[:w - 1] + "~"
         if "error" in report:
-            print(f"{name:<16} unavailable: {report['error']}")
+            print(f"{name:<{w}} unavailable: {report['error']}")
             continue
         for mode, summary in report["modes"].items():
             if not summary.get("available"):
-                print(f"{name:<16} {mode:<8} unavailable: {summary['message']}")
+                print(f"{name:<{w}} {mode:<8} unavailable: {summary['message']}")
                 continue
             for subset in ("all", "low", "high"):
                 m = summary[subset]
                 if not m.get("n"):
                     continue
                 cells = " ".join(f"{m[f'recall@{k}']:>6.3f}" for k in KS)
-                print(f"{name:<16} {mode:<8} {subset:<8} {m['n']:>4} {cells} {m['mrr']:>6.3f}")
+                sd = f"  (R@5 sd {m['recall@5_sd']:.3f})" if "recall@5_sd" in m else ""
+                print(f"{name:<{w}} {mode:<8} {subset:<8} {m['n']:>4} {cells} {m['mrr']:>6.3f}"
+                      f"{sd}")
             notes = []
             if summary.get("errors"):
                 notes.append(f"{summary['errors']} queries failed")
             if summary.get("message"):
                 notes.append(summary["message"])
             if notes:
-                print(f"{'':<16} {'':<8} note: {'; '.join(notes)}")
+                print(f"{'':<{w}} {'':<8} note: {'; '.join(notes)}")
 
 
 def print_misses(reports, k=5):
@@ -298,8 +351,9 @@ def print_misses(reports, k=5):
             if not summary.get("available"):
                 continue
             misses = [q for q in summary["queries"] if q["rank"] is None or q["rank"] > k]
-            print(f"\n{report['embedder']} / {mode}: {len(misses)} queries without a relevant "
-                  f"memory in the top {k}")
+            which = " (seed 0)" if "seeds" in report else ""
+            print(f"\n{report['embedder']}{which} / {mode}: {len(misses)} queries without a "
+                  f"relevant memory in the top {k}")
             for q in misses:
                 rank = q["rank"] if q["rank"] is not None else "-"
                 print(f"  [{q['overlap']:4}] rank {rank:>2}  {q['query']}  "
@@ -353,6 +407,8 @@ def main():
     parser.add_argument("--modes", nargs="+", default=["fts5", "dense", "hybrid"])
     parser.add_argument("--dataset", default=os.path.join(HERE, "dataset.json"))
     parser.add_argument("--json", metavar="PATH", help="write the full report here")
+    parser.add_argument("--seeds", type=int, default=1, metavar="N",
+                        help="run each (builtin) spec with seed=0..N-1 and report the means")
     parser.add_argument("--misses", action="store_true",
                         help="list the queries whose relevant memory is not in the top 5")
     parser.add_argument("--check", action="store_true",
@@ -371,7 +427,15 @@ def main():
     log(f"{version or binary}: {len(dataset['memories'])} memories, "
         f"{len(dataset['queries'])} queries ({low} low overlap)")
 
-    reports = [run_embedder(binary, spec, dataset, args.modes) for spec in specs]
+    if args.seeds < 1:
+        print("--seeds: must be at least 1", file=sys.stderr)
+        return 2
+    if args.seeds == 1:
+        reports = [run_embedder(binary, spec, dataset, args.modes) for spec in specs]
+    else:
+        reports = [mean_report([run_embedder(binary, with_seed(spec, seed), dataset, args.modes)
+                                for seed in range(args.seeds)])
+                   for spec in specs]
 
     print()
     print_table(reports)

@@ -302,11 +302,11 @@ TEST_F(DenseTest, SwitchingEmbedderReembedsInTheNewSpaceAndKeepsTheOld) {
   ASSERT_EQ(versions, 6);
   const std::string default_space = Embeddings(*store_).embedder;
 
-  OpenStore("builtin:dim=128");
+  OpenStore("builtin:dim=512");
   {
     const EmbeddingStats e = Embeddings(*store_);
     EXPECT_NE(e.embedder, default_space);
-    EXPECT_EQ(e.dimension, 128);
+    EXPECT_EQ(e.dimension, 512);
     // The new space starts empty; the worker may already have begun on it.
     EXPECT_EQ(e.vectors + e.pending, versions);
   }

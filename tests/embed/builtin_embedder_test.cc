@@ -167,9 +167,10 @@ TEST(BuiltinEmbedder, UnknownOptionIsRejectedNamingIt) {
 
 TEST(BuiltinEmbedder, BadValueIsRejectedNamingTheOptionAndValue) {
   const Options bad[] = {
-      {{"dim", "63"}},     {{"dim", "4097"}},    {{"dim", "abc"}},    {{"dim", ""}},
-      {{"dim", "128x"}},   {{"dim", "-1"}},      {{"ngram", "-0.5"}}, {{"lexicon", "11"}},
-      {{"bigram", "nan"}}, {{"ngram", "1e999"}},
+      {{"dim", "63"}},     {{"dim", "4097"}},    {{"dim", "abc"}},      {{"dim", ""}},
+      {{"dim", "128x"}},   {{"dim", "-1"}},      {{"ngram", "-0.5"}},   {{"lexicon", "11"}},
+      {{"bigram", "nan"}}, {{"ngram", "1e999"}}, {{"thesaurus", "-1"}}, {{"thgeneric", "x"}},
+      {{"seed", "1.5"}},   {{"seed", "-2"}},     {{"seed", "2000000"}},
   };
   for (const Options& options : bad) {
     const auto& [key, value] = options[0];
@@ -177,6 +178,14 @@ TEST(BuiltinEmbedder, BadValueIsRejectedNamingTheOptionAndValue) {
                                                        AllOf(HasSubstr(key), HasSubstr(value))))
         << key << "=" << value;
   }
+}
+
+TEST(BuiltinEmbedder, DefaultFingerprintNamesTheVersion) {
+  // Version 2: thesaurus terms and the stems' hash changed every vector of version 1, so stores
+  // embedded with version 1 re-embed into a new space.
+  std::unique_ptr<Embedder> embedder = MakeOrDie();
+  ASSERT_NE(embedder, nullptr);
+  EXPECT_EQ(embedder->info().Fingerprint(), "builtin/2/384/");
 }
 
 TEST(BuiltinEmbedder, FingerprintChangesWithDimensionAndWeights) {
@@ -192,6 +201,10 @@ TEST(BuiltinEmbedder, FingerprintChangesWithDimensionAndWeights) {
   EXPECT_NE(base, fingerprint({{"ngram", "0.25"}}));
   EXPECT_NE(base, fingerprint({{"lexicon", "0"}}));
   EXPECT_NE(base, fingerprint({{"bigram", "0.3"}}));
+  EXPECT_NE(base, fingerprint({{"thesaurus", "0"}}));
+  EXPECT_NE(base, fingerprint({{"thgeneric", "2"}}));
+  EXPECT_NE(base, fingerprint({{"seed", "1"}}));
+  EXPECT_NE(fingerprint({{"seed", "1"}}), fingerprint({{"seed", "2"}}));
   EXPECT_NE(fingerprint({{"ngram", "0.25"}}), fingerprint({{"lexicon", "0.25"}}));
   // Options are recorded sorted: the order they were given in does not matter.
   EXPECT_EQ(fingerprint({{"ngram", "0.25"}, {"bigram", "0.3"}}),
@@ -204,6 +217,48 @@ TEST(BuiltinEmbedder, DifferentWeightsGiveDifferentVectors) {
   ASSERT_NE(base, nullptr);
   ASSERT_NE(no_lexicon, nullptr);
   EXPECT_NE(EmbedOne(*base, "green tea"), EmbedOne(*no_lexicon, "green tea"));
+}
+
+TEST(BuiltinEmbedder, ThesaurusTermsMeetTheOtherTextsWords) {
+  // MyThes lists "maintain" as a synonym of "assert"; no WordNet feature links the two (see
+  // lexicon_test.cc), so without the thesaurus the texts share only hashing noise.
+  std::unique_ptr<Embedder> with = MakeOrDie();
+  std::unique_ptr<Embedder> without = MakeOrDie({{"thesaurus", "0"}});
+  ASSERT_NE(with, nullptr);
+  ASSERT_NE(without, nullptr);
+  const double linked = Cosine(EmbedOne(*with, "they assert it"), EmbedOne(*with, "we maintain"));
+  const double unlinked =
+      Cosine(EmbedOne(*without, "they assert it"), EmbedOne(*without, "we maintain"));
+  EXPECT_GT(linked, unlinked + 0.05) << "with thesaurus " << linked << ", without " << unlinked;
+  // Inflected forms too ("asserted" -> assert; "maintaining" has the stem "maintain").
+  EXPECT_GT(Cosine(EmbedOne(*with, "she asserted"), EmbedOne(*with, "maintaining")),
+            Cosine(EmbedOne(*without, "she asserted"), EmbedOne(*without, "maintaining")) + 0.05);
+}
+
+TEST(BuiltinEmbedder, ThesaurusRelationWeightsApply) {
+  // "hatchback" has generic terms ("car"): weighing them differently changes its vector; a text
+  // without thesaurus terms of that relation does not change.
+  std::unique_ptr<Embedder> base = MakeOrDie();
+  std::unique_ptr<Embedder> no_generic = MakeOrDie({{"thgeneric", "0"}});
+  ASSERT_NE(base, nullptr);
+  ASSERT_NE(no_generic, nullptr);
+  EXPECT_NE(EmbedOne(*base, "hatchback"), EmbedOne(*no_generic, "hatchback"));
+  EXPECT_EQ(EmbedOne(*base, "PostgreSQL xqzzyv"), EmbedOne(*no_generic, "PostgreSQL xqzzyv"));
+}
+
+TEST(BuiltinEmbedder, SeedChangesTheHashNotTheDeterminism) {
+  std::unique_ptr<Embedder> base = MakeOrDie();
+  std::unique_ptr<Embedder> seeded = MakeOrDie({{"seed", "3"}});
+  std::unique_ptr<Embedder> seeded_again = MakeOrDie({{"seed", "3"}});
+  ASSERT_NE(base, nullptr);
+  ASSERT_NE(seeded, nullptr);
+  ASSERT_NE(seeded_again, nullptr);
+  ASSERT_OK_AND_ASSIGN(const std::vector<float> a, base->Embed(Texts()));
+  ASSERT_OK_AND_ASSIGN(const std::vector<float> b, seeded->Embed(Texts()));
+  ASSERT_OK_AND_ASSIGN(const std::vector<float> c, seeded_again->Embed(Texts()));
+  EXPECT_NE(a, b);
+  EXPECT_EQ(b, c);
+  EXPECT_EQ(MakeOrDie({{"seed", "0"}})->Embed(Texts()).value(), a);
 }
 
 TEST(BuiltinEmbedder, ParaphraseIsCloserThanAnUnrelatedMemory) {

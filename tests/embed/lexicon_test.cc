@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "embed/lexicon/feature_ids.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -34,6 +35,30 @@ size_t SharedIds(std::string_view a, std::string_view b) {
   std::set_intersection(ids_a.begin(), ids_a.end(), ids_b.begin(), ids_b.end(),
                         std::back_inserter(shared));
   return shared.size();
+}
+
+// How many WordNet feature ids (synsets, gloss words: not thesaurus terms) `a` and `b` share.
+size_t SharedWordNetIds(std::string_view a, std::string_view b) {
+  std::vector<uint32_t> ids_a, ids_b, shared;
+  for (uint32_t id : IdsOf(a)) {
+    if (!IsTermId(id)) ids_a.push_back(id);
+  }
+  for (uint32_t id : IdsOf(b)) {
+    if (!IsTermId(id)) ids_b.push_back(id);
+  }
+  std::set_intersection(ids_a.begin(), ids_a.end(), ids_b.begin(), ids_b.end(),
+                        std::back_inserter(shared));
+  return shared.size();
+}
+
+// The thesaurus-term features of `word` that match the word whose Snowball stem is `stem` in
+// another text.
+std::vector<LexFeature> TermsMatching(std::string_view word, std::string_view stem) {
+  std::vector<LexFeature> out;
+  for (const LexFeature& f : FeaturesOf(word)) {
+    if (IsTermId(f.id) && TermKey(f.id) == TermId(stem, TermRelation::kSame)) out.push_back(f);
+  }
+  return out;
 }
 
 bool SameFeatures(const std::vector<LexFeature>& a, const std::vector<LexFeature>& b) {
@@ -99,6 +124,41 @@ TEST(Lexicon, SeveralLemmasMerge) {
   EXPECT_GE(SharedIds("hoped", "hop"), 1u);
 }
 
+TEST(Lexicon, LemmaOfOnePartOfSpeechIsAFormOfAnother) {
+  // "billing" is a noun lemma of its own, and as a verb it is bill's "-ing" form, like "billed".
+  EXPECT_GE(SharedWordNetIds("billing", "billed"), 1u);
+  EXPECT_GE(SharedWordNetIds("building", "built"), 1u);
+}
+
+TEST(Lexicon, ThesaurusLinksSynonymsWordNetFeaturesMiss) {
+  // MyThes lists "maintain" in the first sense of "assert" ("state categorically"); that synset
+  // is not among maintain's first three WordNet senses, so no WordNet feature links the two.
+  EXPECT_EQ(SharedWordNetIds("assert", "maintain"), 0u);
+  const std::vector<LexFeature> terms = TermsMatching("assert", "maintain");
+  ASSERT_EQ(terms.size(), 1u);
+  EXPECT_EQ(TermRelationOf(terms[0].id), TermRelation::kSame);
+  EXPECT_FLOAT_EQ(terms[0].weight, 1.0f);  // First sense, a synonym.
+  // Inflected forms carry their lemma's terms.
+  EXPECT_EQ(TermsMatching("asserted", "maintain").size(), 1u);
+}
+
+TEST(Lexicon, ThesaurusGenericTermsAreMarkedAndWeighLess) {
+  // "car (generic term)" in hatchback's entry: a hypernym's word.
+  const std::vector<LexFeature> terms = TermsMatching("hatchback", "car");
+  ASSERT_EQ(terms.size(), 1u);
+  EXPECT_EQ(TermRelationOf(terms[0].id), TermRelation::kGeneric);
+  EXPECT_LT(terms[0].weight, 1.0f);
+  EXPECT_GT(terms[0].weight, 0.0f);
+}
+
+TEST(Lexicon, ThesaurusLeavesOutAntonymsAndTheWordsOwnStem) {
+  ASSERT_THAT(TermsMatching("fast", "quick"), Not(IsEmpty()));
+  EXPECT_THAT(TermsMatching("fast", "slow"), IsEmpty());  // "slow (antonym)".
+  // "drink" lists "drinking" (stem "drink"): a text with "drink" has that stem already.
+  EXPECT_THAT(TermsMatching("drink", "drink"), IsEmpty());
+  EXPECT_THAT(TermsMatching("drinks", "drink"), IsEmpty());
+}
+
 TEST(Lexicon, UnknownWordsGetNothing) {
   EXPECT_THAT(FeaturesOf("xqzzyv"), IsEmpty());
   EXPECT_THAT(FeaturesOf(""), IsEmpty());
@@ -122,11 +182,11 @@ TEST(Lexicon, AppendsWithoutTouchingWhatIsThere) {
 
 TEST(Lexicon, FeaturesAreDeterministicDistinctAndWeighted) {
   for (std::string_view word : {"tea", "drinks", "drank", "cats", "hoped", "running", "good",
-                                "quickly", "hatchbacks", "leaves", "taller"}) {
+                                "quickly", "hatchbacks", "leaves", "taller", "assert", "fast"}) {
     const std::vector<LexFeature> first = FeaturesOf(word);
     ASSERT_THAT(first, Not(IsEmpty())) << word;
     EXPECT_TRUE(SameFeatures(first, FeaturesOf(word))) << word;
-    EXPECT_LE(first.size(), 48u) << word;
+    EXPECT_LE(first.size(), 48u + 24u) << word;  // WordNet features, thesaurus terms.
     std::vector<uint32_t> ids;
     for (const LexFeature& f : first) {
       EXPECT_GT(f.weight, 0.0f) << word;

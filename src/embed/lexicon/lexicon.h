@@ -1,7 +1,8 @@
 #pragma once
-// WordNet 3.0, compiled at build time (lexicon_gen.cc) into a table inside the binary: for each
-// English word, lexical features (its synsets, their hypernyms, derivationally related and
-// similar synsets, stems of their glosses) that words of related meaning share.
+// WordNet 3.0 and the MyThes English thesaurus, compiled at build time (lexicon_gen.cc) into a
+// table inside the binary: for each English word, lexical features that words of related
+// meaning share (its synsets, their hypernyms, derivationally related and similar synsets,
+// stems of their glosses, the stems of its thesaurus terms).
 
 #include <cstddef>
 #include <cstdint>
@@ -11,7 +12,7 @@
 namespace strata::embed {
 
 // One lexical feature of a word: an id shared by related words (a synset, a hypernym, a
-// gloss word's stem) and how much it counts, in (0, 1].
+// gloss word's stem, a thesaurus term's stem; feature_ids.h) and how much it counts, in (0, 1].
 struct LexFeature {
   uint32_t id;
   float weight;

@@ -1,7 +1,8 @@
-// lexicon_gen: compiles WordNet 3.0 (Debian's wordnet-base) into the table that
-// embed/lexicon/lexicon.cc reads, and a header that embeds the table into the library.
+// lexicon_gen: compiles WordNet 3.0 (Debian's wordnet-base) and the MyThes English thesaurus
+// (Debian's mythes-en-us) into the table that embed/lexicon/lexicon.cc reads, and a header that
+// embeds the table into the library.
 //
-//   lexicon_gen WORDNET_DIR TABLE_OUT HEADER_OUT [--stats]
+//   lexicon_gen WORDNET_DIR THESAURUS_DAT TABLE_OUT HEADER_OUT [--stats]
 //
 // Runs at build time only (a meson custom_target). Any failure prints one line and exits 1,
 // which fails the build. --stats prints a summary (words, features) to stdout.
@@ -25,11 +26,15 @@
 
 #include <libstemmer.h>
 
+#include "embed/lexicon/feature_ids.h"
 #include "util/hash.h"
 
 namespace {
 
 using strata::Fnv1a64;  // The word hash; lexicon.cc computes the same.
+using strata::embed::kGlossIdBit;
+using strata::embed::TermId;
+using strata::embed::TermRelation;
 
 // ---- Knobs: what a word's features are and how much each counts ----
 
@@ -79,10 +84,26 @@ constexpr int kMaxGlossWordsPerSynset = 8;
 constexpr int kMinGlossWordLength = 3;
 constexpr int kMaxGlossStemSynsets = 1500;
 
+// Thesaurus terms (MyThes, whose sense lines follow WordNet's senses): for a lemma's first
+// kThesaurusSensesPerPos senses per part of speech (weighted by kSenseWeights), the stem of each
+// one-word term, weighted by its relation. A term feature matches the same stem in another text
+// whatever that word's own senses (feature_ids.h): "assert" lists "maintain" in its first sense,
+// a sense beyond maintain's first three, so "asserted" meets "maintaining" where no synset
+// feature links them. Terms of several words ("motor vehicle") and antonyms are left out (the
+// first measured no better and made the table 1.2 MB larger; docs/embeddings.md).
+constexpr int kThesaurusSensesPerPos = 3;
+static_assert(kThesaurusSensesPerPos <= kSensesPerPos, "a weight per sense rank");
+constexpr float kSynonymTermWeight = 1.0f;
+constexpr float kSimilarTermWeight = 0.6f;
+constexpr float kGenericTermWeight = 0.5f;
+constexpr float kRelatedTermWeight = 0.5f;
+
 // Per word: features below kMinWeight are dropped, and only the kMaxFeaturesPerWord heaviest
-// are kept (ties by id, so the table is deterministic).
+// WordNet features and kMaxTermFeaturesPerWord heaviest term features are kept (ties by id, so
+// the table is deterministic).
 constexpr float kMinWeight = 0.05f;
 constexpr int kMaxFeaturesPerWord = 48;
+constexpr int kMaxTermFeaturesPerWord = 24;
 
 // Words that get no features: shorter than kMinWordLength (single letters are mostly chemical
 // symbols and letter names) or stop-like function words (the embedder drops them anyway;
@@ -122,17 +143,14 @@ constexpr std::string_view kGlossStopWords[] = {
 //   ids        [id_count]       the distinct feature ids, ascending
 //   refs       [ref_count]      (index into ids) << 8 | weight, weight in 1..255 (x / 255)
 //   pos_masks  [word_count] uint8, padded to 4: bit p set if the word is a lemma of part of
-//              speech p (kNoun..kAdverb); 0 for an inflected form from an exception list
-//              or a stop word (whose entry is empty)
+//              speech p (kNoun..kAdverb) in WordNet or the thesaurus; 0 for an inflected form
+//              from an exception list or a stop word (whose entry is empty)
 //   strings    [string_bytes] the words, sorted, no separators
+// Feature ids are feature_ids.h's.
 constexpr uint32_t kMagic = 0x584c5453;  // "STLX"
 constexpr uint32_t kFormatVersion = 1;
 constexpr int kHeaderWords = 10;
 constexpr std::string_view kHashCheckWord = "strata-lexicon";
-
-// Feature ids: a synset is (part of speech << 28) | its byte offset in data.<pos> (below 2^24
-// in WordNet 3.0; checked); a gloss stem has the top bit set.
-constexpr uint32_t kGlossIdBit = 0x80000000u;
 
 enum Pos : uint8_t { kNoun = 0, kVerb = 1, kAdjective = 2, kAdverb = 3, kPosCount = 4 };
 constexpr std::array<std::string_view, kPosCount> kPosFileNames = {"noun", "verb", "adj", "adv"};
@@ -150,6 +168,37 @@ uint32_t GlossId(std::string_view stem) {
   key += stem;
   const uint64_t h = Fnv1a64(key);
   return kGlossIdBit | (static_cast<uint32_t>(h ^ (h >> 32)) & ~kGlossIdBit);
+}
+
+// The words of `text` as the embedder sees them, joined by single spaces: ASCII lowercased,
+// runs of letters, digits and non-ASCII bytes ("E-mail" -> "e mail", "banker's" -> "banker s").
+std::string NormalizeWords(std::string_view text) {
+  std::string out;
+  bool in_word = false;
+  for (char ch : text) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    const bool word_byte =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c >= 0x80;
+    if (!word_byte) {
+      in_word = false;
+      continue;
+    }
+    if (!in_word && !out.empty()) out += ' ';
+    in_word = true;
+    out += (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : ch;
+  }
+  return out;
+}
+
+std::vector<std::string_view> SplitWords(std::string_view normalized) {
+  std::vector<std::string_view> words;
+  for (size_t start = 0; start < normalized.size();) {
+    size_t end = normalized.find(' ', start);
+    if (end == std::string_view::npos) end = normalized.size();
+    words.push_back(normalized.substr(start, end - start));
+    start = end + 1;
+  }
+  return words;
 }
 
 bool IsStopWord(std::string_view word) {
@@ -486,6 +535,115 @@ class WordNet {
   std::array<std::map<std::string, std::vector<std::string>>, kPosCount> exceptions_;
 };
 
+struct ThesaurusTerm {
+  std::string words;  // NormalizeWords of the term as written.
+  TermRelation relation;
+};
+
+struct ThesaurusSense {
+  Pos pos;
+  std::vector<ThesaurusTerm> terms;
+};
+
+// The MyThes thesaurus (th_en_US_v2.dat): a first line naming the encoding, then for each entry
+// a line "entry|N" followed by N sense lines "(pos)|term|term|...", pos one of noun, verb, adj,
+// adv; a term may end in " (generic term)", " (similar term)", " (related term)" or
+// " (antonym)". Entries are keyed by NormalizeWords; where two entries normalize alike
+// (".22-caliber", ".22 caliber") the first one's senses are kept.
+class Thesaurus {
+ public:
+  explicit Thesaurus(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) Die("cannot read " + path.string() + " (is mythes-en-us installed?)");
+    std::string line;
+    size_t line_number = 1;
+    auto context = [&] { return path.string() + " line " + std::to_string(line_number); };
+    if (!std::getline(in, line) || (line != "UTF-8" && line != "UTF-8\r")) {
+      Die(context() + ": expected the encoding UTF-8, got \"" + line + "\"");
+    }
+    while (std::getline(in, line)) {
+      ++line_number;
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (line.empty()) continue;
+      const size_t bar = line.rfind('|');
+      if (bar == std::string::npos || bar == 0) Die(context() + ": expected \"entry|N\"");
+      const uint32_t sense_count =
+          ParseUnsigned(std::string_view(line).substr(bar + 1), 10, context());
+      const std::string key = NormalizeWords(std::string_view(line).substr(0, bar));
+      std::vector<ThesaurusSense> senses;
+      for (uint32_t k = 0; k < sense_count; ++k) {
+        ++line_number;
+        if (!std::getline(in, line)) Die(context() + ": the file ends inside an entry");
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        senses.push_back(ParseSense(line, context()));
+      }
+      if (!key.empty()) entries_.try_emplace(key, std::move(senses));
+    }
+  }
+
+  // The senses of a normalized entry, or nullptr.
+  const std::vector<ThesaurusSense>* Find(const std::string& normalized) const {
+    auto it = entries_.find(normalized);
+    return it == entries_.end() ? nullptr : &it->second;
+  }
+  const std::map<std::string, std::vector<ThesaurusSense>>& entries() const { return entries_; }
+
+ private:
+  static ThesaurusSense ParseSense(std::string_view line, const std::string& context) {
+    ThesaurusSense sense;
+    size_t start = 0;
+    std::vector<std::string_view> fields;
+    while (true) {
+      const size_t bar = line.find('|', start);
+      fields.push_back(line.substr(start, bar == std::string_view::npos ? bar : bar - start));
+      if (bar == std::string_view::npos) break;
+      start = bar + 1;
+    }
+    const std::string_view pos = fields[0];
+    if (pos == "(noun)") {
+      sense.pos = kNoun;
+    } else if (pos == "(verb)") {
+      sense.pos = kVerb;
+    } else if (pos == "(adj)") {
+      sense.pos = kAdjective;
+    } else if (pos == "(adv)") {
+      sense.pos = kAdverb;
+    } else {
+      Die(context + ": unknown part of speech \"" + std::string(pos) + "\"");
+    }
+    for (size_t f = 1; f < fields.size(); ++f) {
+      std::string_view term = fields[f];
+      TermRelation relation = TermRelation::kSame;
+      bool antonym = false;
+      if (term.ends_with(")")) {
+        const size_t open = term.rfind(" (");
+        if (open == std::string_view::npos) {
+          Die(context + ": unbalanced \"" + std::string(term) + "\"");
+        }
+        const std::string_view note = term.substr(open + 2, term.size() - open - 3);
+        if (note == "generic term") {
+          relation = TermRelation::kGeneric;
+        } else if (note == "similar term") {
+          relation = TermRelation::kSimilar;
+        } else if (note == "related term") {
+          relation = TermRelation::kRelated;
+        } else if (note == "antonym") {
+          antonym = true;
+        } else {
+          Die(context + ": unknown term annotation \"" + std::string(note) + "\"");
+        }
+        term = term.substr(0, open);
+      }
+      if (antonym) continue;
+      std::string words = NormalizeWords(term);
+      if (!words.empty()) sense.terms.push_back({.words = std::move(words), .relation = relation});
+    }
+    return sense;
+  }
+
+  std::map<std::string, std::vector<ThesaurusSense>> entries_;
+};
+
 // Morphy's detachment rules (suffix, replacement) per part of speech; lexicon.cc applies the
 // same ones at run time to words the table does not hold.
 struct Detachment {
@@ -538,14 +696,23 @@ class FeatureSet {
   }
   bool empty() const { return weights_.empty(); }
 
-  // The heaviest kMaxFeaturesPerWord, heaviest first, ties by ascending id.
+  // The heaviest kMaxFeaturesPerWord WordNet features, then the heaviest
+  // kMaxTermFeaturesPerWord term features, each heaviest first, ties by ascending id.
   std::vector<std::pair<uint32_t, float>> Top() const {
-    std::vector<std::pair<uint32_t, float>> out(weights_.begin(), weights_.end());
-    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
-      return a.second != b.second ? a.second > b.second : a.first < b.first;
-    });
-    if (out.size() > kMaxFeaturesPerWord) out.resize(kMaxFeaturesPerWord);
-    return out;
+    std::vector<std::pair<uint32_t, float>> wordnet, terms;
+    for (const auto& feature : weights_) {
+      (strata::embed::IsTermId(feature.first) ? terms : wordnet).push_back(feature);
+    }
+    auto heaviest = [](std::vector<std::pair<uint32_t, float>>& features, size_t count) {
+      std::sort(features.begin(), features.end(), [](const auto& a, const auto& b) {
+        return a.second != b.second ? a.second > b.second : a.first < b.first;
+      });
+      if (features.size() > count) features.resize(count);
+    };
+    heaviest(wordnet, kMaxFeaturesPerWord);
+    heaviest(terms, kMaxTermFeaturesPerWord);
+    wordnet.insert(wordnet.end(), terms.begin(), terms.end());
+    return wordnet;
   }
 
  private:
@@ -554,16 +721,29 @@ class FeatureSet {
 
 class FeatureBuilder {
  public:
-  explicit FeatureBuilder(const WordNet& wordnet) : wordnet_(wordnet) {}
+  FeatureBuilder(const WordNet& wordnet, const Thesaurus& thesaurus)
+      : wordnet_(wordnet), thesaurus_(thesaurus) {}
 
-  // The features `lemma` has as part of speech `pos`, into `out`.
+  // The features `lemma` (WordNet's spelling) has as part of speech `pos`: its WordNet senses'
+  // and its thesaurus senses', into `out`.
   void AddLemma(const std::string& lemma, Pos pos, FeatureSet& out) const {
-    const Senses* senses = wordnet_.Find(lemma);
-    if (senses == nullptr) return;
-    const std::vector<uint32_t>& synsets = senses->synsets[pos];
-    for (size_t rank = 0; rank < synsets.size(); ++rank) {
-      AddSense(lemma, synsets[rank], kSenseWeights[rank], out);
+    if (const Senses* senses = wordnet_.Find(lemma)) {
+      const std::vector<uint32_t>& synsets = senses->synsets[pos];
+      for (size_t rank = 0; rank < synsets.size(); ++rank) {
+        AddSense(lemma, synsets[rank], kSenseWeights[rank], out);
+      }
     }
+    AddTerms(lemma, pos, out);
+  }
+
+  // Whether `lemma` is a lemma of `pos` in WordNet or the thesaurus.
+  bool IsLemma(const std::string& lemma, Pos pos) const {
+    if (const Senses* senses = wordnet_.Find(lemma); senses && !senses->synsets[pos].empty()) {
+      return true;
+    }
+    const std::vector<ThesaurusSense>* senses = thesaurus_.Find(NormalizeWords(lemma));
+    return senses != nullptr && std::any_of(senses->begin(), senses->end(),
+                                            [&](const ThesaurusSense& s) { return s.pos == pos; });
   }
 
  private:
@@ -612,7 +792,53 @@ class FeatureBuilder {
     }
   }
 
+  void AddTerms(const std::string& lemma, Pos pos, FeatureSet& out) const {
+    const std::string key = NormalizeWords(lemma);
+    const std::vector<ThesaurusSense>* senses = thesaurus_.Find(key);
+    if (senses == nullptr) return;
+    std::vector<std::string> own_stems;  // The entry's own stems are in every text it is in.
+    for (std::string_view word : SplitWords(key)) own_stems.push_back(Stem(word));
+    int rank = 0;
+    for (const ThesaurusSense& sense : *senses) {
+      if (sense.pos != pos) continue;
+      if (rank == kThesaurusSensesPerPos) break;
+      const float sense_weight = kSenseWeights[rank++];
+      for (const ThesaurusTerm& term : sense.terms) {
+        if (term.words.find(' ') != std::string::npos || term.words.size() < kMinWordLength ||
+            IsGlossStopWord(term.words)) {
+          continue;
+        }
+        const std::string& stem = Stem(term.words);
+        if (std::find(own_stems.begin(), own_stems.end(), stem) != own_stems.end()) continue;
+        out.Add(TermId(stem, term.relation), sense_weight * RelationWeight(term.relation));
+      }
+    }
+  }
+
+  static float RelationWeight(TermRelation relation) {
+    switch (relation) {
+      case TermRelation::kSame:
+        return kSynonymTermWeight;
+      case TermRelation::kSimilar:
+        return kSimilarTermWeight;
+      case TermRelation::kGeneric:
+        return kGenericTermWeight;
+      case TermRelation::kRelated:
+        return kRelatedTermWeight;
+    }
+    return 0;
+  }
+
+  const std::string& Stem(std::string_view word) const {
+    auto [it, inserted] = stems_.try_emplace(std::string(word));
+    if (inserted) it->second = stemmer_.Stem(word);
+    return it->second;
+  }
+
   const WordNet& wordnet_;
+  const Thesaurus& thesaurus_;
+  mutable Stemmer stemmer_;
+  mutable std::unordered_map<std::string, std::string> stems_;
 };
 
 struct Entry {
@@ -620,53 +846,49 @@ struct Entry {
   uint8_t pos_mask = 0;
 };
 
-bool WantsEntry(const std::string& word) {
-  return word.size() >= kMinWordLength && word.find('_') == std::string::npos && !IsStopWord(word);
-}
-
-// Every single-word lemma, and every inflected form in an exception list, with its features.
-// A lemma's entry holds its own senses. An inflected form's entry follows morphy per part of
-// speech: the exception list's lemmas where it lists the form, else the form itself if it is a
-// lemma there, plus the detachment rules' lemmas ("leaves": leaf as a noun, leave as a verb).
-std::map<std::string, Entry> BuildEntries(const WordNet& wordnet) {
-  const FeatureBuilder builder(wordnet);
-  std::set<std::string> words;
-  for (const auto& [lemma, senses] : wordnet.lemmas()) {
-    if (WantsEntry(lemma)) words.insert(lemma);
-  }
-  for (const auto& exceptions : wordnet.exceptions()) {
-    for (const auto& [form, lemmas] : exceptions) {
-      if (WantsEntry(form)) words.insert(form);
+// Every word that is a lemma in WordNet or the thesaurus or an inflected form in an exception
+// list, at least kMinWordLength bytes long and not a stop word, keyed by NormalizeWords (WordNet
+// spells "e-mail" and "green_tea", the embedder sees "e mail" and "green tea": runs of several
+// words get no entry). Its features follow morphy per part of speech: the exception list's
+// lemmas where it lists the word, else the word itself where it is a lemma, else the lemmas the
+// detachment rules reach ("leaves": leaf as a noun, leave as a verb; "billing": the noun
+// billing, and bill as a verb).
+std::map<std::string, Entry> BuildEntries(const WordNet& wordnet, const Thesaurus& thesaurus) {
+  const FeatureBuilder builder(wordnet, thesaurus);
+  std::map<std::string, std::string> spellings;  // Normalized -> WordNet's spelling.
+  auto consider = [&](const std::string& spelling) {
+    std::string word = NormalizeWords(spelling);
+    if (word.size() >= kMinWordLength && word.find(' ') == std::string::npos && !IsStopWord(word)) {
+      spellings.try_emplace(std::move(word), spelling);
     }
+  };
+  for (const auto& [lemma, senses] : wordnet.lemmas()) consider(lemma);
+  for (const auto& exceptions : wordnet.exceptions()) {
+    for (const auto& [form, lemmas] : exceptions) consider(form);
   }
+  for (const auto& [word, senses] : thesaurus.entries()) consider(word);
+
   // A stop word's entry is empty, so that the reader does not detach it into a lemma
   // ("was" -> "wa", "does" -> "doe").
   std::map<std::string, Entry> entries;
   for (std::string_view word : kStopWords) entries.emplace(word, Entry{});
-  for (const std::string& word : words) {
-    const Senses* senses = wordnet.Find(word);
-    bool inflected = false;
-    for (const auto& exceptions : wordnet.exceptions()) inflected |= exceptions.contains(word);
+  for (const auto& [word, spelling] : spellings) {
     FeatureSet features;
     Entry entry;
+    auto add = [&](const std::string& lemma, Pos pos) {
+      if (!IsStopWord(lemma)) builder.AddLemma(lemma, pos, features);
+    };
     for (int p = 0; p < kPosCount; ++p) {
       const Pos pos = static_cast<Pos>(p);
-      const bool is_lemma = senses != nullptr && !senses->synsets[pos].empty();
+      const bool is_lemma = builder.IsLemma(spelling, pos);
       if (is_lemma) entry.pos_mask |= 1u << pos;
-      if (!inflected) {
-        if (is_lemma) builder.AddLemma(word, pos, features);
-        continue;
-      }
-      auto exception = wordnet.exceptions()[pos].find(word);
+      auto exception = wordnet.exceptions()[pos].find(spelling);
       if (exception != wordnet.exceptions()[pos].end()) {
-        for (const std::string& lemma : exception->second) {
-          if (!IsStopWord(lemma)) builder.AddLemma(lemma, pos, features);
-        }
-        continue;
-      }
-      if (is_lemma) builder.AddLemma(word, pos, features);
-      for (const std::string& lemma : Detach(word, pos)) {
-        if (!IsStopWord(lemma)) builder.AddLemma(lemma, pos, features);
+        for (const std::string& lemma : exception->second) add(lemma, pos);
+      } else if (is_lemma) {
+        add(spelling, pos);
+      } else {
+        for (const std::string& lemma : Detach(spelling, pos)) add(lemma, pos);
       }
     }
     if (features.empty()) continue;
@@ -728,8 +950,8 @@ std::string Serialize(const std::map<std::string, Entry>& entries) {
   for (uint32_t v :
        {kMagic, kFormatVersion, word_count, slot_count, static_cast<uint32_t>(ids.size()),
         static_cast<uint32_t>(refs.size()), static_cast<uint32_t>(strings.size()),
-        uint32_t{kMaxFeaturesPerWord}, static_cast<uint32_t>(WordHash(kHashCheckWord)),
-        static_cast<uint32_t>(total)}) {
+        uint32_t{kMaxFeaturesPerWord + kMaxTermFeaturesPerWord},
+        static_cast<uint32_t>(WordHash(kHashCheckWord)), static_cast<uint32_t>(total)}) {
     PutU32(out, v);
   }
   for (const std::vector<uint32_t>* section : {&slots, &word_refs, &word_text, &ids, &refs}) {
@@ -781,20 +1003,29 @@ void WriteFile(const std::filesystem::path& path, std::string_view bytes) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool stats = argc == 5 && std::string_view(argv[4]) == "--stats";
-  if (argc != 4 && !stats) Die("usage: lexicon_gen WORDNET_DIR TABLE_OUT HEADER_OUT [--stats]");
+  const bool stats = argc == 6 && std::string_view(argv[5]) == "--stats";
+  if (argc != 5 && !stats) {
+    Die("usage: lexicon_gen WORDNET_DIR THESAURUS_DAT TABLE_OUT HEADER_OUT [--stats]");
+  }
   const WordNet wordnet(argv[1]);
-  const std::map<std::string, Entry> entries = BuildEntries(wordnet);
+  const Thesaurus thesaurus(argv[2]);
+  const std::map<std::string, Entry> entries = BuildEntries(wordnet, thesaurus);
   const std::string table = Serialize(entries);
-  const std::filesystem::path table_path = std::filesystem::absolute(argv[2]);
+  const std::filesystem::path table_path = std::filesystem::absolute(argv[3]);
   WriteFile(table_path, table);
-  WriteFile(argv[3], EmbeddingHeader(table_path, table.size()));
+  WriteFile(argv[4], EmbeddingHeader(table_path, table.size()));
   if (stats) {
-    size_t features = 0;
-    for (const auto& [word, entry] : entries) features += entry.features.size();
-    std::printf("synsets %zu, lemmas %zu, words %zu, features %zu (%.1f per word), bytes %zu\n",
-                wordnet.synsets().size(), wordnet.lemmas().size(), entries.size(), features,
-                static_cast<double>(features) / static_cast<double>(entries.size()), table.size());
+    size_t features = 0, terms = 0;
+    for (const auto& [word, entry] : entries) {
+      features += entry.features.size();
+      for (const auto& [id, weight] : entry.features) terms += strata::embed::IsTermId(id);
+    }
+    std::printf(
+        "synsets %zu, lemmas %zu, thesaurus entries %zu, words %zu, features %zu (%.1f per "
+        "word, %zu of them thesaurus terms), bytes %zu\n",
+        wordnet.synsets().size(), wordnet.lemmas().size(), thesaurus.entries().size(),
+        entries.size(), features,
+        static_cast<double>(features) / static_cast<double>(entries.size()), terms, table.size());
   }
   return 0;
 }
