@@ -39,6 +39,9 @@ std::vector<std::string> QueryTerms(std::string_view query) {
            (static_cast<unsigned char>(query[start + length]) & 0xC0) == 0x80) {
       --length;
     }
+    // Nothing left: the run is not UTF-8 (a sequence has at most 3 continuation bytes) and is
+    // cut where it stands rather than yield an empty term.
+    if (length == 0) length = std::min(i - start, kMaxTermBytes);
     std::string term(query.substr(start, length));
     for (char& c : term) {
       if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');

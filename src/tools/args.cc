@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "tools/limits.h"
 #include "util/time_parse.h"
 
 namespace strata::tools {
@@ -41,6 +42,14 @@ bool JsonToInt64(const nlohmann::json& v, int64_t& out) {
     return true;
   }
   return false;
+}
+
+// InvalidArgument when `value` of argument `name` is longer than its bound.
+absl::Status CheckLength(const char* name, const std::string& value, const char* what) {
+  const size_t max_bytes = MaxStringBytes(name);
+  if (value.size() <= max_bytes) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(name, ": ", what, "at most ", max_bytes, " bytes, got ", value.size()));
 }
 
 std::string Shown(const nlohmann::json& v) {
@@ -86,7 +95,9 @@ absl::StatusOr<std::string> Args::RequiredString(const char* name) const {
     return absl::InvalidArgumentError(
         absl::StrCat(name, ": must be a string, got ", JsonTypeName(*v)));
   }
-  return v->get<std::string>();
+  const std::string& s = v->get_ref<const std::string&>();
+  if (absl::Status length = CheckLength(name, s, ""); !length.ok()) return length;
+  return s;
 }
 
 absl::StatusOr<std::optional<std::string>> Args::OptionalString(const char* name) const {
@@ -164,7 +175,9 @@ absl::StatusOr<std::vector<std::string>> Args::StringList(const char* name,
   const nlohmann::json* v = Raw(name);
   if (v == nullptr) return out;
   if (v->is_string()) {
-    out.push_back(v->get<std::string>());
+    const std::string& s = v->get_ref<const std::string&>();
+    if (absl::Status length = CheckLength(name, s, "each item "); !length.ok()) return length;
+    out.push_back(s);
     return out;
   }
   if (!v->is_array()) {
@@ -180,7 +193,9 @@ absl::StatusOr<std::vector<std::string>> Args::StringList(const char* name,
       return absl::InvalidArgumentError(
           absl::StrCat(name, ": every item must be a string, got ", JsonTypeName(item)));
     }
-    out.push_back(item.get<std::string>());
+    const std::string& s = item.get_ref<const std::string&>();
+    if (absl::Status length = CheckLength(name, s, "each item "); !length.ok()) return length;
+    out.push_back(s);
   }
   return out;
 }

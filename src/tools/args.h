@@ -13,7 +13,9 @@
 
 namespace strata::tools {
 
-// A view over a tool call's `arguments` object. Unknown members are ignored.
+// A view over a tool call's `arguments` object. Unknown members are ignored. Every string
+// read, and every item of a string list, is at most MaxStringBytes(name) bytes
+// (tools/limits.h); a longer one is an InvalidArgument naming the argument and the bound.
 // Thread safety: immutable; borrows the JSON it reads.
 class Args {
  public:
@@ -31,6 +33,7 @@ class Args {
   absl::StatusOr<std::optional<int64_t>> OptionalTime(const char* name) const;
   absl::StatusOr<int64_t> RequiredTime(const char* name) const;
   // An array of strings (a single string is taken as one element), at most `max_items`.
+  // Absent or null: empty.
   absl::StatusOr<std::vector<std::string>> StringList(const char* name, size_t max_items) const;
   // The raw member, or null when absent.
   const nlohmann::json* Raw(const char* name) const;

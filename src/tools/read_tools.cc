@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "tools/args.h"
+#include "tools/limits.h"
 #include "tools/render.h"
 #include "tools/tool.h"
 #include "util/status_macros.h"
@@ -79,8 +80,8 @@ absl::StatusOr<json> Get(const ToolContext& ctx, const json& args) {
 absl::StatusOr<json> History(const ToolContext& ctx, const json& args) {
   const Args a(args);
   ASSIGN_OR_RETURN(Identity identity, ReadIdentity(a));
-  ASSIGN_OR_RETURN(std::optional<int64_t> limit, a.OptionalInt("limit", 1, 1000));
-  ASSIGN_OR_RETURN(std::optional<int64_t> offset, a.OptionalInt("offset", 0, 1000000));
+  ASSIGN_OR_RETURN(std::optional<int64_t> limit, a.OptionalInt("limit", 1, kMaxResults));
+  ASSIGN_OR_RETURN(std::optional<int64_t> offset, a.OptionalInt("offset", 0, kMaxHistoryOffset));
   json out = {
       {"category", identity.category}, {"key", identity.key}, {"workspace", identity.workspace}};
   absl::StatusOr<HistoryPage> page = ctx.store->History(
@@ -173,7 +174,8 @@ std::vector<ToolSpec> ReadTools() {
                        {"properties",
                         [] {
                           json p = IdentityProps();
-                          p["limit"] = IntProp("How many versions (1-1000, default 20).");
+                          p["limit"] = IntProp(
+                              absl::StrCat("How many versions (1-", kMaxResults, ", default 20)."));
                           p["offset"] = IntProp("How many of the newest to skip (default 0).");
                           return p;
                         }()},

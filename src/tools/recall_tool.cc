@@ -3,7 +3,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "tools/args.h"
+#include "tools/limits.h"
 #include "tools/render.h"
 #include "tools/tool.h"
 #include "util/status_macros.h"
@@ -12,8 +14,6 @@ namespace strata::tools {
 namespace {
 
 using nlohmann::json;
-
-constexpr size_t kMaxQueryBytes = 16 * 1024;
 
 json ItemJson(const RecallItem& item, Dialect dialect) {
   json out = VersionJson(item.version, dialect);
@@ -34,19 +34,16 @@ absl::StatusOr<json> Recall(const ToolContext& ctx, const json& args) {
   RecallRequest r;
   ASSIGN_OR_RETURN(std::optional<std::string> query, a.OptionalString("query"));
   r.query = query.value_or("");
-  if (r.query.size() > kMaxQueryBytes) {
-    return absl::InvalidArgumentError("query: at most 16384 bytes");
-  }
   ASSIGN_OR_RETURN(std::optional<std::string> mode, a.OptionalString("mode"));
   if (mode) r.mode = *mode;
-  ASSIGN_OR_RETURN(std::optional<int64_t> limit, a.OptionalInt("limit", 1, 1000));
+  ASSIGN_OR_RETURN(std::optional<int64_t> limit, a.OptionalInt("limit", 1, kMaxResults));
   r.limit = static_cast<int>(limit.value_or(10));
-  ASSIGN_OR_RETURN(std::optional<int64_t> offset, a.OptionalInt("offset", 0, 100000));
+  ASSIGN_OR_RETURN(std::optional<int64_t> offset, a.OptionalInt("offset", 0, kMaxRecallOffset));
   r.offset = static_cast<int>(offset.value_or(0));
   ASSIGN_OR_RETURN(r.filters.category, a.OptionalString("category"));
   ASSIGN_OR_RETURN(r.filters.type, a.OptionalString("type"));
   ASSIGN_OR_RETURN(r.filters.workspace, a.OptionalString("workspace"));
-  ASSIGN_OR_RETURN(r.filters.tags, a.StringList("tags", 16));
+  ASSIGN_OR_RETURN(r.filters.tags, a.StringList("tags", kMaxFilterTags));
   ASSIGN_OR_RETURN(r.as_of_unix_ms, a.OptionalTime("as_of"));
   ASSIGN_OR_RETURN(r.valid_at_unix_ms, a.OptionalTime("valid_at"));
   ASSIGN_OR_RETURN(RecallResult result, ctx.store->Recall(r));
@@ -68,7 +65,7 @@ std::vector<ToolSpec> RecallTools() {
         {"description",
          "fts5 ranks by keywords (BM25); dense by meaning (embeddings); hybrid runs both and "
          "fuses their ranks. auto (default): hybrid once embeddings exist, else fts5."}}},
-      {"limit", IntProp("How many results (1-1000, default 10).")},
+      {"limit", IntProp(absl::StrCat("How many results (1-", kMaxResults, ", default 10)."))},
       {"offset", IntProp("How many of the best results to skip, for paging (default 0).")},
       {"category", StringProp("Only memories of this category.")},
       {"type", StringProp("Only memories of this type.")},
@@ -77,7 +74,8 @@ std::vector<ToolSpec> RecallTools() {
       {"tags",
        {{"type", "array"},
         {"items", {{"type", "string"}}},
-        {"description", "Only memories carrying every one of these tags."}}},
+        {"description", absl::StrCat("Only memories carrying every one of these tags (at most ",
+                                     kMaxFilterTags, ").")}}},
       {"as_of", TimeProp("Search what was believed at this past instant instead of now.")},
       {"valid_at", TimeProp("Only versions true in the world at this instant.")},
   };

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "tools/args.h"
+#include "tools/limits.h"
 #include "tools/render.h"
 #include "tools/tool.h"
 #include "util/status_macros.h"
@@ -13,9 +14,6 @@ namespace strata::tools {
 namespace {
 
 using nlohmann::json;
-
-constexpr size_t kMaxBatchItems = 10000;
-constexpr size_t kMaxBodyBytes = 1 << 20;
 
 // The body as a JSON text: `body` (any JSON value) or `body_json` (a JSON text; text that is
 // not JSON is kept as a JSON string).
@@ -57,7 +55,7 @@ absl::StatusOr<WriteRequest> ReadWrite(const json& object) {
   ASSIGN_OR_RETURN(r.body_json, ReadBody(args));
   ASSIGN_OR_RETURN(std::optional<std::string> type, args.OptionalString("type"));
   if (type) r.type = *std::move(type);
-  ASSIGN_OR_RETURN(r.tags, args.StringList("tags", 64));
+  ASSIGN_OR_RETURN(r.tags, args.StringList("tags", kMaxTags));
   ASSIGN_OR_RETURN(r.source, args.OptionalString("source"));
   ASSIGN_OR_RETURN(r.importance, args.OptionalNumber("importance"));
   ASSIGN_OR_RETURN(r.valid_from_unix_ms, args.OptionalTime("valid_from"));

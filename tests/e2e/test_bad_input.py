@@ -467,6 +467,126 @@ class Ranges(BadInputCase):
                         {"category": "nothing", "key": "bird"}, "nothing")
 
 
+class Limits(BadInputCase):
+    """Each limit of src/tools/limits.h and of the protocol (docs/decisions.md, "Limits"): a
+    value at the limit is served, one past it is an error naming the argument (or the message)
+    and the limit, and the server keeps serving (tearDown checks it and the file)."""
+
+    def at_and_over(self, tool, make_args, limit, arg):
+        """make_args(n): arguments whose value under test has size n."""
+        self.call_ok(self.client, tool, make_args(limit))
+        return self.call_error(self.client, tool, make_args(limit + 1), arg, str(limit))
+
+    def test_write_strings(self):
+        def write(**fields):
+            args = {"category": "limits", "key": "k", "body": "limit probe", "dedup": False}
+            args.update(fields)
+            return args
+        cases = [
+            ("category", 256, lambda n: write(category="c" * n)),
+            ("key", 1024, lambda n: write(key="k" * n)),
+            ("workspace", 256, lambda n: write(workspace="w" * n)),
+            ("type", 128, lambda n: write(type="t" * n)),
+            ("tags", 256, lambda n: write(tags=["short", "t" * n])),
+            ("source", 4096, lambda n: write(source="s" * n)),
+            # The body's JSON text: a string body serializes with its two quotes.
+            ("body", MIB, lambda n: write(body="b" * (n - 2))),
+        ]
+        for arg, limit, make in cases:
+            with self.subTest(arg=arg):
+                self.at_and_over("remember", make, limit, arg)
+        self.at_and_over("remember", lambda n: write(tags=["t%d" % i for i in range(n)]), 64,
+                         "tags")
+        # remember_batch items obey the same limits, each failing alone.
+        r = self.call_ok(self.client, "remember_batch", {"items": [
+            write(key="batch-ok"), write(key="k" * 1025)]})
+        self.assertEqual(r["failed"], 1)
+        self.assertIn("1024", r["results"][1]["error"])
+
+    def test_read_strings(self):
+        ident = {"category": "canary", "key": "bird"}
+        cases = [
+            ("get", "category", 256, lambda n: {"category": "c" * n, "key": "k"}),
+            ("history", "key", 1024, lambda n: {"category": "c", "key": "k" * n}),
+            ("as_of", "workspace", 256,
+             lambda n: dict(ident, workspace="w" * n, as_of="2026-03-01")),
+            ("recall", "query", 16384, lambda n: {"query": "canary " + "q" * (n - 7)}),
+            ("recall", "category", 256, lambda n: {"query": "canary", "category": "c" * n}),
+            ("recall", "type", 128, lambda n: {"query": "canary", "type": "t" * n}),
+            ("recall", "workspace", 256, lambda n: {"query": "canary", "workspace": "w" * n}),
+            ("recall", "tags", 256, lambda n: {"query": "canary", "tags": ["t" * n]}),
+            ("recall", "tags", 16,
+             lambda n: {"query": "canary", "tags": ["t%d" % i for i in range(n)]}),
+            ("embed", "category", 256, lambda n: {"category": "c" * n}),
+            ("perseus_vault_recall", "workspace_hash", 256,
+             lambda n: {"query": "canary", "workspace_hash": "w" * n}),
+        ]
+        for tool, arg, limit, make in cases:
+            with self.subTest(tool=tool, arg=arg):
+                self.at_and_over(tool, make, limit, arg)
+        self.call_error(self.client, "recall", {"query": "canary", "mode": "m" * 4097},
+                        "mode", "4096")
+
+    def test_forget_reason(self):
+        for key in ("at", "over"):
+            self.call_ok(self.client, "remember", {"category": "limits", "key": key,
+                                                   "body": "to forget " + key})
+        self.call_ok(self.client, "forget", {"category": "limits", "key": "at",
+                                             "reason": "r" * 16384})
+        self.call_error(self.client, "forget", {"category": "limits", "key": "over",
+                                                "reason": "r" * 16385}, "reason", "16384")
+        self.assertIs(self.call_ok(self.client, "get", {"category": "limits",
+                                                        "key": "over"})["found"], True)
+
+    def test_limit_and_offset_ranges(self):
+        ident = {"category": "canary", "key": "bird"}
+        cases = [
+            ("recall", "limit", 1000, lambda n: {"query": "canary", "limit": n}),
+            ("history", "limit", 1000, lambda n: dict(ident, limit=n)),
+            ("recall", "offset", 100000, lambda n: {"query": "canary", "offset": n}),
+            ("history", "offset", 1000000, lambda n: dict(ident, offset=n)),
+        ]
+        for tool, arg, limit, make in cases:
+            with self.subTest(tool=tool, arg=arg):
+                self.at_and_over(tool, make, limit, arg)
+        for tool, args in [("recall", {"query": "canary"}), ("history", ident)]:
+            with self.subTest(tool=tool, limit=0):
+                self.call_ok(self.client, tool, dict(args, limit=1))
+                self.call_error(self.client, tool, dict(args, limit=0), "limit", "between 1")
+
+    def test_batch_item_count(self):
+        # The same memory 10,000 times: one write, the rest unchanged, so the count is tested
+        # without a large load.
+        item = {"category": "batch", "key": "same", "body": "one body"}
+        r = self.call_ok(self.client, "remember_batch", {"items": [item] * 10000})
+        self.assertEqual((r["created"], r["unchanged"], r["failed"]), (1, 9999, 0))
+        self.call_error(self.client, "remember_batch", {"items": [item] * 10001},
+                        "items", "10000")
+        self.assertEqual(self.total_memories(), 2)
+
+    def test_protocol_nesting_depth(self):
+        def ping(levels):
+            # The message object and params are two levels; the pad adds the rest.
+            pad = "[" * (levels - 2) + "]" * (levels - 2)
+            return '{"jsonrpc":"2.0","id":"d%d","method":"ping","params":{"pad":%s}}' % (
+                levels, pad)
+        self.client.send(ping(64))
+        self.assertEqual(self.client.read_message(),
+                         {"jsonrpc": "2.0", "id": "d64", "result": {}})
+        r = self.expect_protocol_error(ping(65), codes=(-32700,))
+        self.assertIn("64", r["error"]["message"])
+
+    def test_protocol_batch_size(self):
+        def batch(n):
+            return "[" + ",".join('{"jsonrpc":"2.0","id":%d,"method":"ping"}' % i
+                                  for i in range(n)) + "]"
+        self.client.send(batch(1000))
+        r = self.client.read_message()
+        self.assertEqual(sorted(m["id"] for m in r), list(range(1000)))
+        r = self.expect_protocol_error(batch(1001), codes=(-32600,))
+        self.assertIn("1000", r["error"]["message"])
+
+
 class WithoutAnEmbedder(BadInputCase):
     """--embedder none: what needs vectors is refused with a message naming the option."""
     server_args = ("--embedder", "none")

@@ -156,6 +156,16 @@ TEST(QueryTerms, EveryTermIsNonEmptyAndBounded) {
   }
 }
 
+TEST(QueryTerms, ARunOfContinuationBytesLongerThanATermIsCutNotEmptied) {
+  // Not UTF-8: a lead byte then more continuation bytes than fit in a term (found by
+  // fuzz/fts_query_fuzzer; backing off to a sequence start used to leave an empty term).
+  std::string run(1, '\xC3');
+  run.append(100, '\xB5');
+  EXPECT_THAT(QueryTerms(run + " canary"), ElementsAre(run.substr(0, kMaxTermBytes), "canary"));
+  EXPECT_THAT(QueryTerms(std::string(100, '\xB5')),
+              ElementsAre(std::string(kMaxTermBytes, '\xB5')));
+}
+
 // --- MatchExpression -------------------------------------------------------------------------
 
 TEST(MatchExpression, EmptyTermsGiveEmptyExpression) { EXPECT_EQ(MatchExpression({}), ""); }

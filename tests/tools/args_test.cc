@@ -12,7 +12,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "absl/strings/str_cat.h"
 #include "testing/status_matchers.h"
+#include "tools/limits.h"
 
 namespace strata::tools {
 namespace {
@@ -119,6 +121,44 @@ TEST(ArgsOptionalString, AWrongTypeIsAnErrorNamingTheArgument) {
   const json object = {{"type", 7}};
   EXPECT_THAT(Args(object).OptionalString("type"),
               StatusIs(kInvalid, "type: must be a string, got an integer"));
+}
+
+// String lengths (tools/limits.h).
+
+TEST(ArgsStringLength, EveryNamedArgumentTakesItsBoundAndRefusesOneByteMore) {
+  const struct {
+    const char* name;
+    size_t max_bytes;
+  } cases[] = {
+      {"category", kMaxCategoryBytes}, {"batch_category", kMaxCategoryBytes},
+      {"key", kMaxKeyBytes},           {"workspace", kMaxWorkspaceBytes},
+      {"type", kMaxTypeBytes},         {"source", kMaxSourceBytes},
+      {"reason", kMaxReasonBytes},     {"query", kMaxQueryBytes},
+      {"mode", kMaxOtherStringBytes},  {"anything_else", kMaxOtherStringBytes},
+  };
+  for (const auto& c : cases) {
+    EXPECT_EQ(MaxStringBytes(c.name), c.max_bytes) << c.name;
+    const json at_bound = {{c.name, std::string(c.max_bytes, 'a')}};
+    EXPECT_THAT(Args(at_bound).RequiredString(c.name), IsOkAndHolds(std::string(c.max_bytes, 'a')))
+        << c.name;
+    EXPECT_THAT(Args(at_bound).OptionalString(c.name), IsOkAndHolds(Optional(::testing::_)))
+        << c.name;
+    const json over = {{c.name, std::string(c.max_bytes + 1, 'a')}};
+    const std::string message =
+        absl::StrCat(c.name, ": at most ", c.max_bytes, " bytes, got ", c.max_bytes + 1);
+    EXPECT_THAT(Args(over).RequiredString(c.name), StatusIs(kInvalid, message));
+    EXPECT_THAT(Args(over).OptionalString(c.name), StatusIs(kInvalid, message));
+  }
+}
+
+TEST(ArgsStringLength, CountsBytesNotCharacters) {
+  std::string category;
+  while (category.size() + 2 <= kMaxCategoryBytes) category += "\xC3\xA9";  // é
+  const json fits = {{"category", category}};
+  EXPECT_THAT(Args(fits).RequiredString("category"), IsOkAndHolds(category));
+  const json over = {{"category", category + "\xC3\xA9"}};
+  EXPECT_THAT(Args(over).RequiredString("category"),
+              StatusIs(kInvalid, HasSubstr("category: at most 256 bytes, got 258")));
 }
 
 // OptionalInt.
@@ -399,6 +439,31 @@ TEST(ArgsStringList, RejectsMoreThanMaxItems) {
   const Args args(object);
   EXPECT_THAT(args.StringList("tags", 2), StatusIs(kInvalid, "tags: at most 2 items, got 3"));
   EXPECT_THAT(args.StringList("tags", 3), IsOkAndHolds(ElementsAre("a", "b", "c")));
+}
+
+TEST(ArgsStringList, EachItemTakesTheBoundOfItsListAndNotOneByteMore) {
+  const std::string longest(kMaxTagBytes, 't');
+  const json fits = {{"tags", {"a", longest}}};
+  EXPECT_THAT(Args(fits).StringList("tags", kMaxTags), IsOkAndHolds(ElementsAre("a", longest)));
+  const std::string message =
+      absl::StrCat("tags: each item at most ", kMaxTagBytes, " bytes, got ", kMaxTagBytes + 1);
+  const json over = {{"tags", {"a", longest + "t"}}};
+  EXPECT_THAT(Args(over).StringList("tags", kMaxTags), StatusIs(kInvalid, message));
+  const json single = {{"tags", longest + "t"}};
+  EXPECT_THAT(Args(single).StringList("tags", kMaxTags), StatusIs(kInvalid, message));
+}
+
+TEST(ArgsStringList, TakesMaxItemsAndNotOneMore) {
+  json tags = json::array();
+  for (size_t i = 0; i < kMaxTags; ++i) tags.push_back(absl::StrCat("t", i));
+  const json fits = {{"tags", tags}};
+  ASSERT_OK_AND_ASSIGN(std::vector<std::string> got, Args(fits).StringList("tags", kMaxTags));
+  EXPECT_EQ(got.size(), kMaxTags);
+  tags.push_back("one-more");
+  const json over = {{"tags", tags}};
+  EXPECT_THAT(
+      Args(over).StringList("tags", kMaxTags),
+      StatusIs(kInvalid, absl::StrCat("tags: at most ", kMaxTags, " items, got ", kMaxTags + 1)));
 }
 
 // JsonTypeName.
