@@ -85,11 +85,19 @@ absl::StatusOr<bool> SignaturesComplete(store::Db& db) {
   dedup::DedupIndex index(&db);
   ASSIGN_OR_RETURN(const std::string scheme, index.StoredScheme());
   if (scheme == dedup::kScheme) return true;
-  ASSIGN_OR_RETURN(store::Stmt s, db.Prepare("SELECT EXISTS (SELECT 1 FROM memories WHERE "
-                                             "current_version_id IS NOT NULL)"));
-  ASSIGN_OR_RETURN(bool row, s.Step());
-  if (row && s.Int(0) != 0) return false;
+  // Stamping writes: in a transaction, so that a second process starting on the same file at
+  // the same moment waits for the lock (a write begun inside a read fails at once instead).
+  ASSIGN_OR_RETURN(store::Transaction txn, store::Transaction::Begin(db));
+  ASSIGN_OR_RETURN(const std::string scheme_now, index.StoredScheme());
+  if (scheme_now == dedup::kScheme) return true;
+  {
+    ASSIGN_OR_RETURN(store::Stmt s, db.Prepare("SELECT EXISTS (SELECT 1 FROM memories WHERE "
+                                               "current_version_id IS NOT NULL)"));
+    ASSIGN_OR_RETURN(bool row, s.Step());
+    if (row && s.Int(0) != 0) return false;
+  }
   RETURN_IF_ERROR(index.SetStoredScheme(dedup::kScheme));
+  RETURN_IF_ERROR(txn.Commit());
   return true;
 }
 

@@ -4,10 +4,12 @@
 #include <chrono>
 #include <filesystem>
 #include <mutex>
+#include <thread>
 
 #include <sqlite3.h>
 
 #include "absl/strings/str_cat.h"
+#include "util/status_macros.h"
 #include "util/sv.h"
 
 namespace strata::store {
@@ -96,6 +98,31 @@ std::timed_mutex* WriteMutexFor(const std::string& path) {
   return m.get();
 }
 
+// Switches the file to WAL (a no-op when it already is). Leaving rollback mode needs the
+// file to itself, and SQLite fails that at once, without its busy handler, while another
+// process has the file open (two hosts starting strata on a new database at the same
+// moment): so retry here, for the same bound a write waits.
+absl::Status EnterWal(Db& db, int busy_timeout_ms) {
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(busy_timeout_ms);
+  auto pause = std::chrono::milliseconds(1);
+  while (true) {
+    absl::StatusOr<Stmt> stmt = db.Prepare("PRAGMA journal_mode=WAL");
+    absl::StatusOr<bool> row = stmt.ok() ? stmt->Step() : stmt.status();
+    if (row.ok()) {
+      if (*row && stmt->Text(0) == "wal") return absl::OkStatus();
+      return absl::UnavailableError(absl::StrCat(
+          "cannot put ", db.path(), " in WAL mode (it stayed in ",
+          *row ? std::string(stmt->Text(0)) : std::string("an unknown mode"), " mode)"));
+    }
+    if (!absl::IsUnavailable(row.status()) || std::chrono::steady_clock::now() >= deadline) {
+      return row.status();
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(50));
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Db>> Db::Open(const std::string& path, const DbOptions& options) {
@@ -112,9 +139,9 @@ absl::StatusOr<std::unique_ptr<Db>> Db::Open(const std::string& path, const DbOp
   sqlite3_extended_result_codes(handle, 1);
   sqlite3_busy_timeout(handle, options.busy_timeout_ms);
   auto db = std::unique_ptr<Db>(new Db(handle, path, WriteMutexFor(path), options.busy_timeout_ms));
-  // journal_mode=WAL reads the header, so a file that is not a database fails here.
+  // Reads the header, so a file that is not a database fails here.
+  if (!options.read_only) RETURN_IF_ERROR(EnterWal(*db, options.busy_timeout_ms));
   std::string pragmas = absl::StrCat(
-      options.read_only ? "" : "PRAGMA journal_mode=WAL;",
       "PRAGMA synchronous=", options.durability == Durability::kFull ? "FULL" : "NORMAL", ";",
       "PRAGMA foreign_keys=ON;"
       "PRAGMA temp_store=MEMORY;"

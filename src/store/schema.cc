@@ -115,6 +115,21 @@ BEGIN
     WHERE name = 'memory_id_high_water' AND CAST(value AS INTEGER) < NEW.id;
 END;
 )sql",
+      // 5: nor is a version id, which labels the version's vector in the index: a purged
+      // version's label, reused, would have the index update a vector in place. Deletes
+      // (purges) are rare and inserts are the write path, so the mark is kept on delete: the
+      // largest id ever deleted (at migration, the largest id there is, as ids deleted
+      // before cannot be known); a new version takes the larger of it and the largest id
+      // present, + 1 (temporal/version_table.cc).
+      R"sql(
+INSERT OR REPLACE INTO meta (name, value)
+  VALUES ('version_id_deleted_high_water', (SELECT COALESCE(MAX(id), 0) FROM versions));
+CREATE TRIGGER versions_id_deleted_high_water AFTER DELETE ON versions
+BEGIN
+  UPDATE meta SET value = OLD.id
+    WHERE name = 'version_id_deleted_high_water' AND CAST(value AS INTEGER) < OLD.id;
+END;
+)sql",
   };
   return *kMigrations;
 }

@@ -156,9 +156,13 @@ absl::Status VersionTable::AppendVersion(const IdentityRow& identity, VersionRow
   {
     ASSIGN_OR_RETURN(
         store::Stmt s,
-        db_->Prepare("INSERT INTO versions (memory_id, version, body_json, body_hash, type, "
+        // The id is never a purged version's (schema migration 5).
+        db_->Prepare("INSERT INTO versions (id, memory_id, version, body_json, body_hash, type, "
                      "tags_json, source, importance, valid_from_unix_ms, valid_to_unix_ms, "
-                     "recorded_at_unix_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"));
+                     "recorded_at_unix_ms) VALUES ((SELECT MAX(COALESCE((SELECT MAX(id) FROM "
+                     "versions), 0), CAST(value AS INTEGER)) + 1 FROM meta WHERE name = "
+                     "'version_id_deleted_high_water'), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
+                     "?11)"));
     s.Bind(1, v.memory_id).Bind(2, v.version).Bind(3, v.body_json);
     s.Bind(4, static_cast<int64_t>(row.body_hash)).Bind(5, v.type).Bind(6, TagsToJson(v.tags));
     if (v.source)

@@ -47,6 +47,9 @@ absl::StatusOr<Space> RegisterSpace(store::Db& db, const embed::EmbedderInfo& in
   ASSIGN_OR_RETURN(std::optional<Space> space, FindSpace(db, fingerprint));
   if (space) return *space;
   {
+    // In a transaction: an insert outside one may fail at once, not wait, when another
+    // process registers at the same moment.
+    ASSIGN_OR_RETURN(store::Transaction txn, store::Transaction::Begin(db));
     ASSIGN_OR_RETURN(store::Stmt insert,
                      db.Prepare("INSERT OR IGNORE INTO embed_spaces "
                                 "(fingerprint, dimension, created_at_unix_ms) VALUES (?, ?, ?)"));
@@ -54,6 +57,7 @@ absl::StatusOr<Space> RegisterSpace(store::Db& db, const embed::EmbedderInfo& in
         .Bind(2, int64_t{info.dimension})
         .Bind(3, now_unix_ms);
     RETURN_IF_ERROR(insert.Run());
+    RETURN_IF_ERROR(txn.Commit());
   }
   ASSIGN_OR_RETURN(space, FindSpace(db, fingerprint));
   if (!space) return absl::InternalError("embed_spaces: the space just registered is missing");

@@ -161,8 +161,14 @@ void HnswIndex::ReserveLocked(size_t n) {
   graph_->resizeIndex(std::max(n, capacity * 2));
 }
 
+bool HnswIndex::HoldsLocked(int64_t label) const {
+  const auto it = graph_->label_lookup_.find(static_cast<hnswlib::labeltype>(label));
+  return it != graph_->label_lookup_.end() && !graph_->isMarkedDeleted(it->second);
+}
+
 void HnswIndex::Add(int64_t label, std::span<const float> v) {
   std::unique_lock lock(mu_);
+  if (HoldsLocked(label)) return;
   ReserveLocked(graph_->cur_element_count + 1);
   graph_->addPoint(v.data(), static_cast<hnswlib::labeltype>(label));
 }
@@ -179,16 +185,22 @@ void HnswIndex::Remove(int64_t label) {
 void HnswIndex::AddParallel(std::span<const int64_t> labels, std::span<const float> vectors,
                             int threads) {
   std::unique_lock lock(mu_);
-  ReserveLocked(graph_->cur_element_count + labels.size());
+  std::vector<size_t> fresh;  // Positions in `labels` of the ones not held yet.
+  fresh.reserve(labels.size());
+  for (size_t i = 0; i < labels.size(); ++i) {
+    if (!HoldsLocked(labels[i])) fresh.push_back(i);
+  }
+  ReserveLocked(graph_->cur_element_count + fresh.size());
+  auto add = [&](size_t i) {
+    graph_->addPoint(vectors.data() + i * dimension_, static_cast<hnswlib::labeltype>(labels[i]));
+  };
   std::atomic<size_t> next{0};
   auto work = [&] {
-    for (size_t i = next++; i < labels.size(); i = next++) {
-      graph_->addPoint(vectors.data() + i * dimension_, static_cast<hnswlib::labeltype>(labels[i]));
-    }
+    for (size_t i = next++; i < fresh.size(); i = next++) add(fresh[i]);
   };
   // hnswlib's first element must be inserted alone.
-  if (graph_->cur_element_count == 0 && !labels.empty()) {
-    graph_->addPoint(vectors.data(), static_cast<hnswlib::labeltype>(labels[0]));
+  if (graph_->cur_element_count == 0 && !fresh.empty()) {
+    add(fresh[0]);
     next = 1;
   }
   std::vector<std::jthread> pool;

@@ -48,13 +48,17 @@ class HnswIndex {
   // Writes the index and its meta atomically (temporary files, fsync, rename).
   absl::Status Save(const std::string& path, const IndexMeta& meta) const;
 
-  // Adds or replaces the vector of `label`. `v` has the index's dimension.
+  // Adds the vector of `label`; `v` has the index's dimension. A label the index holds
+  // already is left as it is: a label is a version, whose text and so whose vector in one
+  // space never change (the same version comes again when two processes embed it at once).
+  // hnswlib's in-place update of a held label is never used (it copies from a null pointer
+  // when a neighbour list is empty). A removed label is added again (only a database from
+  // before schema 5, which reused the id of a purged version, does that).
   void Add(int64_t label, std::span<const float> v);
-  // Stops returning `label` (a version that was purged; its id may be reused by a new
-  // version, whose vector then replaces it through Add). Unknown labels are ignored.
+  // Stops returning `label` (a version that was purged). Unknown labels are ignored.
   void Remove(int64_t label);
-  // Adds many from several threads; no Search may run meanwhile (a rebuild before the index
-  // is published).
+  // Adds many, as Add does, from several threads; no Search may run meanwhile (a rebuild
+  // before the index is published).
   void AddParallel(std::span<const int64_t> labels, std::span<const float> vectors, int threads);
 
   // The `k` nearest, closest first.
@@ -74,6 +78,8 @@ class HnswIndex {
 
  private:
   void ReserveLocked(size_t n);
+  // Whether `label` is in the index and not removed. Needs mu_.
+  bool HoldsLocked(int64_t label) const;
 
   const int dimension_;
   std::unique_ptr<hnswlib::InnerProductSpace> space_;

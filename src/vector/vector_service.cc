@@ -86,15 +86,9 @@ void VectorService::Wake() {
 }
 
 void VectorService::Forget(std::span<const int64_t> version_ids) {
-  if (version_ids.empty()) return;
   if (std::shared_ptr<HnswIndex> idx = index()) {
     for (int64_t id : version_ids) idx->Remove(id);
   }
-  const int64_t lowest = *std::min_element(version_ids.begin(), version_ids.end());
-  int64_t current = rescan_from_.load();
-  while (lowest - 1 < current && !rescan_from_.compare_exchange_weak(current, lowest - 1)) {
-  }
-  Wake();
 }
 
 std::shared_ptr<HnswIndex> VectorService::index() const {
@@ -109,10 +103,11 @@ void VectorService::SetError(const absl::Status& status) {
 
 void VectorService::Run(std::stop_token stop, std::unique_ptr<store::Db> db) {
   LoadOrRebuild(*db, stop);
-  int64_t cursor = 0;  // Versions up to here have a vector or are someone else's to embed.
+  // Versions up to here have a vector or are someone else's to embed. Version ids only rise
+  // (schema 5) and are given in commit order, so none appears behind it later.
+  int64_t cursor = 0;
   int failures = 0;
   while (!stop.stop_requested()) {
-    cursor = std::min(cursor, rescan_from_.exchange(INT64_MAX));
     if (absl::Status s = CatchUp(*db).status(); !s.ok()) SetError(s);
     absl::StatusOr<int64_t> embedded = 0;
     if (std::unique_lock embedding(embed_mu_, std::try_to_lock); embedding.owns_lock()) {

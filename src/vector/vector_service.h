@@ -2,7 +2,6 @@
 // The dense side of the store: one embedder, its space, the HNSW index of its vectors, and a
 // worker thread that embeds the backlog and keeps the index caught up with the database.
 
-#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -67,8 +66,7 @@ class VectorService {
 
   // New versions were committed: the worker looks for them now rather than at its next poll.
   void Wake();
-  // These versions were purged: the index stops returning them, and since SQLite may give a
-  // purged version's id to the next version, the worker looks again from the smallest.
+  // These versions were purged: the index stops returning them.
   void Forget(std::span<const int64_t> version_ids);
 
   // Embeds up to `limit` versions of `scope` now, on the caller's thread and connection, then
@@ -137,8 +135,7 @@ class VectorService {
   // Held by Backfill for its whole run and by the worker for each batch (try_lock: it skips
   // a turn rather than wait), so the two never embed the same versions.
   std::mutex embed_mu_;
-  std::atomic<int64_t> rescan_from_{INT64_MAX};  // The worker's cursor goes back to here.
-  std::jthread worker_;                          // Last: stops first.
+  std::jthread worker_;  // Last: stops first.
 };
 
 }  // namespace strata::vector

@@ -20,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "store/db.h"
 #include "store/schema.h"
+#include "testing/at_once.h"
 #include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
 #include "util/clock.h"
@@ -478,6 +479,27 @@ TEST_F(Remember, BodyThatIsNotJsonIsRejected) {
   EXPECT_THAT(store_->History(Id("k"), 10, 0), StatusIs(absl::StatusCode::kNotFound, _));
 }
 
+// Two agent hosts launching strata on a file that does not exist yet, at the same moment:
+// both create, migrate and stamp it (signature scheme, embedding space). Every write of
+// that start waits for the lock; none fails at once. Then each sees the other's writes.
+TEST(StoreOpen, TwoStoresCreatingOneFileAtOnceBothOpen) {
+  strata::testing::TempDir dir;
+  for (int i = 0; i < 40; ++i) {
+    const std::string path = dir.File(absl::StrCat("race", i, ".db"));
+    absl::StatusOr<std::unique_ptr<Store>> a, b;
+    strata::testing::AtOnce([&] { a = Store::Open({.path = path}); },
+                            [&] { b = Store::Open({.path = path}); });
+    ASSERT_OK(a) << "attempt " << i;
+    ASSERT_OK(b) << "attempt " << i;
+    WriteRequest request;
+    request.identity = {.category = "facts", .key = "shared"};
+    request.body_json = R"({"text": "written by the first host"})";
+    ASSERT_OK((*a)->Remember(request));
+    ASSERT_OK_AND_ASSIGN(Version v, (*b)->Get(request.identity));
+    EXPECT_EQ(v.body_json, request.body_json);
+  }
+}
+
 // Remembers `body` in a fresh store. Returns 0 when it is rejected with InvalidArgument
 // naming body_json, 1 for another error, 2 when it is stored.
 int RememberRejectsBody(const std::string& body) {
@@ -755,6 +777,33 @@ TEST_F(Purge, NeverGivesAPurgedIdToAnotherMemory) {
   EXPECT_THAT(store_->GetById(newest.version.memory_id), StatusIs(absl::StatusCode::kNotFound, _));
   ASSERT_OK_AND_ASSIGN(const Version a, store_->GetById(first.version.memory_id));
   EXPECT_EQ(a.body_json, R"("the first note")");
+}
+
+// A version id labels the version's vector in the index; given again, the index would hold
+// the purged version's vector under the new version's label.
+TEST_F(Purge, NeverGivesAPurgedVersionIdToAnotherVersion) {
+  Write(Id("a"), R"("the first note")");
+  Write(Id("b"), R"("the newest note, purged next")");
+  Write(Id("b"), R"("its second version, the largest version id")");
+  auto version_ids = [&] {
+    std::vector<int64_t> ids;
+    absl::StatusOr<std::unique_ptr<store::Db>> db = store::Db::Open(path_, {});
+    EXPECT_OK(db);
+    if (!db.ok()) return ids;
+    absl::StatusOr<store::Stmt> s = (*db)->Prepare("SELECT id FROM versions ORDER BY id");
+    EXPECT_OK(s);
+    while (s.ok() && s->Step().value_or(false)) ids.push_back(s->Int(0));
+    return ids;
+  };
+  const int64_t largest = version_ids().back();
+  ASSERT_OK(store_->Purge(Id("b")));
+  ASSERT_EQ(version_ids().size(), 1u);
+  Write(Id("c"), R"("a later, different note")");
+  Write(Id("a"), R"("the first note, second version")");
+  const std::vector<int64_t> after = version_ids();
+  ASSERT_EQ(after.size(), 3u);
+  EXPECT_EQ(after[1], largest + 1);
+  EXPECT_EQ(after[2], largest + 2);
 }
 
 // ---------------------------------------------------------------------------------------------

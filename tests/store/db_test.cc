@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -14,12 +15,16 @@
 #include <utility>
 #include <vector>
 
+#include <sqlite3.h>
+
+#include "testing/at_once.h"
 #include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
 
 namespace strata::store {
 namespace {
 
+using ::strata::testing::AtOnce;
 using ::strata::testing::IsOk;
 using ::strata::testing::StatusIs;
 using ::strata::testing::TempDir;
@@ -470,6 +475,61 @@ TEST(DbBusy, SecondConnectionWriteFailsWithUnavailable) {
   ASSERT_OK_AND_ASSIGN(Transaction txn, Transaction::Begin(*first));
   EXPECT_THAT(Transaction::Begin(*second),
               StatusIs(absl::StatusCode::kUnavailable, HasSubstr("lock")));
+}
+
+// Creates `path` in rollback mode and holds a read of it open on a connection of its own
+// (another process), until the returned connection commits or closes.
+sqlite3* HoldARollbackModeRead(const std::string& path) {
+  sqlite3* other = nullptr;
+  EXPECT_EQ(sqlite3_open(path.c_str(), &other), SQLITE_OK);
+  EXPECT_EQ(sqlite3_exec(other, "CREATE TABLE t (v TEXT); BEGIN; SELECT * FROM t;", nullptr,
+                         nullptr, nullptr),
+            SQLITE_OK);
+  return other;
+}
+
+// Switching a file held so to WAL waits for the reader, not fail at once...
+TEST(DbBusy, OpenWaitsForAReaderOfARollbackModeFile) {
+  TempDir dir;
+  const std::string path = dir.File("rollback.db");
+  sqlite3* other = HoldARollbackModeRead(path);
+  std::thread release([other] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    sqlite3_exec(other, "COMMIT", nullptr, nullptr, nullptr);
+  });
+  absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path, DbOptions{});
+  release.join();
+  sqlite3_close(other);
+  ASSERT_OK(db);
+  ASSERT_OK_AND_ASSIGN(Stmt stmt, (*db)->Prepare("PRAGMA journal_mode"));
+  ASSERT_OK_AND_ASSIGN(const bool row, stmt.Step());
+  ASSERT_TRUE(row);
+  EXPECT_EQ(stmt.Text(0), "wal");
+}
+
+// ... and fails, clearly, when the reader stays past the busy timeout.
+TEST(DbBusy, OpenFailsWithUnavailableWhenTheReaderStays) {
+  TempDir dir;
+  const std::string path = dir.File("rollback.db");
+  sqlite3* other = HoldARollbackModeRead(path);
+  DbOptions options;
+  options.busy_timeout_ms = 100;
+  EXPECT_THAT(Db::Open(path, options), StatusIs(absl::StatusCode::kUnavailable, HasSubstr("busy")));
+  sqlite3_close(other);
+}
+
+// Two hosts starting strata on a file that does not exist yet, at the same moment: both
+// switch it to WAL. SQLite fails one of them at once now and then (a lock taken while the
+// other sets up the WAL, which its busy handler does not cover), so Open retries.
+TEST(DbBusy, TwoConnectionsCreatingOneFileAtOnceBothOpen) {
+  TempDir dir;
+  for (int i = 0; i < 200; ++i) {
+    const std::string path = dir.File("race" + std::to_string(i) + ".db");
+    absl::StatusOr<std::unique_ptr<Db>> a, b;
+    AtOnce([&] { a = Db::Open(path, DbOptions{}); }, [&] { b = Db::Open(path, DbOptions{}); });
+    ASSERT_OK(a) << "attempt " << i;
+    ASSERT_OK(b) << "attempt " << i;
+  }
 }
 
 constexpr char kBusyMessage[] =

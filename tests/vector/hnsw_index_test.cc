@@ -53,6 +53,11 @@ std::span<const float> Row(const std::vector<float>& vectors, size_t i, int dim 
   return std::span<const float>(vectors.data() + i * dim, dim);
 }
 
+// Rows i .. i + n - 1, one after the other.
+std::span<const float> Rows(const std::vector<float>& vectors, size_t i, size_t n) {
+  return std::span<const float>(vectors).subspan(i * kDim, n * kDim);
+}
+
 // The labels of the `k` most similar rows of `data` (label = row index + 1), exactly.
 std::vector<int64_t> BruteForce(const std::vector<float>& data, std::span<const float> query,
                                 size_t k) {
@@ -168,32 +173,33 @@ TEST_F(HnswIndexTest, GrowsPastItsInitialCapacity) {
   EXPECT_EQ(got[0].label, labels_[2999]);
 }
 
-TEST_F(HnswIndexTest, AddReplacesTheVectorOfAnExistingLabel) {
+TEST_F(HnswIndexTest, AddLeavesAHeldLabelAsItIs) {
+  // A label is a version, whose vector never changes: the same version given again (two
+  // processes embedding it at once) is not an update.
   HnswIndex index(kDim);
   for (size_t i = 0; i < 200; ++i) index.Add(labels_[i], Row(data_, i));
-  // Label 7 now carries the vector of row 4000 (not otherwise in the index).
-  index.Add(7, Row(data_, 4000));
+  index.Add(labels_[6], Row(data_, 4000));
+  index.AddParallel(std::vector<int64_t>{labels_[7], labels_[8]}, Rows(data_, 4001, 2), 2);
   EXPECT_EQ(index.size(), 200u);
-  const std::vector<Neighbor> near_new = index.Search(Row(data_, 4000), 1);
-  ASSERT_EQ(near_new.size(), 1u);
-  EXPECT_EQ(near_new[0].label, 7);
-  EXPECT_NEAR(near_new[0].similarity, 1.0f, 1e-4);
-  // Its old vector no longer finds it with similarity 1.
-  for (const Neighbor& n : index.Search(Row(data_, 6), 5)) {
-    if (n.label == 7) {
-      EXPECT_LT(n.similarity, 0.99f);
-    }
+  for (size_t i : {6, 7, 8}) {
+    const std::vector<Neighbor> got = index.Search(Row(data_, i), 1);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].label, labels_[i]);
+    EXPECT_NEAR(got[0].similarity, 1.0f, 1e-4);
   }
+  for (const Neighbor& n : index.Search(Row(data_, 4000), 5)) EXPECT_LT(n.similarity, 0.99f);
 }
 
-TEST_F(HnswIndexTest, AddReplacesTheOnlyElement) {
+TEST_F(HnswIndexTest, AddAfterRemoveTakesTheNewVector) {
+  // Only a database from before schema 5 gives a purged version's id to a new version.
   HnswIndex index(kDim);
-  index.Add(42, Row(data_, 0));
-  index.Add(42, Row(data_, 1));
-  EXPECT_EQ(index.size(), 1u);
-  const std::vector<Neighbor> got = index.Search(Row(data_, 1), 1);
+  for (size_t i = 0; i < 200; ++i) index.Add(labels_[i], Row(data_, i));
+  index.Remove(labels_[6]);
+  index.Add(labels_[6], Row(data_, 4000));
+  EXPECT_EQ(index.size(), 200u);
+  const std::vector<Neighbor> got = index.Search(Row(data_, 4000), 1);
   ASSERT_EQ(got.size(), 1u);
-  EXPECT_EQ(got[0].label, 42);
+  EXPECT_EQ(got[0].label, labels_[6]);
   EXPECT_NEAR(got[0].similarity, 1.0f, 1e-4);
 }
 
@@ -214,7 +220,7 @@ TEST_F(HnswIndexTest, SaveThenLoadGivesTheSameSearchResults) {
   }
 }
 
-TEST_F(HnswIndexTest, LoadedIndexAcceptsNewAndReplacedVectors) {
+TEST_F(HnswIndexTest, LoadedIndexAcceptsNewAndReaddedVectors) {
   {
     HnswIndex index(kDim);
     for (size_t i = 0; i < 100; ++i) index.Add(labels_[i], Row(data_, i));
@@ -224,6 +230,7 @@ TEST_F(HnswIndexTest, LoadedIndexAcceptsNewAndReplacedVectors) {
   HnswIndex& index = *loaded.first;
   // Loaded at exactly its size: the next Add must grow it.
   for (size_t i = 100; i < 300; ++i) index.Add(labels_[i], Row(data_, i));
+  index.Remove(labels_[5]);
   index.Add(labels_[5], Row(data_, 4500));
   EXPECT_EQ(index.size(), 300u);
   for (size_t i : {0, 150, 299}) {
