@@ -15,6 +15,7 @@
 #include "hnswlib/hnswlib.h"
 #include "nlohmann/json.hpp"
 #include "util/status_macros.h"
+#include "vector/int8_element.h"
 
 namespace strata::vector {
 namespace {
@@ -59,16 +60,33 @@ absl::Status SyncAndRename(const std::string& from, const std::string& to) {
   return absl::OkStatus();
 }
 
+}  // namespace
+
+// hnswlib's view of vector/int8_element.h.
+class Int8CosineSpace final : public hnswlib::SpaceInterface<float> {
+ public:
+  explicit Int8CosineSpace(size_t dimension) : dimension_(dimension) {}
+  size_t get_data_size() override { return Int8ElementBytes(dimension_); }
+  hnswlib::DISTFUNC<float> get_dist_func() override { return &Int8Distance; }
+  void* get_dist_func_param() override { return &dimension_; }
+
+ private:
+  size_t dimension_;
+};
+
+namespace {
+
 // The build parameters a saved graph must have been made with to be loaded.
 std::string GraphParams() {
-  return absl::StrCat("M=", HnswIndex::kM, ",ef_construction=", HnswIndex::kEfConstruction);
+  return absl::StrCat("M=", HnswIndex::kM, ",ef_construction=", HnswIndex::kEfConstruction,
+                      ",element=int8");
 }
 
 }  // namespace
 
 HnswIndex::HnswIndex(int dimension)
     : dimension_(dimension),
-      space_(std::make_unique<hnswlib::InnerProductSpace>(dimension)),
+      space_(std::make_unique<Int8CosineSpace>(dimension)),
       graph_(std::make_unique<hnswlib::HierarchicalNSW<float>>(space_.get(), kInitialCapacity, kM,
                                                                kEfConstruction)) {
   graph_->setEf(kEf);
@@ -166,11 +184,18 @@ bool HnswIndex::HoldsLocked(int64_t label) const {
   return it != graph_->label_lookup_.end() && !graph_->isMarkedDeleted(it->second);
 }
 
+std::vector<std::byte> HnswIndex::Element(std::span<const float> v) const {
+  std::vector<std::byte> element(Int8ElementBytes(v.size()));
+  QuantizeInt8(v, element);
+  return element;
+}
+
 void HnswIndex::Add(int64_t label, std::span<const float> v) {
+  const std::vector<std::byte> element = Element(v);
   std::unique_lock lock(mu_);
   if (HoldsLocked(label)) return;
   ReserveLocked(graph_->cur_element_count + 1);
-  graph_->addPoint(v.data(), static_cast<hnswlib::labeltype>(label));
+  graph_->addPoint(element.data(), static_cast<hnswlib::labeltype>(label));
 }
 
 void HnswIndex::Remove(int64_t label) {
@@ -192,7 +217,8 @@ void HnswIndex::AddParallel(std::span<const int64_t> labels, std::span<const flo
   }
   ReserveLocked(graph_->cur_element_count + fresh.size());
   auto add = [&](size_t i) {
-    graph_->addPoint(vectors.data() + i * dimension_, static_cast<hnswlib::labeltype>(labels[i]));
+    const std::vector<std::byte> element = Element(vectors.subspan(i * dimension_, dimension_));
+    graph_->addPoint(element.data(), static_cast<hnswlib::labeltype>(labels[i]));
   };
   std::atomic<size_t> next{0};
   auto work = [&] {
@@ -212,14 +238,20 @@ std::vector<Neighbor> HnswIndex::Search(std::span<const float> query, size_t k) 
   std::vector<Neighbor> out;
   std::shared_lock lock(mu_);
   if (graph_->cur_element_count == 0 || k == 0) return out;
-  auto heap = graph_->searchKnn(query.data(), k);
-  out.resize(heap.size());
-  // The heap pops the farthest first; inner-product distance is 1 - similarity.
-  for (size_t i = heap.size(); i-- > 0;) {
-    out[i] = Neighbor{.label = static_cast<int64_t>(heap.top().second),
-                      .similarity = 1.0f - heap.top().first};
-    heap.pop();
+  auto heap = graph_->searchKnn(Element(query).data(), k);
+  // The graph compared the query's bytes; each one found is scored again against the query
+  // itself, so a similarity is the one an exact scan of the stored vectors gives.
+  out.reserve(heap.size());
+  for (; !heap.empty(); heap.pop()) {
+    const hnswlib::labeltype label = heap.top().second;
+    const auto* element = reinterpret_cast<const std::byte*>(
+        graph_->getDataByInternalId(graph_->label_lookup_.at(label)));
+    out.push_back(
+        Neighbor{.label = static_cast<int64_t>(label), .similarity = DotElement(query, element)});
   }
+  std::sort(out.begin(), out.end(), [](const Neighbor& a, const Neighbor& b) {
+    return a.similarity != b.similarity ? a.similarity > b.similarity : a.label < b.label;
+  });
   return out;
 }
 

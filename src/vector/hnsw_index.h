@@ -1,6 +1,7 @@
 #pragma once
-// An approximate nearest-neighbour index over unit vectors (hnswlib's HNSW graph, inner
-// product), labelled by version id, with a file format that detects truncation and garbage.
+// An approximate nearest-neighbour index over unit vectors (hnswlib's HNSW graph, cosine over
+// vectors of one signed byte per dimension: vector/int8_space.h), labelled by version id, with
+// a file format that detects truncation and garbage.
 
 #include <cstdint>
 #include <memory>
@@ -15,10 +16,11 @@
 namespace hnswlib {
 template <typename T>
 class HierarchicalNSW;
-class InnerProductSpace;
 }  // namespace hnswlib
 
 namespace strata::vector {
+
+class Int8CosineSpace;
 
 // What a saved index holds, kept in a small sidecar file "<index>.meta".
 struct IndexMeta {
@@ -61,7 +63,8 @@ class HnswIndex {
   // before the index is published).
   void AddParallel(std::span<const int64_t> labels, std::span<const float> vectors, int threads);
 
-  // The `k` nearest, closest first.
+  // The `k` nearest, closest first (ties by label), each with its cosine similarity to
+  // `query` (a unit vector), computed as an exact scan of the stored vectors would.
   std::vector<Neighbor> Search(std::span<const float> query, size_t k) const;
 
   size_t size() const;
@@ -82,7 +85,10 @@ class HnswIndex {
   bool HoldsLocked(int64_t label) const;
 
   const int dimension_;
-  std::unique_ptr<hnswlib::InnerProductSpace> space_;
+  // The element of `v`, in the space's format.
+  std::vector<std::byte> Element(std::span<const float> v) const;
+
+  std::unique_ptr<Int8CosineSpace> space_;
   std::unique_ptr<hnswlib::HierarchicalNSW<float>> graph_;
   mutable std::shared_mutex mu_;
 };

@@ -84,6 +84,15 @@ TEST(DbOpen, UsesWalJournalMode) {
   EXPECT_EQ(stmt.Text(0), "wal");
 }
 
+TEST(DbOpen, InMemoryDatabaseOpens) {
+  ASSERT_OK_AND_ASSIGN(auto db, Db::Open(":memory:", DbOptions{}));
+  ASSERT_OK(db->Exec("CREATE TABLE t (v TEXT); INSERT INTO t VALUES ('x')"));
+  ASSERT_OK_AND_ASSIGN(Stmt stmt, db->Prepare("PRAGMA journal_mode"));
+  ASSERT_OK_AND_ASSIGN(const bool row, stmt.Step());
+  ASSERT_TRUE(row);
+  EXPECT_EQ(stmt.Text(0), "memory");
+}
+
 TEST(DbOpen, FullDurabilitySetsSynchronousFull) {
   TempDir dir;
   DbOptions options;

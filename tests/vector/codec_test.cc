@@ -2,6 +2,7 @@
 // to within 0.01, decodes to unit length, and a blob of another dimension is refused.
 
 #include "vector/codec.h"
+#include "testing/random_vectors.h"
 
 #include <cmath>
 #include <cstdint>
@@ -14,17 +15,7 @@
 namespace strata::vector {
 namespace {
 
-std::vector<float> RandomUnit(std::mt19937_64& rng, int dim) {
-  std::normal_distribution<float> normal;
-  std::vector<float> v(dim);
-  double norm = 0;
-  for (float& x : v) {
-    x = normal(rng);
-    norm += double{x} * x;
-  }
-  for (float& x : v) x = static_cast<float>(x / std::sqrt(norm));
-  return v;
-}
+using ::strata::testing::RandomUnit;
 
 double Norm(const std::vector<float>& v) { return std::sqrt(double{Dot(v, v)}); }
 
