@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 
@@ -134,16 +135,30 @@ class LineQueue {
 };
 
 // Reads `in_fd` into lines until end of input or a byte on `wake_fd`, showing each line to the
-// dispatcher (Preview) and queueing it. Lines over the limit are dropped while being read.
+// dispatcher (Preview) and queueing it. Every line of one read is previewed before the first
+// is queued: a cancellation sent right behind its request (in one write) is known before
+// that request can start. Lines over the limit are dropped while being read.
 void ReadLines(int in_fd, int wake_fd, size_t max_line_bytes, mcp::Dispatcher& dispatcher,
                LineQueue& queue) {
   std::string buffer;       // Bytes read and not yet consumed as lines.
   bool discarding = false;  // Inside a line that exceeded the limit.
   char chunk[1 << 16];
-  auto emit = [&](std::string_view line) {
-    if (line.size() > max_line_bytes) return queue.Push({.line = {}, .too_long = true});
+  std::vector<LineQueue::Item> previewed;  // Lines of this read, shown to the dispatcher.
+  auto preview = [&](std::string_view line) {
+    if (line.size() > max_line_bytes) {
+      previewed.push_back({.line = {}, .too_long = true});
+      return;
+    }
     dispatcher.Preview(line);
-    return queue.Push({.line = std::string(line)});
+    previewed.push_back({.line = std::string(line)});
+  };
+  auto queue_previewed = [&] {
+    bool open = true;
+    for (LineQueue::Item& item : previewed) {
+      if (open) open = queue.Push(std::move(item));
+    }
+    previewed.clear();
+    return open;
   };
   pollfd fds[2] = {{.fd = in_fd, .events = POLLIN, .revents = 0},
                    {.fd = wake_fd, .events = POLLIN, .revents = 0}};
@@ -160,24 +175,24 @@ void ReadLines(int in_fd, int wake_fd, size_t max_line_bytes, mcp::Dispatcher& d
     }
     if (n == 0) {
       // EOF: a last line without its newline is still a message.
-      if (!discarding && !buffer.empty()) emit(buffer);
+      if (!discarding && !buffer.empty()) preview(buffer);
+      queue_previewed();
       break;
     }
     size_t start = buffer.size();
     buffer.append(chunk, static_cast<size_t>(n));
     size_t line_start = 0;
-    bool open = true;
-    for (size_t newline; open && (newline = buffer.find('\n', start)) != std::string::npos;) {
+    for (size_t newline; (newline = buffer.find('\n', start)) != std::string::npos;) {
       if (discarding) {
         discarding = false;
       } else {
         std::string_view line(buffer.data() + line_start, newline - line_start);
         if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-        open = emit(line);
+        preview(line);
       }
       line_start = start = newline + 1;
     }
-    if (!open) break;
+    if (!queue_previewed()) break;
     buffer.erase(0, line_start);
     // A trailing '\r' may be the first half of a CRLF ending and does not count.
     const size_t pending = buffer.size() - (!buffer.empty() && buffer.back() == '\r' ? 1 : 0);

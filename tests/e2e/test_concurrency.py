@@ -206,7 +206,8 @@ class BusyDatabase(StrataTestCase):
     """A write lock held from outside strata for longer than its busy timeout."""
 
     def hold_write_lock(self):
-        holder = sqlite3.connect(self.db, timeout=0, isolation_level=None)
+        # Waits its turn: the embedding worker may be storing vectors at that moment.
+        holder = sqlite3.connect(self.db, timeout=10, isolation_level=None)
         holder.execute("BEGIN IMMEDIATE")
         self.addCleanup(holder.close)
         return holder
