@@ -1,6 +1,6 @@
 #pragma once
 // An approximate nearest-neighbour index over unit vectors (hnswlib's HNSW graph, cosine over
-// vectors of one signed byte per dimension: vector/int8_space.h), labelled by version id, with
+// vectors of one signed byte per dimension: vector/int8_element.h), labelled by version id, with
 // a file format that detects truncation and garbage.
 
 #include <cstdint>
