@@ -5,18 +5,15 @@
 #include <cstdint>
 #include <cstring>
 
+#include "vector/int8_element.h"
+
 namespace strata::vector {
 
 std::string Encode(std::span<const float> v) {
-  float max_abs = 0;
-  for (float x : v) max_abs = std::max(max_abs, std::fabs(x));
-  const float scale = max_abs > 0 ? max_abs / 127.0f : 1.0f;
   std::string blob(sizeof(float) + v.size(), '\0');
+  const float max_abs = RoundToBytes(v, reinterpret_cast<int8_t*>(blob.data() + sizeof(float)));
+  const float scale = max_abs > 0 ? max_abs / 127.0f : 1.0f;
   std::memcpy(blob.data(), &scale, sizeof(float));
-  for (size_t i = 0; i < v.size(); ++i) {
-    const long q = std::lround(v[i] / scale);
-    blob[sizeof(float) + i] = static_cast<char>(static_cast<int8_t>(std::clamp(q, -127L, 127L)));
-  }
   return blob;
 }
 

@@ -10,16 +10,21 @@
 
 namespace strata::vector {
 
-void QuantizeInt8(std::span<const float> v, std::span<std::byte> out) {
+float RoundToBytes(std::span<const float> v, int8_t* out) {
   float max_abs = 0;
   for (float x : v) max_abs = std::max(max_abs, std::fabs(x));
   const float to_byte = max_abs > 0 ? 127.0f / max_abs : 0.0f;
-  auto* q = reinterpret_cast<int8_t*>(out.data() + sizeof(float));
-  int64_t norm2 = 0;
   for (size_t i = 0; i < v.size(); ++i) {
-    q[i] = static_cast<int8_t>(std::clamp(std::lround(v[i] * to_byte), -127L, 127L));
-    norm2 += int64_t{q[i]} * q[i];
+    out[i] = static_cast<int8_t>(std::clamp(std::lround(v[i] * to_byte), -127L, 127L));
   }
+  return max_abs;
+}
+
+void QuantizeInt8(std::span<const float> v, std::span<std::byte> out) {
+  auto* q = reinterpret_cast<int8_t*>(out.data() + sizeof(float));
+  RoundToBytes(v, q);
+  int64_t norm2 = 0;
+  for (size_t i = 0; i < v.size(); ++i) norm2 += int64_t{q[i]} * q[i];
   const float scale = norm2 > 0 ? static_cast<float>(1.0 / std::sqrt(double(norm2))) : 0.0f;
   std::memcpy(out.data(), &scale, sizeof(float));
 }

@@ -14,6 +14,11 @@ namespace strata::vector {
 // Bytes of one element of `dimension`.
 constexpr size_t Int8ElementBytes(size_t dimension) { return sizeof(float) + dimension; }
 
+// Rounds `v` to signed bytes at its own scale: each component times 127 / max |component|,
+// to the nearest integer (all 0 for the zero vector). Returns max |component|. The stored
+// vectors (vector/codec.h) and the index's elements are these bytes.
+float RoundToBytes(std::span<const float> v, int8_t* out);
+
 // Writes the element of `v` (`dimension` = v.size()) into `out`, Int8ElementBytes bytes.
 // Only the direction of `v` counts; the zero vector gets scale 0 (similarity 0 to anything).
 void QuantizeInt8(std::span<const float> v, std::span<std::byte> out);

@@ -94,7 +94,7 @@ TEST(Int8Element, AStoredVectorGivesTheSameBytesAgain) {
     std::vector<float> decoded(384);
     ASSERT_TRUE(Decode(blob, decoded));
     const auto element = ElementOf(decoded);
-    // The codec's bytes follow its float scale, as the element's follow its own.
+    // Both round with RoundToBytes; only their float scales differ.
     EXPECT_EQ(std::string(reinterpret_cast<const char*>(element.data()) + 4, 384), blob.substr(4));
   }
 }
