@@ -31,7 +31,7 @@ float Int8Distance(const void* a, const void* b, const void* dimension);
 // is a unit vector, that an exact scan of the stored vectors computes.
 float DotElement(std::span<const float> v, const std::byte* element);
 
-// The exact inner product of n signed bytes.
+// The exact inner product of n signed bytes, each in [-127, 127] (what RoundToBytes gives).
 int32_t DotBytes(const int8_t* a, const int8_t* b, size_t n);
 
 }  // namespace strata::vector

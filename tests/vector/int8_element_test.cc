@@ -41,7 +41,7 @@ TEST(Int8Element, ElementIsOneBytePerDimensionPlusAScale) {
 TEST(Int8Element, DotBytesIsExactAtEveryLength) {
   std::mt19937_64 rng(7);
   std::uniform_int_distribution<int> byte(-127, 127);
-  for (const size_t n : {0, 1, 15, 16, 17, 31, 32, 33, 383, 384, 385, 1024}) {
+  for (const size_t n : {0, 1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 95, 96, 97, 127, 128, 383, 384, 385, 1024}) {
     std::vector<int8_t> a(n), b(n);
     int32_t want = 0;
     for (size_t i = 0; i < n; ++i) {
