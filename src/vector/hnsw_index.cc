@@ -11,6 +11,7 @@
 #include <mutex>
 #include <thread>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "hnswlib/hnswlib.h"
 #include "nlohmann/json.hpp"
@@ -148,7 +149,7 @@ absl::Status HnswIndex::Save(const std::string& path, const IndexMeta& meta) con
   const std::string unique = absl::StrCat(".", ::getpid(), ".", saves++, ".tmp");
   const std::string tmp = path + unique;
   {
-    std::shared_lock lock(mu_);
+    RoomLock::Hold hold(lock_, kSearches);
     try {
       graph_->saveIndex(tmp);
     } catch (const std::exception& e) {
@@ -191,15 +192,11 @@ std::vector<std::byte> HnswIndex::Element(std::span<const float> v) const {
 }
 
 void HnswIndex::Add(int64_t label, std::span<const float> v) {
-  const std::vector<std::byte> element = Element(v);
-  std::unique_lock lock(mu_);
-  if (HoldsLocked(label)) return;
-  ReserveLocked(graph_->cur_element_count + 1);
-  graph_->addPoint(element.data(), static_cast<hnswlib::labeltype>(label));
+  AddParallel(std::span<const int64_t>(&label, 1), v, 1);
 }
 
 void HnswIndex::Remove(int64_t label) {
-  std::unique_lock lock(mu_);
+  RoomLock::Hold alone(lock_, RoomLock::kAlone);
   try {
     graph_->markDelete(static_cast<hnswlib::labeltype>(label));
   } catch (const std::exception&) {
@@ -209,15 +206,21 @@ void HnswIndex::Remove(int64_t label) {
 
 void HnswIndex::AddParallel(std::span<const int64_t> labels, std::span<const float> vectors,
                             int threads) {
-  std::unique_lock lock(mu_);
-  std::vector<size_t> fresh;  // Positions in `labels` of the ones not held yet.
-  fresh.reserve(labels.size());
-  for (size_t i = 0; i < labels.size(); ++i) {
-    if (!HoldsLocked(labels[i])) fresh.push_back(i);
+  std::lock_guard adding(add_mu_);
+  std::vector<size_t> fresh;  // Positions in `labels` of the ones not held yet, each once.
+  {
+    RoomLock::Hold alone(lock_, RoomLock::kAlone);
+    absl::flat_hash_set<int64_t> seen;
+    fresh.reserve(labels.size());
+    for (size_t i = 0; i < labels.size(); ++i) {
+      if (!HoldsLocked(labels[i]) && seen.insert(labels[i]).second) fresh.push_back(i);
+    }
+    // Room for all of them now: growing moves the graph, which needs the lock alone.
+    ReserveLocked(graph_->cur_element_count + fresh.size());
   }
-  ReserveLocked(graph_->cur_element_count + fresh.size());
   auto add = [&](size_t i) {
     const std::vector<std::byte> element = Element(vectors.subspan(i * dimension_, dimension_));
+    RoomLock::Hold inserting(lock_, kInserts);
     graph_->addPoint(element.data(), static_cast<hnswlib::labeltype>(labels[i]));
   };
   std::atomic<size_t> next{0};
@@ -225,18 +228,20 @@ void HnswIndex::AddParallel(std::span<const int64_t> labels, std::span<const flo
     for (size_t i = next++; i < fresh.size(); i = next++) add(fresh[i]);
   };
   // hnswlib's first element must be inserted alone.
-  if (graph_->cur_element_count == 0 && !fresh.empty()) {
+  if (size() == 0 && !fresh.empty()) {
     add(fresh[0]);
     next = 1;
   }
   std::vector<std::jthread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(work);
+  for (int t = 1; t < threads && static_cast<size_t>(t) < fresh.size(); ++t) {
+    pool.emplace_back(work);
+  }
   work();
 }
 
 std::vector<Neighbor> HnswIndex::Search(std::span<const float> query, size_t k) const {
   std::vector<Neighbor> out;
-  std::shared_lock lock(mu_);
+  RoomLock::Hold searching(lock_, kSearches);
   if (graph_->cur_element_count == 0 || k == 0) return out;
   auto heap = graph_->searchKnn(Element(query).data(), k);
   // The graph compared the query's bytes; each one found is scored again against the query
@@ -256,7 +261,7 @@ std::vector<Neighbor> HnswIndex::Search(std::span<const float> query, size_t k) 
 }
 
 size_t HnswIndex::size() const {
-  std::shared_lock lock(mu_);
+  RoomLock::Hold searching(lock_, kSearches);
   return graph_->cur_element_count;
 }
 

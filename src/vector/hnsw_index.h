@@ -5,13 +5,14 @@
 
 #include <cstdint>
 #include <memory>
-#include <shared_mutex>
+#include <mutex>
 #include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "util/room_lock.h"
 
 namespace hnswlib {
 template <typename T>
@@ -33,8 +34,10 @@ struct Neighbor {
   float similarity;  // Cosine similarity, higher is closer.
 };
 
-// Thread safety: Search and Save from any number of threads; Add excludes both. hnswlib
-// allows concurrent searches and concurrent inserts but not the two mixed, hence the lock.
+// Thread safety: every method from any thread. hnswlib allows concurrent searches and
+// concurrent inserts but not the two mixed: each insert holds the index's lock in the inserts'
+// room and each search in the searches' (util/room_lock.h), so a search waits for the inserts
+// in flight, never for a whole batch.
 class HnswIndex {
  public:
   explicit HnswIndex(int dimension);
@@ -59,8 +62,7 @@ class HnswIndex {
   void Add(int64_t label, std::span<const float> v);
   // Stops returning `label` (a version that was purged). Unknown labels are ignored.
   void Remove(int64_t label);
-  // Adds many, as Add does, from several threads; no Search may run meanwhile (a rebuild
-  // before the index is published).
+  // Adds many, as Add does, on `threads` threads; searches run between the inserts.
   void AddParallel(std::span<const int64_t> labels, std::span<const float> vectors, int threads);
 
   // The `k` nearest, closest first (ties by label), each with its cosine similarity to
@@ -80,8 +82,12 @@ class HnswIndex {
   static constexpr size_t kEf = 300;
 
  private:
+  static constexpr RoomLock::Room kSearches = RoomLock::kFirst;
+  static constexpr RoomLock::Room kInserts = RoomLock::kSecond;
+
+  // Needs lock_ alone.
   void ReserveLocked(size_t n);
-  // Whether `label` is in the index and not removed. Needs mu_.
+  // Whether `label` is in the index and not removed. Needs lock_ alone or in kSearches.
   bool HoldsLocked(int64_t label) const;
 
   const int dimension_;
@@ -90,7 +96,8 @@ class HnswIndex {
 
   std::unique_ptr<Int8CosineSpace> space_;
   std::unique_ptr<hnswlib::HierarchicalNSW<float>> graph_;
-  mutable std::shared_mutex mu_;
+  mutable RoomLock lock_;
+  std::mutex add_mu_;  // One AddParallel at a time: its inserts are of labels it checked.
 };
 
 }  // namespace strata::vector

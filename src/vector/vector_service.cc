@@ -24,8 +24,6 @@ constexpr auto kGatherInterval = std::chrono::milliseconds(100);
 // Rows read per step when rebuilding the index or catching it up.
 constexpr int64_t kReadChunk = 20000;
 constexpr int kBuildThreads = 2;
-// Vectors added to a published index under one hold of its lock when catching up a backlog.
-constexpr size_t kCatchUpGroup = 16;
 // On shutdown the index is saved only when at least this many vectors (and 1% of it) are
 // not in the file yet.
 constexpr int64_t kMinUnsavedToSave = 1000;
@@ -217,8 +215,6 @@ void VectorService::LoadOrRebuild(store::Db& db, std::stop_token stop) {
 absl::StatusOr<int64_t> VectorService::AddVectorsAfter(store::Db& db, HnswIndex& idx,
                                                        int64_t& watermark,
                                                        const std::stop_token* stop) {
-  // Before publication (stop given) the index is private: add a chunk on several threads.
-  const bool parallel = stop != nullptr;
   int64_t total = 0;
   std::vector<int64_t> labels;
   std::vector<float> vectors;
@@ -233,20 +229,9 @@ absl::StatusOr<int64_t> VectorService::AddVectorsAfter(store::Db& db, HnswIndex&
                            labels.push_back(version_id);
                            vectors.insert(vectors.end(), v.begin(), v.end());
                          }));
-    if (parallel) {
-      idx.AddParallel(labels, vectors, kBuildThreads);
-    } else {
-      // A published index: small groups, so a search waits for at most one group. A backlog
-      // goes in on two threads (insertion is most of the cost of embedding a version).
-      const size_t group = labels.size() >= 4 * kCatchUpGroup ? kCatchUpGroup : 1;
-      for (size_t i = 0; i < labels.size(); i += group) {
-        const size_t n = std::min(group, labels.size() - i);
-        idx.AddParallel(
-            std::span<const int64_t>(labels).subspan(i, n),
-            std::span<const float>(vectors).subspan(i * space_.dimension, n * space_.dimension),
-            n > 1 ? kBuildThreads : 1);
-      }
-    }
+    // Insertion is most of the cost of embedding a version: on two threads, with searches
+    // waiting for at most the inserts in flight (HnswIndex's lock).
+    idx.AddParallel(labels, vectors, kBuildThreads);
     total += static_cast<int64_t>(labels.size());
     if (rows < kReadChunk) break;
   }

@@ -102,8 +102,8 @@ class VectorService {
   // Adds to the index every vector written after the watermark. Returns how many.
   absl::StatusOr<int64_t> CatchUp(store::Db& db);
   // Adds to `idx` the vectors written after `watermark` (advanced past them). With `stop`,
-  // the index is not yet published: chunks go in on several threads, and a stop request
-  // ends the work early. Returns how many were added.
+  // the index is not yet published, and a stop request ends the work early. Returns how many
+  // were added.
   absl::StatusOr<int64_t> AddVectorsAfter(store::Db& db, HnswIndex& idx, int64_t& watermark,
                                           const std::stop_token* stop);
   // Embeds one batch of the backlog after *cursor; advances *cursor past what it stored and

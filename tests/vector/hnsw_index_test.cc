@@ -5,6 +5,7 @@
 #include "vector/hnsw_index.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
@@ -122,6 +123,47 @@ TEST_F(HnswIndexTest, RecallAtTenAgainstBruteForceAddedInParallel) {
   EXPECT_EQ(index->size(), kPoints);
   const double recall = RecallAtK(*index, data_, queries_, 10);
   EXPECT_GE(recall, 0.95) << "recall@10 " << recall;
+}
+
+TEST_F(HnswIndexTest, SearchesRunBetweenTheInsertsOfABatch) {
+  HnswIndex index(kDim);
+  index.AddParallel(std::span(labels_).first(1000), std::span(data_).first(1000 * kDim), 2);
+  // The rest goes in on two threads while another thread searches for vectors held from the
+  // start: each search sees them, whatever the inserts in flight.
+  std::atomic<bool> done{false};
+  std::atomic<int> searches{0}, misses{0};
+  std::jthread searcher([&] {
+    for (size_t i = 0; !done; i = (i + 7) % 1000) {
+      const std::vector<Neighbor> hits = index.Search(Row(data_, i), 1);
+      misses += hits.empty() || hits[0].label != labels_[i];
+      ++searches;
+    }
+  });
+  index.AddParallel(std::span(labels_).subspan(1000), std::span(data_).subspan(1000 * kDim), 2);
+  // The batch is done; a few more searches, so some ran after it too.
+  const int at_end = searches;
+  while (searches < at_end + 10) std::this_thread::yield();
+  done = true;
+  searcher.join();
+  EXPECT_EQ(index.size(), kPoints);
+  EXPECT_GT(searches.load(), 10);
+  EXPECT_EQ(misses.load(), 0) << "of " << searches.load() << " searches";
+  EXPECT_GE(RecallAtK(index, data_, queries_, 10), 0.95);
+}
+
+TEST_F(HnswIndexTest, ALabelTwiceInOneBatchIsAddedOnce) {
+  HnswIndex index(kDim);
+  const std::vector<int64_t> labels = {labels_[0], labels_[1], labels_[0]};
+  std::vector<float> vectors;
+  for (size_t row : {0, 1, 2}) {
+    const std::span<const float> v = Row(data_, row);
+    vectors.insert(vectors.end(), v.begin(), v.end());
+  }
+  index.AddParallel(labels, vectors, 2);
+  EXPECT_EQ(index.size(), 2u);
+  // The first of the two is the one kept.
+  EXPECT_EQ(index.Search(Row(data_, 0), 1)[0].label, labels_[0]);
+  EXPECT_NEAR(index.Search(Row(data_, 0), 1)[0].similarity, 1.0f, 1e-3);
 }
 
 TEST_F(HnswIndexTest, StoredVectorsAreFoundFirstWithTheirSimilarity) {
