@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import platform
+import re
 import random
 import shutil
 import statistics
@@ -186,8 +187,11 @@ def index_recall(binary, db, queries=50):
     """The vector index's recall@10 against an exact scan (strata check-index: self-queries
     spread over the stored vectors)."""
     out = subprocess.run([binary, "check-index", "--queries", str(queries), "--db", db],
-                         capture_output=True, text=True, check=True).stdout.split()
-    return {"recall": float(out[1]), "queries": queries}
+                         capture_output=True, text=True, check=True).stdout
+    m = re.match(r"recall@10 ([0-9.e-]+) over \d+ queries \(([0-9.e-]+) of the results", out)
+    if not m:
+        raise RuntimeError(f"check-index said: {out!r}")
+    return {"recall": float(m.group(1)), "epsilon_recall": float(m.group(2)), "queries": queries}
 
 
 def wait_embedded(session, timeout_s=7200):

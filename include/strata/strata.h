@@ -40,6 +40,20 @@ struct StoreOptions {
   // file, no network), "openai:url=...,model=...,dim=N", "ollama:...", or "none" (keyword
   // recall only). See docs/embeddings.md.
   std::string embedder = "builtin";
+  // Whether a background thread embeds new versions as they are committed. Off, only Embed
+  // calls do (the one-shot commands: a process that exits at once would start a backlog only
+  // to abandon it). The index is kept caught up with the stored vectors either way.
+  bool embed_in_background = true;
+};
+
+// What Store::CheckIndex measured: the index's top k against an exact scan's.
+struct IndexCheck {
+  // The share of the exact top k that the index returned (recall@k).
+  double recall = 0;
+  // The share of the index's results no farther from the query (cosine distance) than 1.01
+  // times the exact k-th nearest: ann-benchmarks' "epsilon 0.01" recall. Near 1 while recall
+  // is lower when what the index misses are near-ties of what it returns.
+  double epsilon_recall = 0;
 };
 
 // Who a memory is. `workspace` "" is the global workspace.
@@ -239,10 +253,10 @@ class Store {
   virtual absl::StatusOr<EmbedResult> Embed(const EmbedRequest& request,
                                             const WorkControl& control) = 0;
 
-  // The vector index's recall@k against an exact scan, over `queries` stored vectors used as
-  // queries (see `strata check-index`). Slow: a full scan per query. Errors:
+  // How well the vector index finds the exact nearest neighbours, over `queries` stored
+  // vectors used as queries (see `strata check-index`). Slow: a full scan per query. Errors:
   // FailedPrecondition without an embedder or while the index is not ready.
-  virtual absl::StatusOr<double> CheckIndex(int queries, int k) = 0;
+  virtual absl::StatusOr<IndexCheck> CheckIndex(int queries, int k) = 0;
 
   // Recomputes every current memory's near-duplicate signature (after an upgrade, or when
   // stats says they are incomplete). Returns the number of memories indexed.

@@ -355,7 +355,7 @@ class StoreImpl final : public Store {
     return stats;
   }
 
-  absl::StatusOr<double> CheckIndex(int queries, int k) override {
+  absl::StatusOr<IndexCheck> CheckIndex(int queries, int k) override {
     if (!vectors_) {
       return absl::FailedPreconditionError("this store runs with --embedder none: no index");
     }
@@ -583,7 +583,7 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) 
   if (embedder) {
     ASSIGN_OR_RETURN(
         vectors, vector::VectorService::Start(options.path, db_options, std::move(embedder), *db,
-                                              clock->NowUnixMs()));
+                                              clock->NowUnixMs(), options.embed_in_background));
   }
   return std::unique_ptr<Store>(new StoreImpl(std::move(db), std::move(checkpointer),
                                               std::move(vectors), clock, options.durability,

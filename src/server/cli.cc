@@ -304,12 +304,14 @@ int RunCheckIndex(const CommandLine& cl, Store& store) {
     std::cerr << "waiting for the vector index (" << stats->embeddings->index_state << ")\n";
     std::this_thread::sleep_for(std::chrono::seconds(1));
   }
-  absl::StatusOr<double> recall = store.CheckIndex(static_cast<int>(queries), 10);
-  if (!recall.ok()) {
-    std::cerr << "strata check-index: " << recall.status().message() << "\n";
+  absl::StatusOr<IndexCheck> check = store.CheckIndex(static_cast<int>(queries), 10);
+  if (!check.ok()) {
+    std::cerr << "strata check-index: " << check.status().message() << "\n";
     return 1;
   }
-  std::cout << "recall@10 " << *recall << " over " << queries << " queries\n";
+  std::cout << "recall@10 " << check->recall << " over " << queries << " queries ("
+            << check->epsilon_recall
+            << " of the results within 1% of the exact 10th nearest's distance)\n";
   return 0;
 }
 
@@ -339,7 +341,8 @@ int Main(int argc, char** argv) {
     return 2;
   }
   StoreOptions store_options{.path = Option(cl, "db", DefaultDbPath()),
-                             .embedder = Option(cl, "embedder", "builtin")};
+                             .embedder = Option(cl, "embedder", "builtin"),
+                             .embed_in_background = cl.command == "serve"};
   const std::string durability = Option(cl, "durability", "normal");
   if (durability == "full") {
     store_options.durability = Durability::kFull;

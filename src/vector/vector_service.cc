@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "util/status_macros.h"
@@ -49,20 +50,22 @@ const char* IndexStateName(IndexState state) {
 }
 
 VectorService::VectorService(std::string path, std::unique_ptr<embed::Embedder> embedder,
-                             Space space, int64_t rows_at_start)
+                             Space space, int64_t rows_at_start, bool embed_in_background)
     : path_(std::move(path)),
       embedder_(std::move(embedder)),
       space_(std::move(space)),
-      rows_at_start_(rows_at_start) {}
+      rows_at_start_(rows_at_start),
+      embed_in_background_(embed_in_background) {}
 
 absl::StatusOr<std::unique_ptr<VectorService>> VectorService::Start(
     const std::string& path, const store::DbOptions& db_options,
-    std::unique_ptr<embed::Embedder> embedder, store::Db& db, int64_t now_unix_ms) {
+    std::unique_ptr<embed::Embedder> embedder, store::Db& db, int64_t now_unix_ms,
+    bool embed_in_background) {
   ASSIGN_OR_RETURN(Space space, RegisterSpace(db, embedder->info(), now_unix_ms));
   ASSIGN_OR_RETURN(const int64_t rows, LastVectorRow(db));
   ASSIGN_OR_RETURN(std::unique_ptr<store::Db> worker_db, store::Db::Open(path, db_options));
   std::unique_ptr<VectorService> service(
-      new VectorService(path, std::move(embedder), std::move(space), rows));
+      new VectorService(path, std::move(embedder), std::move(space), rows, embed_in_background));
   service->worker_ =
       std::jthread([s = service.get(), wdb = std::move(worker_db)](std::stop_token stop) mutable {
         s->Run(stop, std::move(wdb));
@@ -108,8 +111,12 @@ void VectorService::Run(std::stop_token stop, std::unique_ptr<store::Db> db) {
   while (!stop.stop_requested()) {
     if (absl::Status s = CatchUp(*db).status(); !s.ok()) SetError(s);
     absl::StatusOr<int64_t> embedded = 0;
-    if (std::unique_lock embedding(embed_mu_, std::try_to_lock); embedding.owns_lock()) {
-      embedded = EmbedBatch(*db, BacklogScope{}, cursor, embedder_->batch_size(), nullptr);
+    // A waiting Backfill goes first (it answers a caller; this thread would otherwise take
+    // the lock again at once, batch after batch), and wakes this thread when it is done.
+    if (embed_in_background_ && backfills_waiting_ == 0) {
+      if (std::unique_lock embedding(embed_mu_, std::try_to_lock); embedding.owns_lock()) {
+        embedded = EmbedBatch(*db, BacklogScope{}, cursor, embedder_->batch_size(), nullptr);
+      }
     }
     std::chrono::milliseconds pause = kPollInterval;
     bool wakeable = true;
@@ -286,7 +293,11 @@ absl::StatusOr<int64_t> VectorService::EmbedBatch(store::Db& db, const BacklogSc
 
 absl::StatusOr<BackfillResult> VectorService::Backfill(store::Db& db, const BacklogScope& scope,
                                                        int64_t limit, const WorkControl& control) {
-  std::lock_guard embedding(embed_mu_);  // Waits out the worker's batch in progress.
+  // Declared first, so it runs once the lock is released.
+  absl::Cleanup wake_embedding_thread = [this] { Wake(); };
+  ++backfills_waiting_;
+  std::unique_lock embedding(embed_mu_);  // Waits out the worker's batch in progress.
+  --backfills_waiting_;
   BackfillResult result;
   ASSIGN_OR_RETURN(const int64_t pending, CountPending(db, space_.id, scope));
   const int64_t total = std::min(limit, pending);
@@ -337,7 +348,7 @@ std::optional<size_t> VectorService::IndexedCount() const {
   return idx->size();
 }
 
-absl::StatusOr<double> VectorService::MeasureIndexRecall(store::Db& db, int queries, int k) {
+absl::StatusOr<IndexCheck> VectorService::MeasureIndexRecall(store::Db& db, int queries, int k) {
   std::shared_ptr<HnswIndex> idx = index();
   if (idx == nullptr) {
     return absl::FailedPreconditionError("the vector index is still loading or building");
@@ -360,8 +371,8 @@ absl::StatusOr<double> VectorService::MeasureIndexRecall(store::Db& db, int quer
     if (rows < kReadChunk) break;
   }
   const size_t n = labels.size();
-  if (n == 0 || queries < 1 || k < 1) return 1.0;
-  int64_t found = 0, expected = 0;
+  if (n == 0 || queries < 1 || k < 1) return IndexCheck{.recall = 1, .epsilon_recall = 1};
+  int64_t found = 0, near = 0, expected = 0;
   std::vector<std::pair<float, int64_t>> scored(n);
   for (int q = 0; q < queries; ++q) {
     const size_t at = (static_cast<size_t>(q) * n) / static_cast<size_t>(queries);
@@ -376,10 +387,16 @@ absl::StatusOr<double> VectorService::MeasureIndexRecall(store::Db& db, int quer
                       });
     absl::flat_hash_set<int64_t> truth;
     for (size_t i = 0; i < top; ++i) truth.insert(scored[i].second);
-    for (const Neighbor& hit : idx->Search(query, top)) found += truth.contains(hit.label);
+    // A hit's similarity is the exact one (HnswIndex::Search); 1e-6 for float rounding.
+    const float farthest = 1.01f * (1.0f - scored[top - 1].first) + 1e-6f;
+    for (const Neighbor& hit : idx->Search(query, top)) {
+      found += truth.contains(hit.label);
+      near += 1.0f - hit.similarity <= farthest;
+    }
     expected += static_cast<int64_t>(top);
   }
-  return static_cast<double>(found) / static_cast<double>(expected);
+  return IndexCheck{.recall = static_cast<double>(found) / static_cast<double>(expected),
+                    .epsilon_recall = static_cast<double>(near) / static_cast<double>(expected)};
 }
 
 absl::StatusOr<VectorStats> VectorService::Stats(store::Db& db) {

@@ -2,6 +2,7 @@
 // The dense side of the store: one embedder, its space, the HNSW index of its vectors, and a
 // worker thread that embeds the backlog and keeps the index caught up with the database.
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -54,10 +55,12 @@ struct BackfillResult {
 class VectorService {
  public:
   // Registers the embedder's space through `db` and starts the worker, which opens its own
-  // connection to `path`.
+  // connection to `path`. Without `embed_in_background`, only Backfill embeds; the worker
+  // keeps the index.
   static absl::StatusOr<std::unique_ptr<VectorService>> Start(
       const std::string& path, const store::DbOptions& db_options,
-      std::unique_ptr<embed::Embedder> embedder, store::Db& db, int64_t now_unix_ms);
+      std::unique_ptr<embed::Embedder> embedder, store::Db& db, int64_t now_unix_ms,
+      bool embed_in_background);
   ~VectorService();  // Stops the worker and saves the index if it changed.
 
   const Space& space() const { return space_; }
@@ -87,15 +90,15 @@ class VectorService {
 
   absl::StatusOr<VectorStats> Stats(store::Db& db);
 
-  // How well the index finds true nearest neighbours: for `queries` stored vectors spread
-  // over the store, the fraction of the exact top k (by a scan of every vector) that the
-  // index search returns. Slow (a full scan per query): for checks and benchmarks.
-  // Errors: FailedPrecondition while the index is not ready.
-  absl::StatusOr<double> MeasureIndexRecall(store::Db& db, int queries, int k);
+  // How well the index finds true nearest neighbours, for `queries` stored vectors spread
+  // over the store as queries, against an exact scan of every vector (IndexCheck). Slow (a
+  // full scan per query): for checks and benchmarks. Errors: FailedPrecondition while the
+  // index is not ready.
+  absl::StatusOr<IndexCheck> MeasureIndexRecall(store::Db& db, int queries, int k);
 
  private:
   VectorService(std::string path, std::unique_ptr<embed::Embedder> embedder, Space space,
-                int64_t rows_at_start);
+                int64_t rows_at_start, bool embed_in_background);
   void Run(std::stop_token stop, std::unique_ptr<store::Db> db);
   // Loads the saved index or rebuilds it from the stored vectors, then publishes it.
   void LoadOrRebuild(store::Db& db, std::stop_token stop);
@@ -120,6 +123,7 @@ class VectorService {
   std::unique_ptr<embed::Embedder> embedder_;
   const Space space_;
   const int64_t rows_at_start_;  // The highest embeddings row id at start (>= the vectors).
+  const bool embed_in_background_;
 
   mutable std::mutex mu_;  // Guards the members below, not the index's contents.
   std::condition_variable_any wake_;
@@ -132,10 +136,11 @@ class VectorService {
   std::string last_error_;
 
   std::mutex catch_up_mu_;  // One CatchUp at a time.
-  // Held by Backfill for its whole run and by the worker for each batch (try_lock: it skips
-  // a turn rather than wait), so the two never embed the same versions.
+  // Held by Backfill for its whole run and by the worker for each batch (try_lock: it
+  // skips a turn rather than wait), so the two never embed the same versions.
   std::mutex embed_mu_;
-  std::jthread worker_;  // Last: stops first.
+  std::atomic<int> backfills_waiting_{0};  // For embed_mu_: the worker stands aside.
+  std::jthread worker_;                    // Last: stops first.
 };
 
 }  // namespace strata::vector

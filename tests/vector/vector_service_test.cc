@@ -67,6 +67,7 @@ class FakeEmbedder final : public embed::Embedder {
 
   absl::StatusOr<std::vector<float>> Embed(std::span<const std::string> texts) override {
     ++calls;
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms.load()));
     if (failing) return absl::UnavailableError("fake embedder: connection refused");
     std::vector<float> out;
     for (const std::string& text : texts) {
@@ -94,6 +95,7 @@ class FakeEmbedder final : public embed::Embedder {
   std::atomic<bool> failing{false};
   std::atomic<bool> short_answer{false};
   std::atomic<int> calls{0};
+  std::atomic<int> delay_ms{0};  // Each call takes at least this long.
 
  private:
   embed::EmbedderInfo info_;
@@ -143,8 +145,8 @@ class VectorServiceTest : public ::testing::Test {
 
   void StartService(std::unique_ptr<FakeEmbedder> embedder = std::make_unique<FakeEmbedder>()) {
     embedder_ = embedder.get();
-    ASSERT_OK_AND_ASSIGN(service_,
-                         VectorService::Start(path_, {}, std::move(embedder), *db_, kNow));
+    ASSERT_OK_AND_ASSIGN(service_, VectorService::Start(path_, {}, std::move(embedder), *db_, kNow,
+                                                        /*embed_in_background=*/true));
   }
 
   VectorStats StatsOrDie() {
@@ -324,6 +326,23 @@ TEST_F(VectorServiceTest, BackfillHonorsItsLimitAndScope) {
   EXPECT_LE(limited.attempted, 3);
 }
 
+TEST_F(VectorServiceTest, BackfillGoesBeforeTheBackgroundBacklog) {
+  // 43 batches of 7 for the background thread, 20 ms each.
+  for (int i = 0; i < 300; ++i) Insert("filler", absl::StrCat("k", i), {R"("x")"});
+  Insert("target", "t", {R"("y")"});
+  auto embedder = std::make_unique<FakeEmbedder>();
+  embedder->delay_ms = 20;
+  StartService(std::move(embedder));
+  ASSERT_TRUE(Eventually([&] { return embedder_->calls > 0; }));
+  ASSERT_OK_AND_ASSIGN(const BackfillResult result,
+                       service_->Backfill(*db_, {.category = "target"}, 10, {}));
+  EXPECT_EQ(result.embedded, 1);
+  // It waited for the batch in progress, not for the whole backlog.
+  EXPECT_GT(StatsOrDie().pending, 100);
+  // And the background thread goes on afterwards.
+  EXPECT_TRUE(Eventually([&] { return StatsOrDie().pending == 0; }));
+}
+
 TEST_F(VectorServiceTest, BackfillWithAFailingEmbedderReportsTheErrorAndKeepsTheBacklog) {
   for (int i = 0; i < 5; ++i) Insert("cat", absl::StrCat("k", i), {R"("x")"});
   auto embedder = std::make_unique<FakeEmbedder>();
@@ -401,7 +420,8 @@ TEST_F(VectorServiceTest, IndexFileIsRebuiltForAnotherSpace) {
   // Another space: its index starts empty and its backlog is everything.
   ASSERT_OK_AND_ASSIGN(
       service_,
-      VectorService::Start(path_, {}, std::make_unique<FakeEmbedder>("model=y"), *db_, kNow));
+      VectorService::Start(path_, {}, std::make_unique<FakeEmbedder>("model=y"), *db_, kNow,
+                           /*embed_in_background=*/true));
   EXPECT_EQ(service_->space().fingerprint, "fake/1/64/model=y");
   const VectorStats fresh = StatsOrDie();
   EXPECT_EQ(fresh.vectors + fresh.pending, 10);
@@ -410,6 +430,23 @@ TEST_F(VectorServiceTest, IndexFileIsRebuiltForAnotherSpace) {
     const VectorStats s = StatsOrDie();
     return s.index_state == IndexState::kReady && s.indexed == 10 && s.vectors == 10;
   }));
+}
+
+TEST_F(VectorServiceTest, IndexCheckCountsExactNeighboursAndNearTies) {
+  for (int i = 0; i < 300; ++i) Insert("cat", absl::StrCat("k", i), {absl::StrCat("\"", i, "\"")});
+  StartService();
+  ASSERT_OK(service_->Backfill(*db_, {}, 1000, {}));
+  ASSERT_TRUE(Eventually([&] {
+    const VectorStats s = StatsOrDie();
+    return s.index_state == IndexState::kReady && s.indexed == 300;
+  }));
+  ASSERT_OK_AND_ASSIGN(const IndexCheck check, service_->MeasureIndexRecall(*db_, 20, 10));
+  // 300 vectors: the graph finds the exact neighbours. A result among the exact top 10 is
+  // within 1% of the 10th's distance, so epsilon recall is never the lower.
+  EXPECT_GE(check.recall, 0.95);
+  EXPECT_LE(check.recall, 1.0);
+  EXPECT_GE(check.epsilon_recall, check.recall);
+  EXPECT_LE(check.epsilon_recall, 1.0);
 }
 
 TEST_F(VectorServiceTest, StatsNameTheIndexStates) {
