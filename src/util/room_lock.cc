@@ -13,16 +13,30 @@ void RoomLock::Enter(Room room) {
   std::unique_lock lock(mu_);
   ++waiting_[room];
   left_empty_.wait(lock, [&] {
-    return occupants_ == 0 || (room == room_ && room != kAlone && !OthersWaiting(room));
+    if (occupants_ == 0) return !handed_over_ || room == room_;
+    return room == room_ && room != kAlone && (handed_over_ || !OthersWaiting(room));
   });
   --waiting_[room];
   room_ = room;
   ++occupants_;
+  // The room was handed to the threads that waited for it; the last of them is in.
+  if (waiting_[room] == 0) handed_over_ = false;
 }
 
 void RoomLock::Leave() {
   std::lock_guard lock(mu_);
-  if (--occupants_ == 0) left_empty_.notify_all();
+  if (--occupants_ > 0) return;
+  // Hand the lock to threads waiting for another room, so that a thread leaving this one
+  // cannot walk straight back in ahead of them.
+  for (int step = 1; step <= 2; ++step) {
+    const Room next = static_cast<Room>((room_ + step) % 3);
+    if (waiting_[next] > 0) {
+      room_ = next;
+      handed_over_ = true;
+      break;
+    }
+  }
+  left_empty_.notify_all();
 }
 
 }  // namespace strata

@@ -3,7 +3,8 @@
 // rooms at once; or one thread may hold it alone. The vector index's searches share one room
 // and its inserts the other (hnswlib allows either kind to run concurrently, not both mixed),
 // so a search waits for the inserts in flight, not for a whole backlog. A room with threads
-// waiting to enter elsewhere admits no newcomers, so no kind starves another.
+// waiting to enter elsewhere admits no newcomers, and when it empties the lock is handed to
+// those threads, so no kind starves another.
 
 #include <condition_variable>
 #include <mutex>
@@ -36,7 +37,8 @@ class RoomLock {
 
   std::mutex mu_;
   std::condition_variable left_empty_;
-  Room room_ = kFirst;  // Where the occupants are.
+  Room room_ = kFirst;        // Where the occupants are, or whom the lock was handed to.
+  bool handed_over_ = false;  // Only room_'s waiters may enter until the last of them has.
   int occupants_ = 0;
   int waiting_[3] = {};  // Threads waiting to enter each room.
 };

@@ -56,22 +56,28 @@ TEST(RoomLock, AWaiterForTheOtherRoomIsNotStarved) {
   std::atomic<bool> stream_ended_first{false};
   std::atomic<int> visits{0};
   std::atomic<int> inside{0};
-  // Two threads relay the first room: each stays until the other is inside too (or 10 ms have
-  // passed), so without fairness the room would never be empty.
-  auto stream = [&] {
-    for (int i = 0; i < 2000 && !entered; ++i) {
+  std::atomic<int> keeper{0};
+  // Two threads relay the first room, so that without fairness it would never be empty: the
+  // keeper leaves only once the other is inside too (and hands it the keeping), or after
+  // 10 ms. They stop when the waiter is in, or (only against a hang) after 20 s.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  auto going = [&] { return !entered && std::chrono::steady_clock::now() < deadline; };
+  auto stream = [&](int me) {
+    while (going()) {
       RoomLock::Hold hold(lock, RoomLock::kFirst);
       ++visits;
       ++inside;
+      while (keeper != me && going()) std::this_thread::yield();
       const auto give_up = std::chrono::steady_clock::now() + std::chrono::milliseconds(10);
-      while (inside < 2 && !entered && std::chrono::steady_clock::now() < give_up) {
+      while (inside < 2 && going() && std::chrono::steady_clock::now() < give_up) {
         std::this_thread::yield();
       }
+      keeper = 1 - me;
       --inside;
     }
     if (!entered) stream_ended_first = true;
   };
-  std::jthread a(stream), b(stream);
+  std::jthread a(stream, 0), b(stream, 1);
   while (visits < 100) std::this_thread::yield();  // The relay is running.
   {
     RoomLock::Hold hold(lock, RoomLock::kSecond);
