@@ -294,7 +294,7 @@ absl::StatusOr<int64_t> VectorService::EmbedBatch(store::Db& db, const BacklogSc
 absl::StatusOr<BackfillResult> VectorService::Backfill(store::Db& db, const BacklogScope& scope,
                                                        int64_t limit, const WorkControl& control) {
   // Declared first, so it runs once the lock is released.
-  absl::Cleanup wake_embedding_thread = [this] { Wake(); };
+  absl::Cleanup wake_worker = [this] { Wake(); };
   ++backfills_waiting_;
   std::unique_lock embedding(embed_mu_);  // Waits out the worker's batch in progress.
   --backfills_waiting_;
