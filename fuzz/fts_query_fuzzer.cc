@@ -1,6 +1,6 @@
 // libFuzzer target: the FTS5 query builder (text/fts_query.h) against real FTS5.
 //
-// DESIGN.md §5: queries are free text from a model, never FTS5 syntax; no input can cause an
+// docs/design.md §5: queries are free text from a model, never FTS5 syntax; no input can cause an
 // FTS5 syntax error. The input is a query: its terms must keep QueryTerms' contract, and their
 // MatchExpression must run as a MATCH on strata's own fts table (schema and tokenizer from
 // store/schema) without an error. The input's lines are also given to MatchExpression as raw

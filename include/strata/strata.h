@@ -34,7 +34,9 @@ struct StoreOptions {
   Durability durability = Durability::kNormal;
   const Clock* clock = nullptr;  // Not owned; outlives the Store. Null: the system clock.
   // A new memory whose text has character-trigram Jaccard similarity at least this high with
-  // a current memory of the same category and workspace is merged into it. In (0, 1].
+  // a current memory of the same category and workspace is merged into it when it adds
+  // nothing to it (docs/decisions.md, "Dedup"); otherwise it is written and listed as
+  // similar. In (0, 1].
   double dedup_threshold = 0.70;
   // Who turns text into vectors for dense and hybrid recall: "builtin" (the default, no model
   // file, no network), "openai:url=...,model=...,dim=N", "ollama:...", or "none" (keyword
@@ -79,6 +81,13 @@ struct Version {
   std::optional<int64_t> superseded_at_unix_ms;  // Open (still believed) when absent.
 };
 
+// One end of an explicit correction: the memory that superseded another, or was superseded.
+struct SupersessionLink {
+  int64_t memory_id = 0;
+  Identity identity;
+  int64_t at_unix_ms = 0;  // When the correction was recorded (transaction time).
+};
+
 struct WriteRequest {
   Identity identity;
   std::string body_json;  // A JSON text (object, string, ...).
@@ -89,16 +98,35 @@ struct WriteRequest {
   std::optional<int64_t> valid_from_unix_ms;  // Default: the recorded time.
   std::optional<int64_t> valid_to_unix_ms;    // Default: open.
   bool dedup = true;  // false: store it even when it duplicates another memory.
+  // The memory this write corrects: its valid period ends where this write's begins, and
+  // recall stops returning it. An alias names the memory it was merged into. A write that
+  // supersedes is never merged into another memory.
+  std::optional<Identity> supersedes;
 };
 
 enum class WriteAction { kCreated, kUpdated, kUnchanged, kDeduped };
 const char* WriteActionName(WriteAction action);
+
+// At most this many memories are listed in WriteResult::similar.
+inline constexpr size_t kMaxSimilar = 5;
+
+// A current memory that a new one resembles (near-duplicate similarity at least the
+// threshold) without being merged into it: the new one adds information.
+struct SimilarMemory {
+  int64_t memory_id = 0;
+  Identity identity;
+  double similarity = 0;  // Character-trigram Jaccard of the two bodies, in [0, 1].
+};
 
 struct WriteResult {
   WriteAction action = WriteAction::kCreated;
   // The current version after the write; for kDeduped, that of the memory merged into.
   Version version;
   std::optional<double> similarity;  // kDeduped only.
+  std::optional<SupersessionLink> supersedes;  // The memory the request superseded.
+  // kCreated only: the memories the new one resembles, most similar first (at most
+  // kMaxSimilar), for the caller to decide whether it corrects one of them.
+  std::vector<SimilarMemory> similar;
 };
 
 struct RecallFilters {
@@ -136,6 +164,8 @@ struct HistoryPage {
   std::vector<Version> versions;  // Newest recorded first.
   int64_t total = 0;
   std::vector<int64_t> retracted_at_unix_ms;  // Forget events, oldest first.
+  std::vector<SupersessionLink> successors;    // Memories that superseded this one, oldest first.
+  std::vector<SupersessionLink> predecessors;  // Memories this one superseded, oldest first.
 };
 
 struct DedupStats {

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "dedup/content.h"
 #include "dedup/finder.h"
 #include "dedup/index.h"
 #include "dedup/signature.h"
@@ -19,6 +20,7 @@
 #include "store/schema.h"
 #include "strata/strata.h"
 #include "temporal/timeline.h"
+#include "temporal/supersession_table.h"
 #include "temporal/version_table.h"
 #include "text/body_text.h"
 #include "text/fts_index.h"
@@ -116,13 +118,14 @@ class StoreImpl final : public Store {
         dedup_index_(db_.get()),
         finder_(db_.get(), dedup_threshold),
         recaller_(db_.get(), vectors_.get()),
+        supersessions_(db_.get()),
         signatures_complete_(signatures_complete) {}
 
   absl::StatusOr<WriteResult> Remember(const WriteRequest& request) override {
     RETURN_IF_ERROR(ValidateWrite(request));
     ASSIGN_OR_RETURN(const text::ParsedBody body, text::ParseBody(request.body_json));
     ASSIGN_OR_RETURN(store::Transaction txn, store::Transaction::Begin(*db_));
-    ASSIGN_OR_RETURN(WriteResult result, RememberInTransaction(request, body));
+    ASSIGN_OR_RETURN(WriteResult result, WriteInTransaction(request, body));
     RETURN_IF_ERROR(txn.Commit());
     if (vectors_) vectors_->Wake();
     return result;
@@ -150,9 +153,9 @@ class StoreImpl final : public Store {
         results.push_back(body.status());
         continue;
       }
-      // RememberInTransaction checks everything before its first write, so an item that fails
+      // WriteInTransaction checks everything before its first write, so an item that fails
       // with InvalidArgument has written nothing. Any other failure fails the whole batch.
-      absl::StatusOr<WriteResult> result = RememberInTransaction(request, *body);
+      absl::StatusOr<WriteResult> result = WriteInTransaction(request, *body);
       if (!result.ok() && result.status().code() != absl::StatusCode::kInvalidArgument) {
         return result.status();
       }
@@ -195,6 +198,8 @@ class StoreImpl final : public Store {
     ASSIGN_OR_RETURN(std::vector<temporal::VersionRow> rows, versions_.LoadVersions(row.memory_id));
     HistoryPage page{.total = static_cast<int64_t>(rows.size())};
     ASSIGN_OR_RETURN(page.retracted_at_unix_ms, versions_.LoadRetractions(row.memory_id));
+    ASSIGN_OR_RETURN(page.successors, Links(row.memory_id, /*successors=*/true));
+    ASSIGN_OR_RETURN(page.predecessors, Links(row.memory_id, /*successors=*/false));
     for (int i = static_cast<int>(rows.size()) - 1 - offset;
          i >= 0 && static_cast<int>(page.versions.size()) < limit; --i) {
       page.versions.push_back(std::move(rows[i].version));
@@ -212,10 +217,18 @@ class StoreImpl final : public Store {
 
   absl::StatusOr<std::optional<Version>> Bitemporal(const Identity& identity, int64_t tx_unix_ms,
                                                     int64_t valid_unix_ms) override {
-    return Select(identity, [=](std::span<const temporal::VersionTimes> times,
-                                std::span<const int64_t> retractions) {
-      return temporal::TrueAt(times, retractions, tx_unix_ms, valid_unix_ms);
-    });
+    ASSIGN_OR_RETURN(std::optional<Version> found,
+                     Select(identity, [=](std::span<const temporal::VersionTimes> times,
+                                          std::span<const int64_t> retractions) {
+                       return temporal::TrueAt(times, retractions, tx_unix_ms, valid_unix_ms);
+                     }));
+    if (!found) return found;
+    ASSIGN_OR_RETURN(const std::vector<temporal::SupersessionRow> successors,
+                     supersessions_.Successors(found->memory_id));
+    if (temporal::Superseded(successors, found->recorded_at_unix_ms, tx_unix_ms, valid_unix_ms)) {
+      return std::nullopt;
+    }
+    return found;
   }
 
   absl::StatusOr<std::optional<Version>> ValidAt(const Identity& identity,
@@ -276,8 +289,13 @@ class StoreImpl final : public Store {
   absl::StatusOr<int64_t> RebuildSignatures() override {
     ASSIGN_OR_RETURN(store::Transaction txn, store::Transaction::Begin(*db_));
     RETURN_IF_ERROR(dedup_index_.Clear());
-    ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare("SELECT current_version_id FROM memories "
-                                                 "WHERE current_version_id IS NOT NULL"));
+    // A memory superseded since its current version was written is no merge target.
+    ASSIGN_OR_RETURN(store::Stmt s,
+                     db_->Prepare("SELECT m.current_version_id FROM memories m "
+                                  "JOIN versions v ON v.id = m.current_version_id "
+                                  "WHERE NOT EXISTS (SELECT 1 FROM supersessions s "
+                                  "WHERE s.predecessor_id = m.id "
+                                  "AND s.at_unix_ms >= v.recorded_at_unix_ms)"));
     std::vector<int64_t> current;
     while (true) {
       ASSIGN_OR_RETURN(bool row, s.Step());
@@ -394,8 +412,11 @@ class StoreImpl final : public Store {
   }
 
   // Checks everything that can fail with InvalidArgument before its first write.
-  absl::StatusOr<WriteResult> RememberInTransaction(const WriteRequest& request,
-                                                    const text::ParsedBody& body) {
+  // `recorded_at`, when given, is when a changed body is recorded (REQUIRES: at or after the
+  // identity's next event time).
+  absl::StatusOr<WriteResult> RememberInTransaction(
+      const WriteRequest& request, const text::ParsedBody& body,
+      std::optional<int64_t> recorded_at = std::nullopt) {
     ASSIGN_OR_RETURN(std::optional<temporal::IdentityRow> existing,
                      versions_.FindIdentity(request.identity));
     std::optional<temporal::VersionRow> current;
@@ -415,7 +436,7 @@ class StoreImpl final : public Store {
     v.tags = request.tags;
     v.source = request.source;
     v.importance = request.importance;
-    v.recorded_at_unix_ms = existing ? NextEventTime(*existing) : now;
+    v.recorded_at_unix_ms = recorded_at.value_or(existing ? NextEventTime(*existing) : now);
     v.valid_from_unix_ms = request.valid_from_unix_ms.value_or(v.recorded_at_unix_ms);
     v.valid_to_unix_ms = request.valid_to_unix_ms;
     if (v.valid_to_unix_ms && *v.valid_to_unix_ms <= v.valid_from_unix_ms) {
@@ -424,19 +445,22 @@ class StoreImpl final : public Store {
           request.valid_from_unix_ms ? "" : ", the recorded time, since valid_from was not given",
           "), got ", *v.valid_to_unix_ms));
     }
+    const dedup::ContentUnits units = dedup::Analyze(body);
     const std::vector<int64_t> keys =
-        dedup::BandKeys(body.values, body.normal_hash,
+        dedup::BandKeys(units, body.normal_hash,
                         dedup::ScopeHash(request.identity.category, request.identity.workspace));
+    std::vector<SimilarMemory> similar;
 
     temporal::IdentityRow identity;
     if (existing) {
       identity = *existing;
     } else {
-      // A new identity: merged into a near-duplicate when there is one (updates never are).
+      // A new identity: merged into a memory it adds nothing to; otherwise written, naming
+      // the memories it resembles (updates are never merged).
       if (request.dedup) {
-        ASSIGN_OR_RETURN(std::optional<dedup::Match> match,
-                         finder_.Find(request.identity, body, keys));
-        if (match) {
+        ASSIGN_OR_RETURN(dedup::Resemblance resemblance,
+                         finder_.Find(request.identity, body, units, keys));
+        if (const std::optional<dedup::Match>& match = resemblance.merge) {
           RETURN_IF_ERROR(
               dedup_index_.PutAlias(request.identity, match->memory_id, match->similarity, now));
           ASSIGN_OR_RETURN(std::optional<temporal::IdentityRow> target,
@@ -446,6 +470,11 @@ class StoreImpl final : public Store {
           return WriteResult{.action = WriteAction::kDeduped,
                              .version = std::move(merged),
                              .similarity = match->similarity};
+        }
+        for (dedup::Match& m : resemblance.similar) {
+          similar.push_back({.memory_id = m.memory_id,
+                             .identity = std::move(m.identity),
+                             .similarity = m.similarity});
         }
       }
       // A key merged earlier becomes a memory of its own.
@@ -459,7 +488,8 @@ class StoreImpl final : public Store {
     RETURN_IF_ERROR(dedup_index_.Add(identity.memory_id, keys));
     return WriteResult{
         .action = identity.version_count == 0 ? WriteAction::kCreated : WriteAction::kUpdated,
-        .version = std::move(row.version)};
+        .version = std::move(row.version),
+        .similar = std::move(similar)};
   }
 
   // The band keys a stored version was indexed under.
@@ -468,7 +498,8 @@ class StoreImpl final : public Store {
     // Stored bodies were parsed when written; a failure here means corruption, and an empty
     // value list still yields the exact-content key.
     absl::StatusOr<text::ParsedBody> body = text::ParseBody(v.body_json);
-    return dedup::BandKeys(body.ok() ? body->values : std::string(), row.body_hash,
+    return dedup::BandKeys(body.ok() ? dedup::Analyze(*body) : dedup::ContentUnits{},
+                           row.body_hash,
                            dedup::ScopeHash(v.identity.category, v.identity.workspace));
   }
 
@@ -529,6 +560,170 @@ class StoreImpl final : public Store {
     return std::move(timeline.rows[*index].version);
   }
 
+  // ---- Explicit corrections (`supersedes`; docs/decisions.md) ----
+
+  // A correction checked and placed in time before anything is written.
+  struct Correction {
+    temporal::IdentityRow predecessor;  // Resolved: never an alias.
+    temporal::VersionRow predecessor_current;
+    // When both memories record it: the later of their next event times, so that
+    // transaction time still strictly increases for each.
+    int64_t at_unix_ms = 0;
+    int64_t valid_from_unix_ms = 0;  // The successor's: the predecessor's validity ends here.
+    // Set when this very correction was already recorded (a retried write): nothing to do.
+    std::optional<temporal::SupersessionRow> recorded;
+  };
+
+  // RememberInTransaction, and the correction when the request supersedes a memory. The
+  // same contract: InvalidArgument means nothing was written.
+  absl::StatusOr<WriteResult> WriteInTransaction(const WriteRequest& request,
+                                                 const text::ParsedBody& body) {
+    if (!request.supersedes) return RememberInTransaction(request, body);
+    ASSIGN_OR_RETURN(const Correction correction, PlanCorrection(request, body));
+    WriteRequest successor = request;
+    successor.dedup = false;  // A correction is a memory of its own, never merged away.
+    if (correction.recorded) {
+      ASSIGN_OR_RETURN(WriteResult result, RememberInTransaction(successor, body));
+      result.supersedes = SupersessionLink{.memory_id = correction.predecessor.memory_id,
+                                           .identity = correction.predecessor.identity,
+                                           .at_unix_ms = correction.recorded->at_unix_ms};
+      return result;
+    }
+    ASSIGN_OR_RETURN(WriteResult result,
+                     RememberInTransaction(successor, body, correction.at_unix_ms));
+    RETURN_IF_ERROR(ApplyCorrection(correction, result.version.memory_id));
+    result.supersedes = SupersessionLink{.memory_id = correction.predecessor.memory_id,
+                                         .identity = correction.predecessor.identity,
+                                         .at_unix_ms = correction.at_unix_ms};
+    return result;
+  }
+
+  // Checks request.supersedes against the store. Errors (InvalidArgument): the memory is
+  // missing, forgotten, the one being written, already superseded by another, or not true
+  // before the successor's valid_from.
+  absl::StatusOr<Correction> PlanCorrection(const WriteRequest& request,
+                                            const text::ParsedBody& body) {
+    const Identity& target = *request.supersedes;
+    if (absl::Status valid = ValidateIdentity(target); !valid.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("supersedes.", valid.message()));
+    }
+    ASSIGN_OR_RETURN(std::optional<temporal::IdentityRow> predecessor, Resolve(target));
+    if (!predecessor) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("supersedes: no memory with category \"", target.category, "\" and key \"",
+                       target.key, "\"", target.workspace.empty() ? "" : " in workspace \"",
+                       target.workspace, target.workspace.empty() ? "" : "\""));
+    }
+    const std::string name = MemoryName(predecessor->identity);
+    if (!predecessor->current_version_id) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "supersedes: ", name, " was forgotten; only a current memory can be superseded"));
+    }
+    ASSIGN_OR_RETURN(std::optional<temporal::IdentityRow> successor,
+                     versions_.FindIdentity(request.identity));
+    if (successor && successor->memory_id == predecessor->memory_id) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "supersedes: names ", name,
+          ", the memory being written; a memory cannot supersede itself (to change it, "
+          "remember it again without supersedes)"));
+    }
+    Correction c{.predecessor = *predecessor};
+    ASSIGN_OR_RETURN(c.predecessor_current,
+                     versions_.LoadVersion(*predecessor->current_version_id));
+    ASSIGN_OR_RETURN(const std::vector<temporal::SupersessionRow> earlier,
+                     supersessions_.Successors(predecessor->memory_id));
+    for (const temporal::SupersessionRow& row : earlier) {
+      // A correction older than the current version was undone by rewriting the memory.
+      if (row.at_unix_ms < c.predecessor_current.version.recorded_at_unix_ms) continue;
+      if (successor && row.successor_id == successor->memory_id) {
+        c.recorded = row;
+        return c;
+      }
+      ASSIGN_OR_RETURN(std::optional<temporal::IdentityRow> other,
+                       versions_.FindIdentityById(row.successor_id));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "supersedes: ", name, " was already superseded by ",
+          other ? MemoryName(other->identity) : absl::StrCat("memory ", row.successor_id),
+          "; supersede that one instead"));
+    }
+    // The successor's valid_from as RememberInTransaction will store it.
+    std::optional<temporal::VersionRow> current;
+    if (successor && successor->current_version_id) {
+      ASSIGN_OR_RETURN(current, versions_.LoadVersion(*successor->current_version_id));
+    }
+    const bool unchanged = current && IsUnchanged(request, body.normal_hash, *current);
+    c.at_unix_ms = std::max(successor ? NextEventTime(*successor) : clock_->NowUnixMs(),
+                            NextEventTime(*predecessor));
+    c.valid_from_unix_ms = unchanged ? current->version.valid_from_unix_ms
+                                     : request.valid_from_unix_ms.value_or(c.at_unix_ms);
+    const int64_t predecessor_from = c.predecessor_current.version.valid_from_unix_ms;
+    if (predecessor_from >= c.valid_from_unix_ms) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "supersedes: ", name, " is true from ", predecessor_from,
+          ", so a memory superseding it must start later; this one's valid_from is ",
+          c.valid_from_unix_ms,
+          request.valid_from_unix_ms || unchanged ? "" : " (the recorded time, since not given)"));
+    }
+    return c;
+  }
+
+  // Ends the predecessor's valid period where the successor's begins, with a version
+  // recorded at the correction's instant, and records which memory superseded it.
+  absl::Status ApplyCorrection(const Correction& c, int64_t successor_id) {
+    temporal::VersionRow closing = c.predecessor_current;
+    Version& v = closing.version;
+    v.recorded_at_unix_ms = c.at_unix_ms;
+    v.superseded_at_unix_ms.reset();
+    // A period that already ends earlier is kept.
+    if (!v.valid_to_unix_ms || *v.valid_to_unix_ms > c.valid_from_unix_ms) {
+      v.valid_to_unix_ms = c.valid_from_unix_ms;
+    }
+    absl::StatusOr<text::ParsedBody> body = text::ParseBody(v.body_json);
+    if (!body.ok()) {
+      return absl::DataLossError(absl::StrCat("the stored body of ", MemoryName(v.identity),
+                                              " does not parse: ", body.status().message()));
+    }
+    RETURN_IF_ERROR(versions_.AppendVersion(c.predecessor, closing));
+    RETURN_IF_ERROR(fts_.Add(closing.version_id, body->text, v.identity.key, v.identity.category));
+    // Nothing new is merged into a memory that recall no longer returns.
+    RETURN_IF_ERROR(
+        dedup_index_.Remove(c.predecessor.memory_id, SignatureKeys(c.predecessor_current)));
+    return supersessions_.Insert({.predecessor_id = c.predecessor.memory_id,
+                                  .successor_id = successor_id,
+                                  .at_unix_ms = c.at_unix_ms,
+                                  .valid_from_unix_ms = c.valid_from_unix_ms});
+  }
+
+  // The memories that superseded `memory_id` (`successors`) or that it superseded.
+  absl::StatusOr<std::vector<SupersessionLink>> Links(int64_t memory_id, bool successors) {
+    std::vector<temporal::SupersessionRow> rows;
+    if (successors) {
+      ASSIGN_OR_RETURN(rows, supersessions_.Successors(memory_id));
+    } else {
+      ASSIGN_OR_RETURN(rows, supersessions_.Predecessors(memory_id));
+    }
+    std::vector<SupersessionLink> links;
+    for (const temporal::SupersessionRow& row : rows) {
+      const int64_t other_id = successors ? row.successor_id : row.predecessor_id;
+      ASSIGN_OR_RETURN(std::optional<temporal::IdentityRow> other,
+                       versions_.FindIdentityById(other_id));
+      // Purging either memory deletes the row (ON DELETE CASCADE).
+      if (!other) {
+        return absl::InternalError(absl::StrCat("supersession names no memory ", other_id));
+      }
+      links.push_back(
+          {.memory_id = other_id, .identity = other->identity, .at_unix_ms = row.at_unix_ms});
+    }
+    return links;
+  }
+
+  // `memory "category/key"`, with its workspace when not the global one, for messages.
+  static std::string MemoryName(const Identity& identity) {
+    return absl::StrCat("memory \"", identity.category, "/", identity.key, "\"",
+                        identity.workspace.empty() ? "" : " in workspace \"", identity.workspace,
+                        identity.workspace.empty() ? "" : "\"");
+  }
+
   std::unique_ptr<store::Db> db_;
   // Declared after db_, so it stops (with a final checkpoint) before db_ closes.
   std::unique_ptr<store::Checkpointer> checkpointer_;
@@ -540,6 +735,7 @@ class StoreImpl final : public Store {
   dedup::DedupIndex dedup_index_;
   dedup::DuplicateFinder finder_;
   recall::Recaller recaller_;
+  temporal::SupersessionTable supersessions_;
   bool signatures_complete_;
   int64_t merges_ = 0;
 };

@@ -1,6 +1,6 @@
 #pragma once
-// Finding the near-duplicate of a new memory: candidates from the band index, each verified
-// by exact character-trigram Jaccard.
+// Finding what a new memory resembles: candidates from the band index, each scored by exact
+// character-trigram Jaccard, and merged into only when the new memory adds nothing.
 
 #include <array>
 #include <cstdint>
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "dedup/content.h"
 #include "dedup/index.h"
 #include "store/db.h"
 #include "strata/strata.h"
@@ -22,7 +23,19 @@ inline constexpr size_t kMaxCandidates = 64;
 
 struct Match {
   int64_t memory_id = 0;
+  Identity identity;
   double similarity = 0;
+};
+
+// What a new memory's body resembles among the current memories of its scope.
+struct Resemblance {
+  // The memory it may be merged into: similarity at least the threshold, and the new body
+  // adds nothing to it (AddsNothing) and has at least kMinMergeUnits value units. The most
+  // similar such memory (ties: lowest id).
+  std::optional<Match> merge;
+  // Without a merge: the others at least that similar, most similar first (ties: lowest
+  // id), at most kMaxSimilar.
+  std::vector<Match> similar;
 };
 
 // Thread safety: as the Db it borrows.
@@ -31,11 +44,10 @@ class DuplicateFinder {
   DuplicateFinder(store::Db* db, double threshold)
       : db_(db), threshold_(threshold), index_(db), versions_(db) {}
 
-  // The current memory in `identity`'s category and workspace whose body is most similar to
-  // `body` (ties: lowest id), if the character-trigram Jaccard similarity of their normal JSON
-  // is at least the threshold. Candidates share one of `keys` (the body's BandKeys).
-  absl::StatusOr<std::optional<Match>> Find(const Identity& identity, const text::ParsedBody& body,
-                                            const std::vector<int64_t>& keys);
+  // What `body` (with `units`, its Analyze) resembles in `identity`'s category and
+  // workspace. Candidates share one of `keys` (the body's BandKeys).
+  absl::StatusOr<Resemblance> Find(const Identity& identity, const text::ParsedBody& body,
+                                   const ContentUnits& units, const std::vector<int64_t>& keys);
 
   double threshold() const { return threshold_; }
   // Counters since construction, for stats.

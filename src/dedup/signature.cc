@@ -3,74 +3,67 @@
 #include <algorithm>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "util/hash.h"
 
 namespace strata::dedup {
 namespace {
 
-// splitmix64's finalizer: a fast bijective mix of 64 bits.
-uint64_t Mix(uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebull;
-  x ^= x >> 31;
-  return x;
-}
-
-bool IsWordByte(unsigned char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c >= 0x80;
-}
-
-// Hashes of the distinct words of `text` (ASCII-lowercased runs of letters, digits and
-// non-ASCII bytes).
-std::vector<uint64_t> WordHashes(std::string_view text) {
-  std::vector<uint64_t> words;
-  std::string word;
-  for (size_t i = 0; i <= text.size(); ++i) {
-    const unsigned char c = i < text.size() ? static_cast<unsigned char>(text[i]) : ' ';
-    if (IsWordByte(c)) {
-      word.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a')
-                                          : static_cast<char>(c));
-    } else if (!word.empty()) {
-      words.push_back(Mix(Fnv1a64(word)));
-      word.clear();
+// Appends `bands` band keys of the MinHash signature of `items` (distinct hashes), each band
+// of kRowsPerBand rows. `salt` keeps the keys of different signatures of one body apart.
+void AppendBands(const std::vector<uint64_t>& items, int bands, uint64_t scope, uint64_t salt,
+                 std::vector<int64_t>& keys) {
+  if (items.empty()) return;
+  constexpr int kMaxRows = std::max(kBands, kShortBands) * kRowsPerBand;
+  const int rows = bands * kRowsPerBand;
+  std::array<uint64_t, kMaxRows> minimum;
+  minimum.fill(std::numeric_limits<uint64_t>::max());
+  for (uint64_t item : items) {
+    for (int i = 0; i < rows; ++i) {
+      // Hash function i: the mix of the item salted with i.
+      minimum[i] = std::min(minimum[i], Mix64(item ^ (0x9e3779b97f4a7c15ull * (i + 1))));
     }
   }
-  std::sort(words.begin(), words.end());
-  words.erase(std::unique(words.begin(), words.end()), words.end());
-  return words;
+  for (int band = 0; band < bands; ++band) {
+    uint64_t key = Mix64(scope ^ salt ^ (static_cast<uint64_t>(band) + 1) * 0xd6e8feb86659fd93ull);
+    for (int row = 0; row < kRowsPerBand; ++row) {
+      key = Mix64(key ^ minimum[band * kRowsPerBand + row]);
+    }
+    keys.push_back(static_cast<int64_t>(key));
+  }
+}
+
+// The distinct ordered pairs of adjacent terms.
+std::vector<uint64_t> Shingles(const std::vector<uint64_t>& terms) {
+  std::vector<uint64_t> pairs;
+  if (terms.size() < 2) return pairs;
+  pairs.reserve(terms.size() - 1);
+  for (size_t i = 0; i + 1 < terms.size(); ++i) {
+    pairs.push_back(Mix64(terms[i] ^ Mix64(terms[i + 1] + 0x2545f4914f6cdd1dull)));
+  }
+  std::sort(pairs.begin(), pairs.end());
+  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+  return pairs;
 }
 
 }  // namespace
 
 uint64_t ScopeHash(std::string_view category, std::string_view workspace) {
-  return Mix(Fnv1a64(category) * 31 + Fnv1a64(workspace));
+  return Mix64(Fnv1a64(category) * 31 + Fnv1a64(workspace));
 }
 
-std::vector<int64_t> BandKeys(std::string_view text, uint64_t normal_hash, uint64_t scope) {
+std::vector<int64_t> BandKeys(const ContentUnits& units, uint64_t normal_hash, uint64_t scope) {
   std::vector<int64_t> keys;
-  keys.reserve(kBands + 1);
-  const std::vector<uint64_t> words = WordHashes(text);
-  if (!words.empty()) {
-    std::array<uint64_t, kHashes> minimum;
-    minimum.fill(std::numeric_limits<uint64_t>::max());
-    for (uint64_t w : words) {
-      for (int i = 0; i < kHashes; ++i) {
-        // Hash function i: the mix of the word hash salted with i.
-        minimum[i] = std::min(minimum[i], Mix(w ^ (0x9e3779b97f4a7c15ull * (i + 1))));
-      }
-    }
-    for (int band = 0; band < kBands; ++band) {
-      uint64_t key = Mix(scope ^ (static_cast<uint64_t>(band) + 1) * 0xd6e8feb86659fd93ull);
-      for (int row = 0; row < kRowsPerBand; ++row) {
-        key = Mix(key ^ minimum[band * kRowsPerBand + row]);
-      }
-      keys.push_back(static_cast<int64_t>(key));
-    }
+  keys.reserve(kBands + kShortBands);
+  AppendBands(Shingles(units.terms), kBands, scope, 0, keys);
+  if (units.units.size() <= kShortUnits) {
+    AppendBands(units.units, kShortBands, scope, 0x8cb92ba72f3d8dd7ull, keys);
   }
-  keys.push_back(static_cast<int64_t>(Mix(scope ^ Mix(normal_hash ^ 0x5bd1e995ull))));
+  // Identical bodies share every band; only a body with nothing to band needs its content.
+  if (keys.empty()) {
+    keys.push_back(static_cast<int64_t>(Mix64(scope ^ Mix64(normal_hash ^ 0x5bd1e995ull))));
+  }
   return keys;
 }
 

@@ -1,32 +1,42 @@
 #pragma once
-// Near-duplicate signatures: MinHash over a body's words, banded for LSH, and the exact
-// character-trigram Jaccard that confirms a candidate.
+// Near-duplicate signatures: MinHash over what a body says, banded for LSH, and the exact
+// character-trigram Jaccard that scores a candidate.
 
 #include <array>
 #include <cstdint>
 #include <string_view>
 #include <vector>
 
+#include "dedup/content.h"
+
 namespace strata::dedup {
 
-// 16 bands of 4 MinHash rows. Two bodies whose word sets have Jaccard similarity s share at
-// least one band key with probability 1 - (1 - s^4)^16: 0.96 at s = 0.65, 0.9998 at s = 0.8.
-// Bodies near the trigram threshold (0.70) mostly have word similarity 0.65 and up. Unrelated
-// bodies (s ~ 0.03) share a band once in ~1.2 million comparisons.
-inline constexpr int kBands = 16;
+// 8 bands of 4 MinHash rows over a body's shingles: ordered pairs of adjacent content terms
+// ("prefer go", "go new"). Two bodies whose shingle sets have Jaccard similarity s share a
+// band with probability 1 - (1 - s^4)^8: 0.89 at s = 0.7, 0.985 at 0.8, 0.9997 at 0.9; one
+// word changed in 40 leaves s near 0.9, and filler words are not terms. Pairs, unlike single
+// words, separate bodies drawn from a small shared vocabulary: two random 80-word bodies over
+// 60 words share most of their words but few of their ~3,600 possible pairs (s ~ 0.01), a
+// band about once in 10^7 comparisons. Each band key is a row in a B-tree that a write
+// updates at a random place (a page written per key), so there are no more bands than
+// recall needs.
+inline constexpr int kBands = 8;
 inline constexpr int kRowsPerBand = 4;
-inline constexpr int kHashes = kBands * kRowsPerBand;
+// A short body (at most kShortUnits units) has too few pairs to band: it also gets 8 bands
+// of 4 rows over its units, so that `similar` still finds its near twins.
+inline constexpr int kShortBands = 8;
+inline constexpr size_t kShortUnits = 24;
 // Changes whenever the keys a body produces change; stored signatures of another scheme are
 // rebuilt.
-inline constexpr char kScheme[] = "minhash-values-16x4-v2";
+inline constexpr char kScheme[] = "minhash-pairs-8x4-units-8x4-v3";
 
 // The scope a body is deduplicated in: its category and workspace.
 uint64_t ScopeHash(std::string_view category, std::string_view workspace);
 
-// The band keys of `text` (a body's scalar values, text::ParsedBody::values) within `scope`,
-// plus (last) the exact-content key derived from `normal_hash`. Deterministic across runs and
-// platforms: keys are stored.
-std::vector<int64_t> BandKeys(std::string_view text, uint64_t normal_hash, uint64_t scope);
+// The band keys of a body with `units` (Analyze) within `scope`; a body without terms or
+// units has one key instead, derived from `normal_hash` (exact copies still meet).
+// Deterministic across runs and platforms: keys are stored.
+std::vector<int64_t> BandKeys(const ContentUnits& units, uint64_t normal_hash, uint64_t scope);
 
 // The sorted, distinct character trigrams of `text` after lowercasing ASCII and collapsing
 // whitespace, each packed into 24 bits.

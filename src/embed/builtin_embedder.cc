@@ -1,7 +1,5 @@
 #include "embed/builtin_embedder.h"
 
-#include <libstemmer.h>
-
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -12,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "embed/lexicon/feature_ids.h"
 #include "embed/lexicon/lexicon.h"
+#include "text/analyzer.h"
 #include "text/fts_query.h"
 #include "util/hash.h"
 #include "util/sv.h"
@@ -34,52 +33,6 @@ constexpr std::string_view kMoreStopWords[] = {
 bool IsStopWord(std::string_view word) {
   return text::IsStopWord(word) || std::find(std::begin(kMoreStopWords), std::end(kMoreStopWords),
                                              word) != std::end(kMoreStopWords);
-}
-
-// Lowercase ASCII words; digits and non-ASCII bytes belong to words too.
-std::vector<std::string> Words(std::string_view text) {
-  std::vector<std::string> words;
-  std::string word;
-  auto flush = [&] {
-    if (!word.empty() && word.size() <= 40) words.push_back(word);
-    word.clear();
-  };
-  for (char ch : text) {
-    const unsigned char c = static_cast<unsigned char>(ch);
-    if (c >= 'A' && c <= 'Z') {
-      word += static_cast<char>(c - 'A' + 'a');
-    } else if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c >= 0x80) {
-      word += ch;
-    } else {
-      flush();
-    }
-  }
-  flush();
-  return words;
-}
-
-// A Snowball English stemmer per thread: sb_stemmer keeps state between calls.
-class Stemmer {
- public:
-  Stemmer() : stemmer_(sb_stemmer_new("english", "UTF_8")) {}
-  ~Stemmer() { sb_stemmer_delete(stemmer_); }
-  Stemmer(const Stemmer&) = delete;
-  Stemmer& operator=(const Stemmer&) = delete;
-
-  std::string Stem(std::string_view word) {
-    const sb_symbol* out = sb_stemmer_stem(
-        stemmer_, reinterpret_cast<const sb_symbol*>(word.data()), static_cast<int>(word.size()));
-    if (out == nullptr) return std::string(word);
-    return std::string(reinterpret_cast<const char*>(out), sb_stemmer_length(stemmer_));
-  }
-
- private:
-  sb_stemmer* stemmer_;
-};
-
-Stemmer& ThreadStemmer() {
-  thread_local Stemmer stemmer;
-  return stemmer;
 }
 
 uint64_t Mix(uint64_t x) {
@@ -122,11 +75,10 @@ class BuiltinEmbedder final : public Embedder {
   }
 
   void EmbedOne(std::string_view text, std::span<float> v) const {
-    Stemmer& stemmer = ThreadStemmer();
     // Repeated words count sublinearly: 1 + ln(tf).
     absl::flat_hash_map<std::string, int> counts;
     std::vector<std::string> order;  // Content words in text order (for bigrams).
-    for (std::string& word : Words(text)) {
+    for (std::string& word : text::Words(text)) {
       if (IsStopWord(word)) continue;
       if (++counts[word] == 1) order.push_back(word);
     }
@@ -135,7 +87,7 @@ class BuiltinEmbedder final : public Embedder {
     std::string previous_stem;
     for (const std::string& word : order) {
       const float tf = 1.0f + std::log(static_cast<float>(counts[word]));
-      const std::string stem = stemmer.Stem(word);
+      const std::string stem = text::Stem(word);
       Add(Kind::kStem, TermId(stem, TermRelation::kSame), tf, v);
       if (weights_.bigram > 0 && !previous_stem.empty()) {
         Add(Kind::kBigram, Fnv1a64(absl::StrCat(previous_stem, " ", stem)), tf * weights_.bigram,

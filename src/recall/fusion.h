@@ -1,5 +1,5 @@
 #pragma once
-// Reciprocal rank fusion of the keyword and dense arms (DESIGN.md §5).
+// Reciprocal rank fusion of the keyword and dense arms (docs/design.md §5).
 
 #include <cstdint>
 #include <optional>

@@ -49,6 +49,14 @@ std::string ScopeSql(const RecallRequest& request, bool walk_needed) {
   } else {
     absl::StrAppend(&sql, " AND v.superseded_at_unix_ms IS NULL");
   }
+  // A memory superseded by another (temporal/supersession_table.h) is not recalled, as
+  // believed from the correction on, unless rewritten since; with valid_at, only from the
+  // successor's valid_from on (before it, the predecessor was still true).
+  absl::StrAppend(&sql,
+                  " AND NOT EXISTS (SELECT 1 FROM supersessions s WHERE s.predecessor_id = "
+                  "v.memory_id AND s.at_unix_ms >= v.recorded_at_unix_ms",
+                  request.as_of_unix_ms || walk_needed ? " AND s.at_unix_ms <= :tx" : "",
+                  walk_needed ? " AND s.valid_from_unix_ms <= :valid" : "", ")");
   const RecallFilters& f = request.filters;
   if (f.category) absl::StrAppend(&sql, " AND m.category = :category");
   if (f.workspace) absl::StrAppend(&sql, " AND m.workspace = :workspace");

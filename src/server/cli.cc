@@ -35,6 +35,7 @@ usage:
   strata [serve] [options]          speak MCP on stdin/stdout (what an agent host runs)
   strata remember --category C --key K (--body TEXT | --body-json JSON)
                   [--type T] [--tags a,b] [--workspace W] [--valid-from T] [--valid-to T]
+                  [--supersedes CATEGORY/KEY | --supersedes-category C --supersedes-key K]
   strata recall [QUERY] [--limit N] [--category C] [--type T] [--tags a,b]
                 [--workspace W] [--as-of T] [--valid-at T]
   strata history CATEGORY KEY [--workspace W] [--limit N]
@@ -54,8 +55,8 @@ options:
   --compat perseus-vault list tools under their Perseus Vault names
   --tool-prefix P        list canonical tools as P<name>
   --max-line-bytes N     longest accepted MCP message (default 8388608)
-  --dedup-threshold X    merge a new memory into one whose text is at least this similar
-                         (character-trigram Jaccard, default 0.70; 1 merges exact copies only)
+  --dedup-threshold X    merge a new memory that adds nothing into one whose text is at
+                         least this similar (character-trigram Jaccard, default 0.70)
   --embedder SPEC        who turns text into vectors for dense and hybrid recall: builtin
                          (default; no model, no network), openai:url=U,model=M,dim=N,
                          ollama:url=U,model=M,dim=N, or none (keyword recall only)
@@ -164,6 +165,36 @@ std::string Preview(const json& version, size_t max_chars) {
   return text;
 }
 
+// `supersedes` of remember from --supersedes CATEGORY/KEY (split at the first '/') or
+// --supersedes-category and --supersedes-key; false (with `error`) when malformed.
+bool SupersedesOption(const CommandLine& cl, json& args, std::string& error) {
+  const std::string both = Option(cl, "supersedes");
+  const std::string category = Option(cl, "supersedes-category");
+  const std::string key = Option(cl, "supersedes-key");
+  if (both.empty() && category.empty() && key.empty()) return true;
+  if (!both.empty()) {
+    const size_t slash = both.find('/');
+    if (!category.empty() || !key.empty() || slash == std::string::npos || slash == 0 ||
+        slash + 1 == both.size()) {
+      error = "--supersedes: give CATEGORY/KEY (or --supersedes-category and --supersedes-key)";
+      return false;
+    }
+    args["supersedes"] = {{"category", both.substr(0, slash)}, {"key", both.substr(slash + 1)}};
+    return true;
+  }
+  if (category.empty() || key.empty()) {
+    error = "--supersedes-category and --supersedes-key: give both";
+    return false;
+  }
+  args["supersedes"] = {{"category", category}, {"key", key}};
+  return true;
+}
+
+// "category/key" of a link in the results of remember and history.
+std::string LinkName(const json& link) {
+  return link["category"].get<std::string>() + "/" + link["key"].get<std::string>();
+}
+
 void PrintText(const std::string& command, const json& r) {
   if (command == "remember") {
     std::cout << r["action"].get<std::string>() << " " << r["category"].get<std::string>() << "/"
@@ -175,6 +206,13 @@ void PrintText(const std::string& command, const json& r) {
                   r["merged_into"]["key"].get<std::string>().c_str(),
                   r["similarity"].get<double>() * 100);
     }
+    if (r.contains("similar")) {
+      for (const json& m : r["similar"]) {
+        std::printf("  similar to %s: %.0f%% (kept: it adds to it)\n", LinkName(m).c_str(),
+                    m["similarity"].get<double>() * 100);
+      }
+    }
+    if (r.contains("supersedes")) std::cout << "  supersedes " << LinkName(r["supersedes"]) << "\n";
   } else if (command == "recall") {
     if (r["items"].empty()) std::cout << "no memories found\n";
     int n = 0;
@@ -199,6 +237,12 @@ void PrintText(const std::string& command, const json& r) {
                 << Time(v["valid_to"]) << "\n      " << Preview(v, 160) << "\n";
     }
     for (const json& t : r["forgotten_at"]) std::cout << "  forgotten at " << Time(t) << "\n";
+    for (const json& link : r["successors"]) {
+      std::cout << "  superseded by " << LinkName(link) << " at " << Time(link["at"]) << "\n";
+    }
+    for (const json& link : r["predecessors"]) {
+      std::cout << "  supersedes " << LinkName(link) << " since " << Time(link["at"]) << "\n";
+    }
   } else {
     std::cout << "memories: " << r["active_memories"] << " active, " << r["forgotten_memories"]
               << " forgotten; versions: " << r["versions"] << "\n";
@@ -221,6 +265,10 @@ int RunCommand(const CommandLine& cl, tools::ToolRegistry& registry) {
                  "valid-to", "source", "dedup"},
                 args);
     if (cl.options.count("body")) args["body"] = Option(cl, "body");
+    if (std::string error; !SupersedesOption(cl, args, error)) {
+      std::cerr << "strata remember: " << error << "\n";
+      return 2;
+    }
   } else if (c == "recall") {
     std::string query;
     for (const std::string& word : cl.positional)
@@ -383,8 +431,9 @@ int Main(int argc, char** argv) {
         "category", "key",        "body",       "body-json",   "type",
         "tags",     "workspace",  "valid-from", "valid-to",    "source",
         "limit",    "as-of",      "valid-at",   "mode",        "dedup-threshold",
-        "dedup",    "embedder",   "queries"};
-    if (std::find(std::begin(kKnown), std::end(kKnown), name) == std::end(kKnown)) {
+        "dedup",    "embedder",   "queries",    "supersedes",  "supersedes-key"};
+    if (std::find(std::begin(kKnown), std::end(kKnown), name) == std::end(kKnown) &&
+        name != "supersedes-category") {
       std::cerr << "strata: unknown option --" << name << "\n\n" << kUsage;
       return 2;
     }

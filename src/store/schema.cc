@@ -130,6 +130,19 @@ BEGIN
     WHERE name = 'version_id_deleted_high_water' AND CAST(value AS INTEGER) < OLD.id;
 END;
 )sql",
+      // 6: explicit corrections (`remember` with `supersedes`): temporal/supersession_table.h.
+      // Each correction of a memory is at a distinct instant, its own next event time.
+      R"sql(
+CREATE TABLE supersessions (
+  predecessor_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+  successor_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+  at_unix_ms INTEGER NOT NULL,
+  -- The successor's valid_from: the predecessor is not true from here on.
+  valid_from_unix_ms INTEGER NOT NULL,
+  PRIMARY KEY (predecessor_id, at_unix_ms)
+) WITHOUT ROWID;
+CREATE INDEX supersessions_by_successor ON supersessions (successor_id);
+)sql",
   };
   return *kMigrations;
 }

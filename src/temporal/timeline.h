@@ -1,5 +1,5 @@
 #pragma once
-// The time-axis rules of DESIGN.md §3 as pure functions over one identity's history.
+// The time-axis rules of docs/design.md §3 as pure functions over one identity's history.
 
 #include <cstdint>
 #include <optional>

@@ -8,19 +8,28 @@
 namespace strata::text {
 namespace {
 
-// Appends the string values of `value` (and, with `scalars`, its numbers and booleans too),
-// depth first, newline-separated.
-void Collect(const nlohmann::json& value, bool scalars, std::string& out) {
+// Appends the string values of `value`, depth first, newline-separated.
+void Collect(const nlohmann::json& value, std::string& out) {
   if (value.is_structured()) {
-    for (const auto& child : value) Collect(child, scalars, out);
+    for (const auto& child : value) Collect(child, out);
     return;
   }
-  if (!value.is_string() && !(scalars && (value.is_number() || value.is_boolean()))) return;
+  if (!value.is_string()) return;
   if (!out.empty()) out += '\n';
-  if (value.is_string()) {
-    out += value.get_ref<const std::string&>();
-  } else {
-    out += value.dump();
+  out += value.get_ref<const std::string&>();
+}
+
+// Appends every scalar of `value` but null, depth first, with the member holding it.
+void CollectValues(const nlohmann::json& value, const std::string& member,
+                   std::vector<BodyValue>& out) {
+  if (value.is_object()) {
+    for (const auto& [name, child] : value.items()) CollectValues(child, name, out);
+  } else if (value.is_array()) {
+    for (const auto& child : value) CollectValues(child, member, out);
+  } else if (value.is_string()) {
+    out.push_back({.member = member, .value = value.get<std::string>(), .is_string = true});
+  } else if (value.is_number() || value.is_boolean()) {
+    out.push_back({.member = member, .value = value.dump()});
   }
 }
 
@@ -55,7 +64,7 @@ std::string BodyText(std::string_view body_json) {
   nlohmann::json parsed = nlohmann::json::parse(body_json, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_discarded()) return std::string(body_json);
   std::string out;
-  Collect(parsed, /*scalars=*/false, out);
+  Collect(parsed, out);
   return out;
 }
 
@@ -71,8 +80,8 @@ absl::StatusOr<ParsedBody> ParseBody(std::string_view body_json) {
   ParsedBody out;
   out.normal_json = parsed.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   out.normal_hash = Fnv1a64(out.normal_json);
-  Collect(parsed, /*scalars=*/false, out.text);
-  Collect(parsed, /*scalars=*/true, out.values);
+  Collect(parsed, out.text);
+  CollectValues(parsed, "", out.values);
   return out;
 }
 

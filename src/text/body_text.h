@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 
@@ -16,12 +17,20 @@ std::string BodyText(std::string_view body_json);
 // The deepest nesting of arrays and objects a body may have.
 inline constexpr int kMaxBodyDepth = 128;
 
+// One scalar value of a body and the object member that holds it.
+struct BodyValue {
+  std::string member;  // The nearest enclosing member's name ("" at the top level).
+  std::string value;   // A string's text, or a number's or boolean's JSON.
+  bool is_string = false;
+};
+
 // What the write path needs of a body, from one parse.
 struct ParsedBody {
   std::string normal_json;   // The compact serialization with object keys sorted.
   uint64_t normal_hash = 0;  // FNV-1a 64 of normal_json.
   std::string text;          // As BodyText: the string values, for the keyword index.
-  std::string values;        // Every scalar value (strings, numbers, booleans), one a line.
+  // Every scalar value (strings, numbers, booleans; not null), in normal_json's order.
+  std::vector<BodyValue> values;
 };
 
 // Parses `body_json`. Errors: InvalidArgument when it is not a JSON text or nests deeper than

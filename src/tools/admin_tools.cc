@@ -65,7 +65,7 @@ absl::StatusOr<json> GetStats(const ToolContext& ctx, const json&) {
 }
 
 // embed: vectors now for memories that have none yet. Perseus Vault clients send
-// batch_category / batch_limit, or category + key for one memory (COMPAT.md).
+// batch_category / batch_limit, or category + key for one memory (docs/compat.md).
 absl::StatusOr<json> Embed(const ToolContext& ctx, const json& args) {
   const Args a(args);
   EmbedRequest r;

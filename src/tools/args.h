@@ -13,7 +13,8 @@
 
 namespace strata::tools {
 
-// A view over a tool call's `arguments` object. Unknown members are ignored. Every string
+// A view over a tool call's `arguments` object. Unknown members are ignored here (the registry
+// refuses them in canonical calls first: CheckDefinedArguments in tools/tool.h). Every string
 // read, and every item of a string list, is at most MaxStringBytes(name) bytes
 // (tools/limits.h); a longer one is an InvalidArgument naming the argument and the bound.
 // Thread safety: immutable; borrows the JSON it reads.

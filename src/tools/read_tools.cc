@@ -77,6 +77,24 @@ absl::StatusOr<json> Get(const ToolContext& ctx, const json& args) {
   return LookupJson(identity, *version, ctx.dialect);
 }
 
+// The other ends of a memory's explicit corrections (supersedes).
+json LinksJson(const std::vector<SupersessionLink>& links) {
+  json out = json::array();
+  for (const SupersessionLink& link : links) {
+    out.push_back(MemoryRefJson(link.memory_id, link.identity));
+    out.back()["at"] = link.at_unix_ms;
+  }
+  return out;
+}
+
+// `what`: which memories they are.
+json LinksSchema(const char* what) {
+  const json at = {{"type", "integer"}, {"description", "When the correction was recorded"}};
+  return {{"type", "array"},
+          {"description", absl::StrCat(what, " (remember with supersedes), oldest first")},
+          {"items", MemoryRefSchema("", {{"at", at}})}};
+}
+
 absl::StatusOr<json> History(const ToolContext& ctx, const json& args) {
   const Args a(args);
   ASSIGN_OR_RETURN(Identity identity, ReadIdentity(a));
@@ -92,6 +110,8 @@ absl::StatusOr<json> History(const ToolContext& ctx, const json& args) {
     out["total"] = 0;
     out["returned"] = 0;
     out["forgotten_at"] = json::array();
+    out["successors"] = json::array();
+    out["predecessors"] = json::array();
     return out;
   }
   if (!page.ok()) return page.status();
@@ -102,6 +122,8 @@ absl::StatusOr<json> History(const ToolContext& ctx, const json& args) {
   out["versions"] = std::move(versions);
   out["total"] = page->total;
   out["forgotten_at"] = page->retracted_at_unix_ms;
+  out["successors"] = LinksJson(page->successors);
+  out["predecessors"] = LinksJson(page->predecessors);
   return out;
 }
 
@@ -188,7 +210,9 @@ std::vector<ToolSpec> ReadTools() {
                           {"versions", {{"type", "array"}, {"items", VersionSchema()}}},
                           {"total", {{"type", "integer"}}},
                           {"returned", {{"type", "integer"}}},
-                          {"forgotten_at", {{"type", "array"}, {"items", {{"type", "integer"}}}}}}},
+                          {"forgotten_at", {{"type", "array"}, {"items", {{"type", "integer"}}}}},
+                          {"successors", LinksSchema("Memories that superseded this one")},
+                          {"predecessors", LinksSchema("Memories this one superseded")}}},
                         {"required", json::array({"found", "versions", "total", "returned"})}},
       .annotations = kReadOnly(),
       .handler = History,

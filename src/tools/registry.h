@@ -16,7 +16,7 @@
 namespace strata::tools {
 
 struct RegistryOptions {
-  // tools/list shows the perseus_vault_* names (COMPAT.md) instead of the canonical ones.
+  // tools/list shows the perseus_vault_* names (docs/compat.md) instead of the canonical ones.
   bool list_perseus_names = false;
   // Prepended to canonical names in tools/list and accepted in calls, e.g. "strata_".
   std::string prefix;

@@ -69,6 +69,24 @@ json VersionSchema() {
   };
 }
 
+json MemoryRefJson(int64_t memory_id, const Identity& identity) {
+  return {{"id", memory_id},
+          {"category", identity.category},
+          {"key", identity.key},
+          {"workspace", identity.workspace}};
+}
+
+json MemoryRefSchema(const std::string& description, json extra) {
+  json properties = {{"id", {{"type", "integer"}}},
+                     {"category", {{"type", "string"}}},
+                     {"key", {{"type", "string"}}},
+                     {"workspace", {{"type", "string"}}}};
+  properties.update(extra);
+  json schema = {{"type", "object"}, {"properties", std::move(properties)}};
+  if (!description.empty()) schema["description"] = description;
+  return schema;
+}
+
 absl::StatusOr<Identity> ReadIdentity(const Args& args) {
   Identity identity;
   absl::StatusOr<std::string> category = args.RequiredString("category");

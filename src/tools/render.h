@@ -1,6 +1,7 @@
 #pragma once
 // Library values as tool JSON, and the JSON Schema fragments that describe them.
 
+#include <cstdint>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -20,6 +21,12 @@ nlohmann::json VersionJson(const Version& version, Dialect dialect);
 
 // The JSON Schema of VersionJson's object.
 nlohmann::json VersionSchema();
+
+// A reference to a memory: {id, category, key, workspace}, and its schema with `extra`
+// properties added (e.g. a similarity).
+nlohmann::json MemoryRefJson(int64_t memory_id, const Identity& identity);
+nlohmann::json MemoryRefSchema(const std::string& description,
+                               nlohmann::json extra = nlohmann::json::object());
 
 // Reads category, key and workspace (default "").
 absl::StatusOr<Identity> ReadIdentity(const Args& args);

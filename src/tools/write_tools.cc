@@ -1,6 +1,7 @@
 // remember, remember_batch, forget, purge.
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -15,8 +16,53 @@ namespace {
 
 using nlohmann::json;
 
-// The body as a JSON text: `body` (any JSON value) or `body_json` (a JSON text; text that is
-// not JSON is kept as a JSON string).
+// Finds where a JSON text stops parsing, without nlohmann's exceptions.
+class SyntaxCheck final : public nlohmann::json_sax<json> {
+ public:
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override { return true; }
+  bool key(string_t&) override { return true; }
+  bool end_object() override { return true; }
+  bool start_array(std::size_t) override { return true; }
+  bool end_array() override { return true; }
+  bool parse_error(std::size_t position, const std::string&,
+                   const nlohmann::detail::exception& error) override {
+    // nlohmann counts from 1 and says "[json.exception.parse_error.101] parse error at line 1,
+    // column 9: syntax error while parsing object key - unexpected '}'; ...": keep the reason.
+    offset_ = position > 0 ? position - 1 : 0;
+    std::string_view what = error.what();
+    if (const size_t dash = what.find(" - "); dash != std::string_view::npos) {
+      what.remove_prefix(dash + 3);
+    }
+    // The last token read can be a whole unterminated string.
+    constexpr size_t kMaxReasonBytes = 120;
+    reason_ = what.size() <= kMaxReasonBytes ? std::string(what)
+                                             : std::string(what.substr(0, kMaxReasonBytes)) + "...";
+    return false;
+  }
+
+  // OK, or the InvalidArgument for a text that is not JSON.
+  absl::Status Check(const std::string& text) {
+    if (json::sax_parse(text, this)) return absl::OkStatus();
+    return absl::InvalidArgumentError(
+        absl::StrCat("body_json: not a JSON text (syntax error at byte ", offset_, ": ", reason_,
+                     "); give text that is not JSON as body, a string"));
+  }
+
+ private:
+  size_t offset_ = 0;  // From 0.
+  std::string reason_;
+};
+
+// The body as a JSON text: `body` (any JSON value) or `body_json` (a JSON text). A Perseus
+// Vault body_json that is not JSON reaches here as `body` (registry.cc); a canonical one is
+// refused, since storing it as a string would hide a client's broken JSON.
 absl::StatusOr<std::string> ReadBody(const Args& args) {
   const json* body = args.Raw("body");
   const json* body_json = args.Raw("body_json");
@@ -30,7 +76,6 @@ absl::StatusOr<std::string> ReadBody(const Args& args) {
           "body_json: must be a string holding JSON text, got ", JsonTypeName(*body_json)));
     }
     text = body_json->get<std::string>();
-    if (!json::accept(text)) text = json(text).dump();
   } else if (body != nullptr) {
     text = body->dump(-1, ' ', false, json::error_handler_t::replace);
   } else {
@@ -41,7 +86,36 @@ absl::StatusOr<std::string> ReadBody(const Args& args) {
     return absl::InvalidArgumentError(
         absl::StrCat("body: at most ", kMaxBodyBytes, " bytes, got ", text.size()));
   }
+  if (body_json != nullptr) RETURN_IF_ERROR(SyntaxCheck().Check(text));
   return text;
+}
+
+// `supersedes`: {category, key[, workspace]}, the memory a write corrects. Its workspace
+// defaults to that of the memory written.
+absl::StatusOr<std::optional<Identity>> ReadSupersedes(const Args& args, const Identity& writer) {
+  const json* supersedes = args.Raw("supersedes");
+  if (supersedes == nullptr || supersedes->is_null()) return std::nullopt;
+  if (!supersedes->is_object()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "supersedes: must be an object {category, key[, workspace]} naming the memory this one "
+        "corrects, got ",
+        JsonTypeName(*supersedes)));
+  }
+  const Args target(*supersedes);
+  Identity identity;
+  for (auto [name, field] : {std::pair{"category", &identity.category}, {"key", &identity.key}}) {
+    absl::StatusOr<std::string> value = target.RequiredString(name);
+    if (!value.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("supersedes.", value.status().message()));
+    }
+    *field = *std::move(value);
+  }
+  absl::StatusOr<std::optional<std::string>> workspace = target.OptionalString("workspace");
+  if (!workspace.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("supersedes.", workspace.status().message()));
+  }
+  identity.workspace = workspace->value_or(writer.workspace);
+  return identity;
 }
 
 absl::StatusOr<WriteRequest> ReadWrite(const json& object) {
@@ -63,6 +137,7 @@ absl::StatusOr<WriteRequest> ReadWrite(const json& object) {
   ASSIGN_OR_RETURN(std::optional<bool> dedup, args.OptionalBool("dedup"));
   ASSIGN_OR_RETURN(std::optional<bool> skip_dedup, args.OptionalBool("skip_dedup"));
   r.dedup = dedup.value_or(true) && !skip_dedup.value_or(false);
+  ASSIGN_OR_RETURN(r.supersedes, ReadSupersedes(args, r.identity));
   return r;
 }
 
@@ -84,11 +159,19 @@ json WriteResultJson(const WriteRequest& request, const WriteResult& result) {
       {"deduped", result.action == WriteAction::kDeduped},
   };
   if (result.action == WriteAction::kDeduped) {
-    out["merged_into"] = {{"id", v.memory_id},
-                          {"category", v.identity.category},
-                          {"key", v.identity.key},
-                          {"workspace", v.identity.workspace}};
+    out["merged_into"] = MemoryRefJson(v.memory_id, v.identity);
     out["similarity"] = result.similarity.value_or(1.0);
+  }
+  if (const std::optional<SupersessionLink>& s = result.supersedes) {
+    out["supersedes"] = MemoryRefJson(s->memory_id, s->identity);
+  }
+  if (result.action == WriteAction::kCreated) {
+    json similar = json::array();
+    for (const SimilarMemory& m : result.similar) {
+      similar.push_back(MemoryRefJson(m.memory_id, m.identity));
+      similar.back()["similarity"] = m.similarity;
+    }
+    out["similar"] = std::move(similar);
   }
   return out;
 }
@@ -111,6 +194,18 @@ json WriteInputProps() {
                     {"description",
                      "false stores the memory even if it nearly duplicates "
                      "another (default true)."}};
+  props["supersedes"] = {
+      {"type", "object"},
+      {"description",
+       "The memory this one corrects or replaces: its valid period ends where this one's "
+       "begins (valid_from), recall stops returning it, and both histories name each other. "
+       "Its history and as_of reads from before are kept. It must exist and be current; an "
+       "error writes nothing."},
+      {"properties",
+       {{"category", StringProp("Category of the memory superseded.")},
+        {"key", StringProp("Key of the memory superseded.")},
+        {"workspace", StringProp("Its workspace (default: this memory's workspace).")}}},
+      {"required", json::array({"category", "key"})}};
   return props;
 }
 
@@ -122,16 +217,18 @@ json WriteResultSchema() {
              {{"type", "string"},
               {"enum", json::array({"created", "updated", "unchanged", "deduped"})}}},
             {"deduped", {{"type", "boolean"}}},
-            {"merged_into",
-             {{"type", "object"},
-              {"description", "On a merge: the memory that holds this body"},
-              {"properties",
-               {{"id", {{"type", "integer"}}},
-                {"category", {{"type", "string"}}},
-                {"key", {{"type", "string"}}}}}}},
+            {"merged_into", MemoryRefSchema("On a merge: the memory that holds this body")},
             {"similarity",
              {{"type", "number"},
               {"description", "On a merge: character-trigram Jaccard similarity, 0 to 1"}}},
+            {"similar",
+             {{"type", "array"},
+              {"description",
+               "On a new memory: stored memories it closely resembles but adds information to "
+               "(at most 5, most similar first). If it corrects one of them, remember again "
+               "with supersedes naming it."},
+              {"items", MemoryRefSchema("", {{"similarity", {{"type", "number"}}}})}}},
+            {"supersedes", MemoryRefSchema("With supersedes: the memory this write superseded")},
             {"id", {{"type", "integer"}}},
             {"category", {{"type", "string"}}},
             {"key", {{"type", "string"}}},
@@ -147,6 +244,17 @@ absl::StatusOr<json> Remember(const ToolContext& ctx, const json& args) {
   ASSIGN_OR_RETURN(WriteRequest request, ReadWrite(args));
   ASSIGN_OR_RETURN(WriteResult result, ctx.store->Remember(request));
   return WriteResultJson(request, result);
+}
+
+// An item of remember_batch. Canonical calls have its argument names checked here rather than
+// by the registry, so that an item with a name remember does not define fails alone.
+absl::StatusOr<WriteRequest> ReadBatchItem(const ToolContext& ctx, const json& item, size_t index) {
+  if (ctx.dialect == Dialect::kCanonical) {
+    const json& item_schema = ctx.tool->input_schema["properties"]["items"]["items"];
+    RETURN_IF_ERROR(
+        CheckDefinedArguments(*ctx.tool, item_schema, item, absl::StrCat("items[", index, "]")));
+  }
+  return ReadWrite(item);
 }
 
 absl::StatusOr<json> RememberBatch(const ToolContext& ctx, const json& args) {
@@ -165,7 +273,7 @@ absl::StatusOr<json> RememberBatch(const ToolContext& ctx, const json& args) {
   std::vector<WriteRequest> requests;
   std::vector<size_t> slot;
   for (size_t i = 0; i < items->size(); ++i) {
-    absl::StatusOr<WriteRequest> request = ReadWrite((*items)[i]);
+    absl::StatusOr<WriteRequest> request = ReadBatchItem(ctx, (*items)[i], i);
     if (request.ok()) {
       requests.push_back(*std::move(request));
       slot.push_back(i);
@@ -231,9 +339,12 @@ std::vector<ToolSpec> WriteTools() {
           "Store a memory under (category, key). Writing the same key again creates a new "
           "version and keeps the old one in history; an identical body changes nothing "
           "(action \"unchanged\"). A new key whose text nearly duplicates a memory of the same "
-          "category is merged into it (action \"deduped\", see merged_into) and reads by the "
-          "new key find that memory; dedup: false stores it anyway. Give valid_from/valid_to "
-          "when the fact was or will be true at other times than now.",
+          "category and adds nothing to it (no new word, number or value) is merged into it (action "
+          "\"deduped\", see merged_into) and reads by the new key find that memory; one that "
+          "adds something is stored, and `similar` lists the memories it resembles. dedup: "
+          "false skips the check. Give valid_from/valid_to "
+          "when the fact was or will be true at other times than now. To correct or replace "
+          "another memory, name it in supersedes: it stops being recalled.",
       .input_schema = {{"type", "object"},
                        {"properties", WriteInputProps()},
                        {"required", json::array({"category", "key"})}},

@@ -1,5 +1,5 @@
 // The libstrata facade through its public API: the write path, the time-axis reads of
-// DESIGN.md §3, forget and purge, history, batches, keyword recall, schema refusal, stats.
+// docs/design.md §3, forget and purge, history, batches, keyword recall, schema refusal, stats.
 
 #include "strata/strata.h"
 
@@ -129,7 +129,7 @@ class StoreTest : public ::testing::Test {
 };
 
 // ---------------------------------------------------------------------------------------------
-// The five scenarios of DESIGN.md §3.
+// The five scenarios of docs/design.md §3.
 
 class Scenario : public StoreTest {};
 
@@ -519,7 +519,7 @@ int RememberRejectsBody(const std::string& body) {
              : 1;
 }
 
-// DESIGN.md §9: bad input, deep nesting included, never kills the process; it gets a clear
+// docs/design.md §9: bad input, deep nesting included, never kills the process; it gets a clear
 // error. Run in a child process so that a crash fails this test only.
 TEST(RememberDeathTest, DeeplyNestedBodyIsRejectedWithoutCrashing) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
@@ -607,7 +607,7 @@ TEST_F(Forget, RecallNoLongerReturnsIt) {
 }
 
 // The forget below is recorded at kNow + 1 (one past the write, the clock having not moved).
-// DESIGN.md §3: valid_at(v) is bitemporal(now, v), and a forget ends belief "now": once
+// docs/design.md §3: valid_at(v) is bitemporal(now, v), and a forget ends belief "now": once
 // Forget has returned, reads "now" must not see the forgotten version, even while the clock
 // has not yet reached the bumped instant.
 TEST_F(Forget, ValidAtRightAfterASameMillisecondForgetFindsNothing) {

@@ -1,5 +1,5 @@
 // The temporal oracle: random histories driven through the real Store, every time-axis read
-// compared against a naive in-memory model written from the wording of DESIGN.md §3.
+// compared against a naive in-memory model written from the wording of docs/design.md §3.
 
 #include <algorithm>
 #include <cstdint>
@@ -97,7 +97,7 @@ class Model {
     return found;
   }
 
-  // bitemporal(tx, v), following DESIGN.md §3 word by word.
+  // bitemporal(tx, v), following docs/design.md §3 word by word.
   const ModelVersion* Bitemporal(int64_t tx, int64_t valid) const {
     // "the most recent forget at or before tx"
     std::optional<int64_t> last_forget;

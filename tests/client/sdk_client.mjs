@@ -34,7 +34,7 @@ const CANONICAL_TOOLS = [
   'remember', 'remember_batch', 'recall', 'get', 'history', 'as_of', 'valid_at', 'bitemporal',
   'forget', 'purge', 'embed', 'stats',
 ];
-// shared/COMPAT.md: the names a Perseus Vault client calls; remember_batch and purge have none.
+// docs/compat.md: the names a Perseus Vault client calls; remember_batch and purge have none.
 const PERSEUS_NAMES = {
   remember: 'perseus_vault_remember',
   recall: 'perseus_vault_recall',
@@ -357,7 +357,7 @@ function isMcpError(code, pattern) {
 const day = (iso) => Date.parse(`${iso}T00:00:00Z`);
 
 // ---------------------------------------------------------------------------------------------
-// Canonical tools: DESIGN.md §3's retroactive correction, every tool, every kind of error.
+// Canonical tools: docs/design.md §3's retroactive correction, every tool, every kind of error.
 
 async function canonicalSession(root) {
   const s = await check('canonical: the SDK connects to strata over stdio (initialize)',
@@ -413,12 +413,15 @@ async function canonicalSession(root) {
       assert.equal(r.action, 'unchanged');
       assert.equal(r.version, 2);
     });
-    await check('remember: a near-duplicate under a new key is merged (deduped)', async () => {
+    await check('remember: a short near-duplicate under a new key is kept and named similar', async () => {
+      // Five words: the meaning lives in the key too, so two keys are two facts.
       const r = await s.call('remember', { category: 'people', key: 'maria-title',
         body: { text: 'Maria is a staff engineer on the storage team.' } });
-      assert.equal(r.action, 'deduped');
-      assert.equal(r.merged_into?.key, identity.key);
-      assert.ok(r.similarity >= 0.7 && r.similarity <= 1, `similarity ${r.similarity}`);
+      assert.equal(r.action, 'created');
+      assert.equal(r.similar?.[0]?.key, identity.key);
+      assert.ok(r.similar[0].similarity >= 0.7 && r.similar[0].similarity <= 1,
+        `similarity ${r.similar[0].similarity}`);
+      await s.call('purge', { category: 'people', key: 'maria-title' });
     });
     await check('remember_batch: a result per item; a bad item fails alone', async () => {
       const r = await s.call('remember_batch', { items: [
@@ -554,7 +557,7 @@ async function canonicalSession(root) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// A Perseus Vault client (shared/COMPAT.md): its tool names, its argument names, its fields.
+// A Perseus Vault client (docs/compat.md): its tool names, its argument names, its fields.
 
 async function perseusSession(root) {
   const s = await check('perseus: the SDK connects to strata --compat perseus-vault',

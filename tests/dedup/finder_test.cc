@@ -1,5 +1,6 @@
 // Tests of dedup/finder.h and dedup/index.h against a real database: candidates from the band
-// index, verified by exact trigram Jaccard; the index's ordering and cap; aliases; the stored
+// index, verified by exact trigram Jaccard, merged into only when the new body adds nothing
+// and otherwise listed as similar; the index's ordering and cap; aliases; the stored
 // signature scheme.
 
 #include "dedup/finder.h"
@@ -7,16 +8,20 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <memory>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "dedup/content.h"
 #include "dedup/index.h"
 #include "dedup/signature.h"
 #include "store/db.h"
@@ -28,23 +33,46 @@
 #include "util/status_macros.h"
 
 namespace strata::dedup {
+
+// For failure messages.
+void PrintTo(const Match& match, std::ostream* os) {
+  *os << "{id " << match.memory_id << " " << match.identity.category << "/" << match.identity.key
+      << " similarity " << match.similarity << "}";
+}
+
+void PrintTo(const Resemblance& r, std::ostream* os) {
+  *os << "{merge ";
+  if (r.merge) {
+    PrintTo(*r.merge, os);
+  } else {
+    *os << "none";
+  }
+  *os << ", similar [";
+  for (const Match& m : r.similar) PrintTo(m, os);
+  *os << "]}";
+}
+
 namespace {
 
 using ::strata::testing::IsOk;
+using ::strata::testing::IsOkAndHolds;
 using ::testing::AllOf;
 using ::testing::Contains;
 using ::testing::DoubleEq;
 using ::testing::ElementsAre;
+using ::testing::ElementsAreArray;
 using ::testing::Eq;
 using ::testing::Field;
 using ::testing::IsEmpty;
 using ::testing::Not;
 using ::testing::Optional;
+using ::testing::SizeIs;
 
 constexpr int64_t kNow = 1772323200000;  // 2026-03-01T00:00:00Z
 
-// A body, a near-duplicate of it (one word changed), and one further from it (three words
-// changed); both are within the default threshold of the first.
+// A body; a near-duplicate with one word changed ("two" -> "three") and one further from it
+// (three words changed); both are within the default threshold of the first, and both add a
+// word to it, as it does to them.
 constexpr char kBackup[] =
     "The nightly backup of the billing database runs at two in the morning and keeps thirty "
     "days of snapshots in cold storage.";
@@ -54,8 +82,27 @@ constexpr char kBackupClose[] =
 constexpr char kBackupFar[] =
     "The nightly backup of the billing database now runs at three in the morning and keeps "
     "sixty days of snapshots in cold storage.";
+// kBackup reworded (filler words, punctuation, word forms): no new content word.
+constexpr char kBackupReworded[] =
+    "The nightly backups of the billing database really run at two in the morning, and also "
+    "keep thirty days of snapshots in cold storage!";
+// kBackup with one more word, and with two more: kBackup adds nothing to either.
+constexpr char kBackupEncrypted[] =
+    "The nightly backup of the billing database runs at two in the morning and keeps thirty "
+    "days of encrypted snapshots in cold storage.";
+constexpr char kBackupEncryptedOffsite[] =
+    "The nightly backup of the billing database runs at two in the morning and keeps thirty "
+    "days of encrypted snapshots in offsite cold storage.";
 constexpr char kUnrelated[] =
     "Alice prefers dark mode in every editor and turns off notifications during focus time.";
+// Issue 12's correction under a new key: one content word changed.
+constexpr char kMariaGo[] = "Maria leads the storage team and prefers Go for new services";
+constexpr char kMariaRust[] = "Maria leads the storage team and prefers Rust for new services";
+// A negation added or dropped: the fact reversed.
+constexpr char kDeployNot[] =
+    "The deploy pipeline does not run the integration tests on feature branches before merging.";
+constexpr char kDeploy[] =
+    "The deploy pipeline does run the integration tests on feature branches before merging.";
 
 Identity Id(std::string key, std::string category = "facts", std::string workspace = "") {
   return {
@@ -70,18 +117,40 @@ std::string Json(std::string_view text) {
   return out;
 }
 
-MATCHER_P(IsOkAndHolds, matcher, "") {
-  if (!arg.ok()) {
-    *result_listener << "status: " << arg.status();
-    return false;
-  }
-  return ::testing::ExplainMatchResult(matcher, *arg, result_listener);
-}
-
 // The similarity the finder computes for two bodies stored as JSON strings of these texts:
 // over their normal JSON, quotes included.
 double Similarity(std::string_view a, std::string_view b) {
   return Jaccard(Trigrams(Json(a)), Trigrams(Json(b)));
+}
+
+MATCHER_P2(IsMatch, memory_id, similarity, "") {
+  return ExplainMatchResult(
+      AllOf(Field(&Match::memory_id, memory_id), Field(&Match::similarity, DoubleEq(similarity))),
+      arg, result_listener);
+}
+
+MATCHER_P(HasId, memory_id, "") { return arg.memory_id == memory_id; }
+
+// A Resemblance that merges into `memory_id` at `similarity` (and so lists nothing as similar).
+MATCHER_P2(Merges, memory_id, similarity, "") {
+  return ExplainMatchResult(
+      AllOf(Field(&Resemblance::merge, Optional(IsMatch(memory_id, similarity))),
+            Field(&Resemblance::similar, IsEmpty())),
+      arg, result_listener);
+}
+
+// A Resemblance without a merge whose similar memories match `matcher`.
+MATCHER_P(OnlySimilar, matcher, "") {
+  return ExplainMatchResult(
+      AllOf(Field(&Resemblance::merge, Eq(std::nullopt)), Field(&Resemblance::similar, matcher)),
+      arg, result_listener);
+}
+
+// A Resemblance with neither a merge nor a similar memory.
+MATCHER(ResemblesNothing, "") {
+  return ExplainMatchResult(
+      AllOf(Field(&Resemblance::merge, Eq(std::nullopt)), Field(&Resemblance::similar, IsEmpty())),
+      arg, result_listener);
 }
 
 class DedupDbTest : public ::testing::Test {
@@ -98,7 +167,7 @@ class DedupDbTest : public ::testing::Test {
     absl::StatusOr<text::ParsedBody> body = text::ParseBody(body_json);
     EXPECT_OK(body);
     if (!body.ok()) return {};
-    return BandKeys(body->values, body->normal_hash, ScopeHash(scope.category, scope.workspace));
+    return BandKeys(Analyze(*body), body->normal_hash, ScopeHash(scope.category, scope.workspace));
   }
 
   // Stores a memory with one version of `body_json`, without indexing it; returns its id.
@@ -125,11 +194,11 @@ class DedupDbTest : public ::testing::Test {
     return id;
   }
 
-  // What a write of `body_json` to the new identity `identity` would be merged into.
-  absl::StatusOr<std::optional<Match>> Find(DuplicateFinder& finder, const Identity& identity,
-                                            std::string_view body_json) {
+  // What a write of `body_json` to the new identity `identity` resembles.
+  absl::StatusOr<Resemblance> Find(DuplicateFinder& finder, const Identity& identity,
+                                   std::string_view body_json) {
     ASSIGN_OR_RETURN(const text::ParsedBody body, text::ParseBody(body_json));
-    return finder.Find(identity, body, Keys(identity, body_json));
+    return finder.Find(identity, body, Analyze(body), Keys(identity, body_json));
   }
 
   strata::testing::TempDir dir_;
@@ -149,87 +218,200 @@ class FinderTest : public DedupDbTest {
   std::unique_ptr<DuplicateFinder> finder_;
 };
 
-MATCHER_P2(IsMatch, memory_id, similarity, "") {
-  return ExplainMatchResult(Optional(AllOf(Field(&Match::memory_id, memory_id),
-                                           Field(&Match::similarity, DoubleEq(similarity)))),
-                            arg, result_listener);
+// ---------------------------------------------------------------------------------------------
+// DuplicateFinder: what merges
+
+TEST_F(FinderTest, AnExactReStoreMergesWithSimilarityOne) {
+  ASSERT_OK_AND_ASSIGN(const int64_t id, Store(Id("backup"), Json(kBackup)));
+  EXPECT_THAT(Find(*finder_, Id("backup.again"), Json(kBackup)), IsOkAndHolds(Merges(id, 1.0)));
 }
 
-// ---------------------------------------------------------------------------------------------
-// DuplicateFinder
-
-TEST_F(FinderTest, FindsANearDuplicateWithItsTrigramSimilarity) {
+TEST_F(FinderTest, ARewordedReStoreWithNoNewContentWordMerges) {
   ASSERT_OK_AND_ASSIGN(const int64_t id, Store(Id("backup"), Json(kBackup)));
-  const double similarity = Similarity(kBackup, kBackupClose);
+  const double similarity = Similarity(kBackup, kBackupReworded);
   ASSERT_GE(similarity, 0.70);
   ASSERT_LT(similarity, 1.0);
-
-  ASSERT_OK_AND_ASSIGN(const std::optional<Match> match,
-                       Find(*finder_, Id("backup.schedule"), Json(kBackupClose)));
-  EXPECT_THAT(match, IsMatch(id, similarity));
+  EXPECT_THAT(Find(*finder_, Id("backup.reworded"), Json(kBackupReworded)),
+              IsOkAndHolds(Merges(id, similarity)));
 }
 
-TEST_F(FinderTest, FindsAnExactDuplicateWithSimilarityOne) {
-  ASSERT_OK_AND_ASSIGN(const int64_t id, Store(Id("backup"), Json(kBackup)));
-  ASSERT_OK_AND_ASSIGN(const std::optional<Match> match,
-                       Find(*finder_, Id("backup.again"), Json(kBackup)));
-  EXPECT_THAT(match, IsMatch(id, 1.0));
+TEST_F(FinderTest, ABodyThatSaysLessMerges) {
+  // kBackup lacks only "encrypted": it adds nothing to the memory that has it.
+  ASSERT_OK_AND_ASSIGN(const int64_t id, Store(Id("backup"), Json(kBackupEncrypted)));
+  EXPECT_THAT(Find(*finder_, Id("backup.short"), Json(kBackup)),
+              IsOkAndHolds(Merges(id, Similarity(kBackup, kBackupEncrypted))));
 }
 
 TEST_F(FinderTest, ComparesTheWholeBodyNotOnlyItsStrings) {
-  // Same strings, different numbers and keys: the normal JSON differs, so no merge.
+  // Same strings, different numbers and keys: the new body adds its numbers, no merge.
   ASSERT_OK(Store(Id("monday"), R"({"user":"alice","balance":1200,"limit":5000})").status());
   ASSERT_OK_AND_ASSIGN(
-      const std::optional<Match> match,
+      const Resemblance other,
       Find(*finder_, Id("tuesday"), R"({"user":"alice","balance":-350,"limit":0})"));
-  EXPECT_EQ(match, std::nullopt);
+  EXPECT_EQ(other.merge, std::nullopt);
   // The same object with its keys in another order and other spacing is an exact duplicate.
   ASSERT_OK_AND_ASSIGN(const int64_t id,
                        Store(Id("backup"), absl::StrCat(R"({"what": ")", kBackup,
                                                         R"(", "where": "cold storage"})")));
-  ASSERT_OK_AND_ASSIGN(const std::optional<Match> same,
-                       Find(*finder_, Id("other"),
-                            absl::StrCat(R"({"where":"cold storage","what":")", kBackup, R"("})")));
-  EXPECT_THAT(same, IsMatch(id, 1.0));
+  EXPECT_THAT(Find(*finder_, Id("other"),
+                   absl::StrCat(R"({"where":"cold storage","what":")", kBackup, R"("})")),
+              IsOkAndHolds(Merges(id, 1.0)));
 }
 
-TEST_F(FinderTest, PicksTheMostSimilarOfSeveral) {
-  ASSERT_OK_AND_ASSIGN(const int64_t far, Store(Id("far"), Json(kBackupFar)));
+TEST_F(FinderTest, MergesIntoTheMostSimilarMergeableMemory) {
   ASSERT_OK_AND_ASSIGN(const int64_t close, Store(Id("close"), Json(kBackupClose)));
-  ASSERT_OK_AND_ASSIGN(const int64_t unrelated, Store(Id("unrelated"), Json(kUnrelated)));
-  const double to_far = Similarity(kBackup, kBackupFar);
+  ASSERT_OK_AND_ASSIGN(const int64_t offsite, Store(Id("offsite"), Json(kBackupEncryptedOffsite)));
+  ASSERT_OK_AND_ASSIGN(const int64_t encrypted, Store(Id("encrypted"), Json(kBackupEncrypted)));
   const double to_close = Similarity(kBackup, kBackupClose);
-  ASSERT_GE(to_far, 0.70);
-  ASSERT_GT(to_close, to_far);
-  // Both are candidates; the unrelated memory is not.
+  const double to_encrypted = Similarity(kBackup, kBackupEncrypted);
+  const double to_offsite = Similarity(kBackup, kBackupEncryptedOffsite);
+  ASSERT_GT(to_encrypted, to_offsite);
+  ASSERT_GE(to_offsite, 0.70);
+  // The closest memory does not hold "two": merging into it would lose that.
+  ASSERT_GT(to_close, to_encrypted);
   ASSERT_OK_AND_ASSIGN(const std::vector<int64_t> candidates,
                        index_.Candidates(Keys(Id("new"), Json(kBackup)), kMaxCandidates));
-  ASSERT_THAT(candidates, Contains(far));
   ASSERT_THAT(candidates, Contains(close));
-  ASSERT_THAT(candidates, Not(Contains(unrelated)));
+  ASSERT_THAT(candidates, Contains(offsite));
+  ASSERT_THAT(candidates, Contains(encrypted));
 
-  ASSERT_OK_AND_ASSIGN(const std::optional<Match> match, Find(*finder_, Id("new"), Json(kBackup)));
-  EXPECT_THAT(match, IsMatch(close, to_close));
+  EXPECT_THAT(Find(*finder_, Id("new"), Json(kBackup)),
+              IsOkAndHolds(Merges(encrypted, to_encrypted)));
 }
 
 TEST_F(FinderTest, TiesGoToTheLowestId) {
-  // The same text in another case: the same trigrams and word keys, a different exact key. The
-  // second memory shares the query's exact key too, so it is the first candidate.
-  const std::string upper = "THE NIGHTLY BACKUP RUNS AT TWO IN THE MORNING";
-  const std::string lower = "the nightly backup runs at two in the morning";
+  // The same text in another case: the same trigrams, units and band keys.
+  const std::string upper = "THE NIGHTLY BACKUP RUNS AT TWO IN THE MORNING AND KEEPS THIRTY DAYS";
+  const std::string lower = "the nightly backup runs at two in the morning and keeps thirty days";
   ASSERT_OK_AND_ASSIGN(const int64_t first, Store(Id("upper"), Json(upper)));
   ASSERT_OK_AND_ASSIGN(const int64_t second, Store(Id("lower"), Json(lower)));
   ASSERT_LT(first, second);
   ASSERT_OK_AND_ASSIGN(const std::vector<int64_t> candidates,
                        index_.Candidates(Keys(Id("new"), Json(lower)), kMaxCandidates));
-  ASSERT_THAT(candidates, ElementsAre(second, first));
+  ASSERT_THAT(candidates, ElementsAre(first, second));
 
-  ASSERT_OK_AND_ASSIGN(const std::optional<Match> match, Find(*finder_, Id("new"), Json(lower)));
-  EXPECT_THAT(match, IsMatch(first, 1.0));
+  EXPECT_THAT(Find(*finder_, Id("new"), Json(lower)), IsOkAndHolds(Merges(first, 1.0)));
+  // Even when a higher id holds the exact text written, the lowest id wins.
+  ASSERT_OK(versions_.DeleteIdentity(first));
+  ASSERT_OK_AND_ASSIGN(const int64_t third, Store(Id("upper.again"), Json(upper)));
+  ASSERT_LT(second, third);
+  EXPECT_THAT(Find(*finder_, Id("new"), Json(upper)), IsOkAndHolds(Merges(second, 1.0)));
 }
 
+TEST_F(FinderTest, ABodyWithKMinMergeUnitsMergesAndOneWithFewerDoesNot) {
+  ASSERT_EQ(kMinMergeUnits, 6);
+  const std::string six = "alpha beta gamma delta epsilon zeta";
+  const std::string five = "alpha beta gamma delta epsilon";
+  ASSERT_OK_AND_ASSIGN(const int64_t six_id, Store(Id("six"), Json(six)));
+  ASSERT_OK_AND_ASSIGN(const int64_t five_id, Store(Id("five"), Json(five)));
+  EXPECT_THAT(Find(*finder_, Id("six.again"), Json(six)), IsOkAndHolds(Merges(six_id, 1.0)));
+  // Five words would merge into `six` too (they add nothing to it): both are only similar.
+  EXPECT_THAT(Find(*finder_, Id("five.again"), Json(five)),
+              IsOkAndHolds(OnlySimilar(
+                  ElementsAre(IsMatch(five_id, 1.0), IsMatch(six_id, Similarity(five, six))))));
+}
+
+// ---------------------------------------------------------------------------------------------
+// DuplicateFinder: what does not merge, and is listed as similar
+
+TEST_F(FinderTest, AOneWordCorrectionIsSimilarNotMerged) {
+  ASSERT_OK_AND_ASSIGN(const int64_t id, Store(Id("maria-lang", "people"), Json(kMariaGo)));
+  const double similarity = Similarity(kMariaGo, kMariaRust);
+  ASSERT_GE(similarity, 0.70);
+  EXPECT_THAT(Find(*finder_, Id("maria-lang-2", "people"), Json(kMariaRust)),
+              IsOkAndHolds(OnlySimilar(ElementsAre(IsMatch(id, similarity)))));
+}
+
+TEST_F(FinderTest, AChangedWordIsSimilarNotMergedEitherWay) {
+  ASSERT_OK_AND_ASSIGN(const int64_t id, Store(Id("backup"), Json(kBackup)));
+  const double similarity = Similarity(kBackup, kBackupClose);
+  ASSERT_GE(similarity, 0.70);
+  ASSERT_LT(similarity, 1.0);
+  EXPECT_THAT(Find(*finder_, Id("backup.schedule"), Json(kBackupClose)),
+              IsOkAndHolds(OnlySimilar(ElementsAre(IsMatch(id, similarity)))));
+  // A body that says more than the memory is not merged into it either.
+  EXPECT_THAT(
+      Find(*finder_, Id("backup.encrypted"), Json(kBackupEncrypted)),
+      IsOkAndHolds(OnlySimilar(ElementsAre(IsMatch(id, Similarity(kBackupEncrypted, kBackup))))));
+}
+
+TEST_F(FinderTest, AShortBodyNeverMergesEvenWhenIdentical) {
+  // Issue 12: hr/bob holding alice's title is a second fact, not an alias of alice.
+  const std::string title = R"({"title":"senior engineer"})";
+  ASSERT_OK_AND_ASSIGN(const int64_t alice, Store(Id("alice", "hr"), title));
+  EXPECT_THAT(Find(*finder_, Id("bob", "hr"), title),
+              IsOkAndHolds(OnlySimilar(ElementsAre(IsMatch(alice, 1.0)))));
+  EXPECT_THAT(Find(*finder_, Id("bob", "hr"), R"({ "title" : "Senior Engineer" })"),
+              IsOkAndHolds(OnlySimilar(ElementsAre(HasId(alice)))));
+}
+
+TEST_F(FinderTest, DroppingANegationDoesNotMerge) {
+  ASSERT_OK_AND_ASSIGN(const int64_t id, Store(Id("ci"), Json(kDeployNot)));
+  const double similarity = Similarity(kDeploy, kDeployNot);
+  ASSERT_GE(similarity, 0.70);
+  EXPECT_THAT(Find(*finder_, Id("ci.2"), Json(kDeploy)),
+              IsOkAndHolds(OnlySimilar(ElementsAre(IsMatch(id, similarity)))));
+}
+
+TEST_F(FinderTest, AddingANegationDoesNotMerge) {
+  ASSERT_OK_AND_ASSIGN(const int64_t id, Store(Id("ci"), Json(kDeploy)));
+  const double similarity = Similarity(kDeploy, kDeployNot);
+  EXPECT_THAT(Find(*finder_, Id("ci.2"), Json(kDeployNot)),
+              IsOkAndHolds(OnlySimilar(ElementsAre(IsMatch(id, similarity)))));
+}
+
+TEST_F(FinderTest, SimilarIsSortedBySimilarityTiesByIdAndCapped) {
+  // kBackup with one word replaced, each at another place: each lacks a word of kBackup, so
+  // none can be merged into; their similarities to it differ. One is stored twice (a tie).
+  const std::vector<std::string> variants = {
+      absl::StrReplaceAll(kBackup, {{"nightly", "weekly"}}),
+      absl::StrReplaceAll(kBackup, {{"billing", "payroll"}}),
+      absl::StrReplaceAll(kBackup, {{"two", "four"}}),
+      absl::StrReplaceAll(kBackup, {{"thirty", "ninety"}}),
+      absl::StrReplaceAll(kBackup, {{"snapshots", "dumps"}}),
+      absl::StrReplaceAll(kBackup, {{"morning", "evening"}}),
+      absl::StrReplaceAll(kBackup, {{"cold", "glacier"}}),
+      absl::StrReplaceAll(kBackup, {{"two", "four"}}),
+  };
+  struct Expected {
+    int64_t id;
+    double similarity;
+  };
+  std::vector<Expected> expected;
+  for (size_t i = 0; i < variants.size(); ++i) {
+    ASSERT_OK_AND_ASSIGN(const int64_t id,
+                         Store(Id(absl::StrCat("variant.", i)), Json(variants[i])));
+    const double similarity = Similarity(kBackup, variants[i]);
+    ASSERT_GE(similarity, 0.70) << variants[i];
+    expected.push_back({id, similarity});
+  }
+  ASSERT_OK_AND_ASSIGN(const std::vector<int64_t> candidates,
+                       index_.Candidates(Keys(Id("new"), Json(kBackup)), kMaxCandidates));
+  ASSERT_THAT(candidates, SizeIs(variants.size()));
+  std::sort(expected.begin(), expected.end(), [](const Expected& a, const Expected& b) {
+    return a.similarity > b.similarity || (a.similarity == b.similarity && a.id < b.id);
+  });
+  ASSERT_GT(expected.size(), kMaxSimilar);
+  std::vector<::testing::Matcher<const Match&>> top;
+  for (size_t i = 0; i < kMaxSimilar; ++i) {
+    top.push_back(IsMatch(expected[i].id, expected[i].similarity));
+  }
+  EXPECT_THAT(Find(*finder_, Id("new"), Json(kBackup)),
+              IsOkAndHolds(OnlySimilar(ElementsAreArray(top))));
+}
+
+TEST_F(FinderTest, AMergeListsNothingAsSimilar) {
+  ASSERT_OK(Store(Id("close"), Json(kBackupClose)));
+  ASSERT_OK(Store(Id("far"), Json(kBackupFar)));
+  ASSERT_OK_AND_ASSIGN(const int64_t id, Store(Id("backup"), Json(kBackup)));
+  EXPECT_THAT(Find(*finder_, Id("new"), Json(kBackup)), IsOkAndHolds(Merges(id, 1.0)));
+}
+
+// ---------------------------------------------------------------------------------------------
+// DuplicateFinder: candidates, threshold, scope, counters
+
 TEST_F(FinderTest, IgnoresACandidateBelowTheThreshold) {
-  // The same words in another order: every band key is shared, few trigrams are.
+  // The same words in another order: the unit bands are shared, few trigrams are.
   const std::string forward = "ab cd ef gh ij kl mn op";
   const std::string backward = "op mn kl ij gh ef cd ab";
   ASSERT_LT(Similarity(forward, backward), 0.70);
@@ -238,53 +420,65 @@ TEST_F(FinderTest, IgnoresACandidateBelowTheThreshold) {
                        index_.Candidates(Keys(Id("backward"), Json(backward)), kMaxCandidates));
   ASSERT_THAT(candidates, ElementsAre(id));
 
-  EXPECT_THAT(Find(*finder_, Id("backward"), Json(backward)), IsOkAndHolds(Eq(std::nullopt)));
+  EXPECT_THAT(Find(*finder_, Id("backward"), Json(backward)), IsOkAndHolds(ResemblesNothing()));
   EXPECT_EQ(finder_->candidates_verified(), 1);
 }
 
-TEST_F(FinderTest, TheThresholdDecides) {
+TEST_F(FinderTest, TheThresholdDecidesMerges) {
+  ASSERT_OK_AND_ASSIGN(const int64_t id, Store(Id("backup"), Json(kBackupEncryptedOffsite)));
+  const double similarity = Similarity(kBackup, kBackupEncryptedOffsite);
+  ASSERT_LT(similarity, 0.95);
+
+  DuplicateFinder strict(db_.get(), 0.95);
+  EXPECT_THAT(Find(strict, Id("new"), Json(kBackup)), IsOkAndHolds(ResemblesNothing()));
+  EXPECT_EQ(strict.threshold(), 0.95);
+  // The threshold is inclusive.
+  DuplicateFinder exact(db_.get(), similarity);
+  EXPECT_THAT(Find(exact, Id("new"), Json(kBackup)), IsOkAndHolds(Merges(id, similarity)));
+  DuplicateFinder lenient(db_.get(), 0.5);
+  EXPECT_THAT(Find(lenient, Id("new"), Json(kBackup)), IsOkAndHolds(Merges(id, similarity)));
+}
+
+TEST_F(FinderTest, TheThresholdDecidesWhatIsSimilar) {
   ASSERT_OK_AND_ASSIGN(const int64_t id, Store(Id("backup"), Json(kBackupFar)));
   const double similarity = Similarity(kBackup, kBackupFar);
   ASSERT_LT(similarity, 0.95);
 
   DuplicateFinder strict(db_.get(), 0.95);
-  EXPECT_THAT(Find(strict, Id("new"), Json(kBackup)), IsOkAndHolds(Eq(std::nullopt)));
-  EXPECT_EQ(strict.threshold(), 0.95);
-  // The threshold is inclusive.
+  EXPECT_THAT(Find(strict, Id("new"), Json(kBackup)), IsOkAndHolds(ResemblesNothing()));
   DuplicateFinder exact(db_.get(), similarity);
-  EXPECT_THAT(Find(exact, Id("new"), Json(kBackup)), IsOkAndHolds(IsMatch(id, similarity)));
-  DuplicateFinder lenient(db_.get(), 0.5);
-  EXPECT_THAT(Find(lenient, Id("new"), Json(kBackup)), IsOkAndHolds(IsMatch(id, similarity)));
+  EXPECT_THAT(Find(exact, Id("new"), Json(kBackup)),
+              IsOkAndHolds(OnlySimilar(ElementsAre(IsMatch(id, similarity)))));
 }
 
 TEST_F(FinderTest, IgnoresMemoriesOfAnotherCategoryOrWorkspace) {
   ASSERT_OK(Store(Id("backup", "notes"), Json(kBackup)));
   ASSERT_OK(Store(Id("backup", "facts", "team-a"), Json(kBackup)));
-  EXPECT_THAT(Find(*finder_, Id("new", "facts"), Json(kBackup)), IsOkAndHolds(Eq(std::nullopt)));
+  EXPECT_THAT(Find(*finder_, Id("new", "facts"), Json(kBackup)), IsOkAndHolds(ResemblesNothing()));
   EXPECT_THAT(Find(*finder_, Id("new", "facts", "team-b"), Json(kBackup)),
-              IsOkAndHolds(Eq(std::nullopt)));
+              IsOkAndHolds(ResemblesNothing()));
   // Band keys are salted with the scope: none of them were even candidates.
   EXPECT_EQ(finder_->candidates_verified(), 0);
 }
 
 TEST_F(FinderTest, RejectsACandidateOfAnotherScopeOnAKeyCollision) {
   // Memories of other scopes indexed under the scope of "facts" in the global workspace, as
-  // a hash collision would: candidates, but never matches.
+  // a hash collision would: candidates, but never merged into or listed.
   ASSERT_OK_AND_ASSIGN(const int64_t notes, StoreUnindexed(Id("backup", "notes"), Json(kBackup)));
   ASSERT_OK_AND_ASSIGN(const int64_t team,
                        StoreUnindexed(Id("backup", "facts", "team-a"), Json(kBackup)));
   ASSERT_OK(index_.Add(notes, Keys(Id("x", "facts"), Json(kBackup))));
   ASSERT_OK(index_.Add(team, Keys(Id("x", "facts"), Json(kBackup))));
 
-  EXPECT_THAT(Find(*finder_, Id("new", "facts"), Json(kBackup)), IsOkAndHolds(Eq(std::nullopt)));
+  EXPECT_THAT(Find(*finder_, Id("new", "facts"), Json(kBackup)), IsOkAndHolds(ResemblesNothing()));
   EXPECT_EQ(finder_->candidates_verified(), 2);
 }
 
 TEST_F(FinderTest, IgnoresMemoriesWhoseBandRowsWereRemoved) {
   ASSERT_OK_AND_ASSIGN(const int64_t id, Store(Id("backup"), Json(kBackup)));
   ASSERT_OK(index_.Remove(id, Keys(Id("backup"), Json(kBackup))));
-  EXPECT_THAT(Find(*finder_, Id("new"), Json(kBackupClose)), IsOkAndHolds(Eq(std::nullopt)));
-  EXPECT_THAT(Find(*finder_, Id("new"), Json(kBackup)), IsOkAndHolds(Eq(std::nullopt)));
+  EXPECT_THAT(Find(*finder_, Id("new"), Json(kBackupClose)), IsOkAndHolds(ResemblesNothing()));
+  EXPECT_THAT(Find(*finder_, Id("new"), Json(kBackup)), IsOkAndHolds(ResemblesNothing()));
   EXPECT_EQ(finder_->candidates_verified(), 0);
 }
 
@@ -297,13 +491,13 @@ TEST_F(FinderTest, IgnoresForgottenOrDeletedMemoriesWithStaleBandRows) {
   ASSERT_OK(versions_.Retract(*row, now_ + 1, "obsolete"));
   ASSERT_OK(versions_.DeleteIdentity(deleted));
 
-  EXPECT_THAT(Find(*finder_, Id("new"), Json(kBackup)), IsOkAndHolds(Eq(std::nullopt)));
+  EXPECT_THAT(Find(*finder_, Id("new"), Json(kBackup)), IsOkAndHolds(ResemblesNothing()));
   EXPECT_EQ(finder_->candidates_verified(), 2);
 }
 
 TEST_F(FinderTest, CountsChecksCandidatesAndTheHistogram) {
   EXPECT_EQ(finder_->checks(), 0);
-  EXPECT_THAT(Find(*finder_, Id("first"), Json(kBackup)), IsOkAndHolds(Eq(std::nullopt)));
+  EXPECT_THAT(Find(*finder_, Id("first"), Json(kBackup)), IsOkAndHolds(ResemblesNothing()));
   ASSERT_OK(Store(Id("first"), Json(kBackup)));
   ASSERT_OK(Find(*finder_, Id("second"), Json(kBackupClose)));
   ASSERT_OK(Store(Id("second"), Json(kBackupClose)));
@@ -328,9 +522,21 @@ TEST_F(FinderTest, VerifiesAtMostTheCap) {
     ASSERT_OK_AND_ASSIGN(const int64_t id, Store(Id(absl::StrCat("copy.", i)), Json(kBackup)));
     ids.push_back(id);
   }
-  EXPECT_THAT(Find(*finder_, Id("new"), Json(kBackup)), IsOkAndHolds(IsMatch(ids.front(), 1.0)));
+  EXPECT_THAT(Find(*finder_, Id("new"), Json(kBackup)), IsOkAndHolds(Merges(ids.front(), 1.0)));
   EXPECT_EQ(finder_->candidates_verified(), static_cast<int64_t>(kMaxCandidates));
   EXPECT_EQ(finder_->histogram()[kMaxCandidates], 1);
+}
+
+TEST_F(FinderTest, SimilarIsCappedEvenWhenEveryCandidateQualifies) {
+  // Short bodies never merge: each of ten identical copies qualifies as similar.
+  const std::string title = R"({"title":"senior engineer"})";
+  for (int i = 0; i < 10; ++i) ASSERT_OK(Store(Id(absl::StrCat("person.", i), "hr"), title));
+  ASSERT_OK_AND_ASSIGN(const Resemblance r, Find(*finder_, Id("new", "hr"), title));
+  EXPECT_EQ(r.merge, std::nullopt);
+  EXPECT_THAT(r.similar, SizeIs(kMaxSimilar));
+  for (size_t i = 1; i < r.similar.size(); ++i) {
+    EXPECT_LT(r.similar[i - 1].memory_id, r.similar[i].memory_id);  // All ties at 1.0.
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

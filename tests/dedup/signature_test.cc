@@ -1,7 +1,7 @@
 // Tests of dedup/signature.h: the band keys a body is indexed under, the character trigrams
-// that verify a candidate, their Jaccard similarity, and the property the write path relies
-// on: bodies at or above the trigram threshold almost always share a band key, unrelated
-// bodies almost never do.
+// that verify a candidate, their Jaccard similarity, and the properties the write path relies
+// on: near-duplicates almost always share a band key; bodies drawn from a small shared
+// vocabulary, and unrelated bodies, almost never do.
 
 #include "dedup/signature.h"
 
@@ -19,14 +19,20 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "dedup/content.h"
+#include "text/analyzer.h"
+#include "text/body_text.h"
 #include "util/hash.h"
 
 namespace strata::dedup {
 namespace {
 
+using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
 using ::testing::IsEmpty;
@@ -36,9 +42,36 @@ constexpr uint64_t kHash = 0x0123456789abcdefull;
 
 uint64_t Facts() { return ScopeHash("facts", ""); }
 
-// The MinHash band keys of `keys` (all but the exact-content key, which is last).
-std::vector<int64_t> WordKeys(const std::vector<int64_t>& keys) {
-  return {keys.begin(), keys.end() - 1};
+// The JSON string holding `text`.
+std::string Json(std::string_view text) { return nlohmann::json(std::string(text)).dump(); }
+
+// The content units of the body `body_json`, as the write path computes them.
+ContentUnits UnitsOf(std::string_view body_json) {
+  absl::StatusOr<text::ParsedBody> body = text::ParseBody(body_json);
+  EXPECT_TRUE(body.ok()) << body.status() << " for " << body_json;
+  return body.ok() ? Analyze(*body) : ContentUnits{};
+}
+
+// The band keys of the body that is the JSON string `text`, with the exact key of `hash`.
+std::vector<int64_t> TextKeys(std::string_view text, uint64_t hash = kHash,
+                              uint64_t scope = Facts()) {
+  return BandKeys(UnitsOf(Json(text)), hash, scope);
+}
+
+// The keys of the bands over pairs of adjacent terms: the first kBands keys of a body that
+// has at least two terms.
+std::vector<int64_t> PairKeys(const std::vector<int64_t>& keys) {
+  EXPECT_GE(keys.size(), static_cast<size_t>(kBands));
+  if (keys.size() < static_cast<size_t>(kBands)) return {};
+  return {keys.begin(), keys.begin() + kBands};
+}
+
+// The keys of the bands over units of a short body with at least two terms: the kShortBands
+// keys after the pair keys.
+std::vector<int64_t> UnitKeys(const std::vector<int64_t>& keys) {
+  EXPECT_EQ(keys.size(), static_cast<size_t>(kBands + kShortBands));
+  if (keys.size() != static_cast<size_t>(kBands + kShortBands)) return {};
+  return {keys.begin() + kBands, keys.end()};
 }
 
 // Whether `a` and `b` have a key in common.
@@ -70,90 +103,228 @@ TEST(ScopeHash, DistinguishesCategoryFromWorkspace) {
 // ---------------------------------------------------------------------------------------------
 // BandKeys
 
+// The scheme as its description states it, written out here from that description so that
+// the fixed values below are checked by a second derivation, not only recorded:
+// - a term is the stem of a content word of a value; its hash is Mix64(FNV-1a("w:" + stem));
+//   a body's units are the distinct term hashes (plus identifiers, members and member values,
+//   none of which the body below has);
+// - a shingle is an ordered pair of adjacent terms (t, u): Mix64(t ^ Mix64(u + C));
+// - row i of a MinHash signature is the minimum over its items of Mix64(item ^ G * (i + 1));
+// - band b's key starts from Mix64(scope ^ salt ^ (b + 1) * B) and mixes in its 4 rows in
+//   order: key = Mix64(key ^ row); the pair bands have salt 0, the unit bands their own;
+// - the pair bands come first, then (at most kShortUnits units) the unit bands; a body with
+//   neither has one key, Mix64(scope ^ Mix64(normal_hash ^ E)).
+uint64_t TermHash(std::string_view stem) {
+  std::string bytes = "w:";
+  bytes.append(stem);
+  return Mix64(Fnv1a64(bytes));
+}
+
+void ReferenceBands(const std::vector<uint64_t>& items, int bands, uint64_t scope, uint64_t salt,
+                    std::vector<int64_t>& keys) {
+  if (items.empty()) return;
+  for (int band = 0; band < bands; ++band) {
+    uint64_t key = Mix64(scope ^ salt ^ (static_cast<uint64_t>(band) + 1) * 0xd6e8feb86659fd93ull);
+    for (int row = 0; row < kRowsPerBand; ++row) {
+      const uint64_t i = static_cast<uint64_t>(band * kRowsPerBand + row);
+      uint64_t minimum = ~0ull;
+      for (uint64_t item : items) {
+        minimum = std::min(minimum, Mix64(item ^ (0x9e3779b97f4a7c15ull * (i + 1))));
+      }
+      key = Mix64(key ^ minimum);
+    }
+    keys.push_back(static_cast<int64_t>(key));
+  }
+}
+
+std::vector<int64_t> ReferenceKeys(const std::vector<std::string>& stems, uint64_t normal_hash,
+                                   uint64_t scope) {
+  std::vector<uint64_t> terms, pairs;
+  for (const std::string& stem : stems) terms.push_back(TermHash(stem));
+  for (size_t i = 0; i + 1 < terms.size(); ++i) {
+    pairs.push_back(Mix64(terms[i] ^ Mix64(terms[i + 1] + 0x2545f4914f6cdd1dull)));
+  }
+  std::vector<uint64_t> units = terms;
+  std::sort(units.begin(), units.end());
+  units.erase(std::unique(units.begin(), units.end()), units.end());
+  std::vector<int64_t> keys;
+  ReferenceBands(pairs, kBands, scope, 0, keys);
+  if (units.size() <= kShortUnits) {
+    ReferenceBands(units, kShortBands, scope, 0x8cb92ba72f3d8dd7ull, keys);
+  }
+  if (keys.empty()) {
+    keys.push_back(static_cast<int64_t>(Mix64(scope ^ Mix64(normal_hash ^ 0x5bd1e995ull))));
+  }
+  return keys;
+}
+
+constexpr char kFox[] = "The quick brown fox jumps over the lazy dog.";
+
 TEST(BandKeys, AreAFixedValueForAFixedInput) {
-  // Computed independently from the scheme's description (splitmix64 finalizer over FNV-1a
-  // word hashes, 64 salted minima, 16 bands of 4). A change here changes every stored key:
-  // it needs a new kScheme so that stores rebuild their signatures.
-  EXPECT_STREQ(kScheme, "minhash-values-16x4-v2");
-  EXPECT_THAT(BandKeys("The quick brown fox jumps over the lazy dog.", kHash, Facts()),
-              ElementsAre(-7252340562700376223, 5998721825707924088, 4128872254468031831,
-                          -6547089903512041351, -1725589297114381048, -1873508015183654364,
-                          -6594338719434482116, -4812738098177478123, -4477897249095090074,
-                          1542657798236564783, 8035548069180384068, -3167289668246468861,
-                          1486914895353642489, -2290529509771565876, -868735006215798938,
-                          5144429618446703722, 8820134695866534921));
+  // A change here changes every stored key: it needs a new kScheme so that stores rebuild
+  // their signatures.
+  EXPECT_STREQ(kScheme, "minhash-pairs-8x4-units-8x4-v3");
+  EXPECT_EQ(kBands, 8);
+  EXPECT_EQ(kRowsPerBand, 4);
+  EXPECT_EQ(kShortBands, 8);
+  EXPECT_EQ(kShortUnits, 24u);
+  // "the" is filler; "jumps" and "lazy" stem to "jump" and "lazi": 7 terms, 6 pairs, 7 units
+  // (at most kShortUnits): 8 pair bands, then 8 unit bands.
+  const std::vector<int64_t> keys = TextKeys(kFox);
+  EXPECT_THAT(
+      keys,
+      ElementsAre(
+          // 8 pair bands:
+          -6867076372420313409, -6734505590836133976, 5930698365080033280, 6696016595571795526,
+          7470560455010614145, -8590344417013856681, 1832002536101555216, 7602165217599933500,
+          // 8 unit bands:
+          -3856393597824204234, 2361960406888459445, -5432716812746599911, 8268175501481261926,
+          8559126319881727719, 3095781738241769902, 6125831005680041801, -6851285219443002884));
+  EXPECT_EQ(keys, ReferenceKeys({"quick", "brown", "fox", "jump", "over", "lazi", "dog"}, kHash,
+                                Facts()));
+  // A body with nothing to band: the one key of its normal hash.
+  EXPECT_THAT(TextKeys("", kHash), ElementsAre(8820134695866534921));
+  EXPECT_EQ(TextKeys("", kHash), ReferenceKeys({}, kHash, Facts()));
+}
+
+TEST(BandKeys, FollowTheDescribedSchemeForBodiesOfEveryShape) {
+  EXPECT_EQ(TextKeys("alpha beta"), ReferenceKeys({"alpha", "beta"}, kHash, Facts()));
+  EXPECT_EQ(TextKeys("alpha"), ReferenceKeys({"alpha"}, kHash, Facts()));
+  EXPECT_EQ(TextKeys(""), ReferenceKeys({}, kHash, Facts()));
+  // 30 distinct words: more than kShortUnits units, so no unit bands.
+  std::string text;
+  std::vector<std::string> stems;
+  for (int i = 0; i < 30; ++i) {
+    absl::StrAppend(&text, "word", std::string(1, static_cast<char>('a' + i % 26)),
+                    std::string(1, static_cast<char>('a' + i / 26)), " ");
+    stems.push_back(text::Stem(text::Words(text).back()));
+  }
+  EXPECT_EQ(TextKeys(text), ReferenceKeys(stems, kHash, Facts()));
 }
 
 TEST(BandKeys, AreDeterministic) {
   const std::string text = "deploys go through the staging cluster first";
-  EXPECT_EQ(BandKeys(text, kHash, Facts()), BandKeys(text, kHash, Facts()));
+  EXPECT_EQ(TextKeys(text), TextKeys(text));
+  EXPECT_EQ(BandKeys(UnitsOf(Json(text)), kHash, Facts()),
+            BandKeys(UnitsOf(Json(text)), kHash, Facts()));
 }
 
-TEST(BandKeys, TextWithWordsHasOneKeyPerBandThenTheExactKey) {
-  EXPECT_EQ(BandKeys("one", kHash, Facts()).size(), static_cast<size_t>(kBands + 1));
-  EXPECT_EQ(BandKeys("a longer body with several distinct words in it", kHash, Facts()).size(),
-            static_cast<size_t>(kBands + 1));
-  EXPECT_EQ(kHashes, kBands * kRowsPerBand);
+TEST(BandKeys, HowManyKeysABodyHas) {
+  // A long body: the pair bands.
+  std::string long_text;
+  for (int i = 0; i < 40; ++i) absl::StrAppend(&long_text, "term", i * 7919, " ");
+  ASSERT_GT(UnitsOf(Json(long_text)).units.size(), kShortUnits);
+  EXPECT_EQ(TextKeys(long_text).size(), static_cast<size_t>(kBands));
+  // A short body (at most kShortUnits units): unit bands too.
+  EXPECT_EQ(TextKeys("a longer body with several distinct words in it").size(),
+            static_cast<size_t>(kBands + kShortBands));
+  EXPECT_EQ(BandKeys(UnitsOf(R"({"title":"senior engineer"})"), kHash, Facts()).size(),
+            static_cast<size_t>(kBands + kShortBands));
+  // One term: no pair, so only the unit bands; a number is a term too.
+  EXPECT_EQ(TextKeys("one").size(), static_cast<size_t>(kShortBands));
+  EXPECT_EQ(TextKeys("the one").size(), static_cast<size_t>(kShortBands));
+  EXPECT_EQ(BandKeys(UnitsOf(R"({"n":5})"), kHash, Facts()).size(),
+            static_cast<size_t>(kShortBands));
+  // A repeated term is one pair.
+  EXPECT_EQ(TextKeys("go go").size(), static_cast<size_t>(kBands + kShortBands));
+  // Nothing to band: one key.
+  EXPECT_EQ(TextKeys("").size(), 1u);
 }
 
-TEST(BandKeys, TextWithoutWordsHasOnlyTheExactKey) {
-  const std::vector<int64_t> with_words = BandKeys("words", kHash, Facts());
-  for (std::string_view text : {"", "   ", "\n\t", "!?.,;:-- () [] {} \"'"}) {
+TEST(BandKeys, ABodyWithoutUnitsHasOneKeyOfItsNormalHashAndScope) {
+  const std::vector<int64_t> empty = TextKeys("", kHash);
+  ASSERT_EQ(empty.size(), 1u);
+  for (std::string_view text :
+       {"   ", "\n\t", "!?.,;:-- () [] {} \"'", "the of and is also really"}) {
     SCOPED_TRACE(text);
-    EXPECT_THAT(BandKeys(text, kHash, Facts()), ElementsAre(with_words.back()));
+    EXPECT_EQ(TextKeys(text, kHash), empty);
+  }
+  EXPECT_EQ(BandKeys(UnitsOf("{}"), kHash, Facts()), empty);
+  EXPECT_EQ(BandKeys(UnitsOf("[null, {}]"), kHash, Facts()), empty);
+  EXPECT_EQ(BandKeys(ContentUnits{}, kHash, Facts()), empty);
+  EXPECT_NE(TextKeys("", kHash + 1), empty);
+  EXPECT_NE(TextKeys("", kHash, ScopeHash("notes", "")), empty);
+}
+
+TEST(BandKeys, ABodyWithUnitsHasNoKeyOfItsNormalHash) {
+  // Identical bodies share every band: the normal hash is not needed to meet.
+  for (std::string_view text : {"some text", "one", kFox}) {
+    SCOPED_TRACE(text);
+    const std::vector<int64_t> keys = TextKeys(text, kHash);
+    EXPECT_EQ(TextKeys(text, kHash + 1), keys);
+    EXPECT_THAT(keys, Not(Contains(TextKeys("", kHash).front())));
   }
 }
 
 TEST(BandKeys, EveryKeyDependsOnTheScope) {
-  const std::string text = "the cache is warmed at startup";
-  const std::vector<int64_t> facts = BandKeys(text, kHash, ScopeHash("facts", ""));
-  for (uint64_t other : {ScopeHash("notes", ""), ScopeHash("facts", "team-a")}) {
-    const std::vector<int64_t> keys = BandKeys(text, kHash, other);
-    ASSERT_EQ(keys.size(), facts.size());
-    for (size_t i = 0; i < keys.size(); ++i) EXPECT_NE(keys[i], facts[i]) << "key " << i;
-    EXPECT_FALSE(ShareAKey(keys, facts));
+  for (std::string_view text : {"the cache is warmed at startup", "cache", kFox, ""}) {
+    SCOPED_TRACE(text);
+    const std::vector<int64_t> facts = TextKeys(text, kHash, ScopeHash("facts", ""));
+    for (uint64_t other : {ScopeHash("notes", ""), ScopeHash("facts", "team-a")}) {
+      const std::vector<int64_t> keys = TextKeys(text, kHash, other);
+      ASSERT_EQ(keys.size(), facts.size());
+      for (size_t i = 0; i < keys.size(); ++i) EXPECT_NE(keys[i], facts[i]) << "key " << i;
+      EXPECT_FALSE(ShareAKey(keys, facts));
+    }
   }
 }
 
-TEST(BandKeys, WordKeysIgnoreCaseWhitespaceAndPunctuation) {
-  const std::vector<int64_t> plain = WordKeys(BandKeys("Hello World again", kHash, Facts()));
+TEST(BandKeys, PairKeysIgnoreCaseWhitespaceAndPunctuation) {
+  const std::vector<int64_t> plain = PairKeys(TextKeys("Hello World again"));
   for (std::string_view text : {"hello world again", "  HELLO\n\tworld   Again \n",
                                 "Hello, world! Again?", "(hello)-[world]-{again}"}) {
     SCOPED_TRACE(text);
-    EXPECT_EQ(WordKeys(BandKeys(text, kHash + 1, Facts())), plain);
+    EXPECT_EQ(PairKeys(TextKeys(text, kHash + 1)), plain);
   }
 }
 
-TEST(BandKeys, WordKeysIgnoreOrderAndRepetition) {
-  EXPECT_EQ(WordKeys(BandKeys("alpha beta gamma", kHash, Facts())),
-            WordKeys(BandKeys("gamma alpha beta beta alpha", kHash, Facts())));
+TEST(BandKeys, PairKeysIgnoreFillerWordsAndWordForms) {
+  const std::vector<int64_t> plain = PairKeys(TextKeys("cache warmed startup"));
+  for (std::string_view text :
+       {"The cache is warmed at startup.", "the cache is really also warmed at the startup",
+        "caches warming startups"}) {
+    SCOPED_TRACE(text);
+    EXPECT_EQ(PairKeys(TextKeys(text, kHash + 1)), plain);
+  }
 }
 
-TEST(BandKeys, WordKeysChangeWithTheWords) {
-  const std::vector<int64_t> a = WordKeys(BandKeys("alpha beta gamma", kHash, Facts()));
-  EXPECT_NE(WordKeys(BandKeys("alpha beta delta", kHash, Facts())), a);
+TEST(BandKeys, PairKeysIgnoreMemberNames) {
+  // Pairs are over value terms; member names are units, not terms.
+  EXPECT_EQ(PairKeys(BandKeys(UnitsOf(R"({"note":"cache warmed startup"})"), kHash, Facts())),
+            PairKeys(TextKeys("cache warmed startup")));
+}
+
+TEST(BandKeys, PairKeysChangeWithAContentWord) {
+  const std::vector<int64_t> a = PairKeys(TextKeys("alpha beta gamma"));
+  EXPECT_NE(PairKeys(TextKeys("alpha beta delta")), a);
+  EXPECT_NE(PairKeys(TextKeys("alpha beta gamma delta")), a);
+  EXPECT_NE(PairKeys(TextKeys("alpha gamma")), a);
+  // A negation or a pronoun is a content word.
+  EXPECT_NE(PairKeys(TextKeys("alpha not beta gamma")), a);
+  EXPECT_NE(PairKeys(TextKeys("she alpha beta gamma")), a);
   // Digits and non-ASCII bytes are part of words; other bytes split them.
-  EXPECT_NE(WordKeys(BandKeys("v2 release", kHash, Facts())),
-            WordKeys(BandKeys("v 2 release", kHash, Facts())));
-  EXPECT_NE(WordKeys(BandKeys("na\xc3\xafve", kHash, Facts())),
-            WordKeys(BandKeys("na ve", kHash, Facts())));
-  EXPECT_NE(WordKeys(BandKeys("well-known", kHash, Facts())),
-            WordKeys(BandKeys("wellknown", kHash, Facts())));
+  EXPECT_NE(PairKeys(TextKeys("v2 release")), PairKeys(TextKeys("v 2 release")));
+  EXPECT_NE(PairKeys(TextKeys("na\xc3\xafve idea")), PairKeys(TextKeys("na ve idea")));
 }
 
-TEST(BandKeys, ExactKeyDependsOnlyOnNormalHashAndScope) {
-  const int64_t exact = BandKeys("some text", kHash, Facts()).back();
-  EXPECT_EQ(BandKeys("completely different words", kHash, Facts()).back(), exact);
-  EXPECT_EQ(BandKeys("", kHash, Facts()).back(), exact);
-  EXPECT_NE(BandKeys("some text", kHash + 1, Facts()).back(), exact);
-  EXPECT_NE(BandKeys("some text", kHash, ScopeHash("notes", "")).back(), exact);
+TEST(BandKeys, PairKeysChangeWithWordOrderButUnitKeysDoNot) {
+  // Pairs are ordered: the same words in another order are other pairs. The units are a set.
+  const std::vector<int64_t> forward = TextKeys("alpha beta gamma");
+  const std::vector<int64_t> backward = TextKeys("gamma beta alpha");
+  EXPECT_NE(PairKeys(forward), PairKeys(backward));
+  EXPECT_FALSE(ShareAKey(PairKeys(TextKeys("alpha beta")), PairKeys(TextKeys("beta alpha"))));
+  EXPECT_EQ(UnitKeys(forward), UnitKeys(backward));
+  // Repeats are units once, but add pairs.
+  EXPECT_EQ(UnitKeys(TextKeys("alpha beta gamma beta")), UnitKeys(forward));
+  EXPECT_NE(PairKeys(TextKeys("alpha beta gamma beta")), PairKeys(forward));
 }
 
-TEST(BandKeys, ExactKeyIsNotAWordKey) {
-  const std::vector<int64_t> keys = BandKeys("one two three", kHash, Facts());
-  const std::vector<int64_t> words = WordKeys(keys);
-  EXPECT_THAT(words, Not(::testing::Contains(keys.back())));
-  EXPECT_EQ(std::set<int64_t>(keys.begin(), keys.end()).size(), keys.size());
+TEST(BandKeys, AllKeysOfABodyAreDistinct) {
+  for (std::string_view text : {"one two three", "one", kFox}) {
+    SCOPED_TRACE(text);
+    const std::vector<int64_t> keys = TextKeys(text);
+    EXPECT_EQ(std::set<int64_t>(keys.begin(), keys.end()).size(), keys.size());
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -246,7 +417,8 @@ TEST(Jaccard, OfTrigramsOfHandCheckedTexts) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The LSH property: near-duplicates share a band key, unrelated bodies do not.
+// The LSH properties: near-duplicates share a band key; bodies from a small shared vocabulary
+// and unrelated bodies do not.
 
 // Pseudo-random numbers that are the same on every platform: mt19937_64 is specified by the
 // standard, its distributions are not, so they are done here.
@@ -265,7 +437,8 @@ class Rng {
   std::mt19937_64 engine_;
 };
 
-// Pronounceable pseudo-words, distinct, of 1 to 4 syllables.
+// Pronounceable pseudo-words, distinct, of 1 to 4 syllables, none of them filler words or
+// negations (a pseudo-word may come out as "the" or "no"), so that each is a content word.
 std::vector<std::string> MakeVocabulary(Rng& rng, size_t size) {
   static constexpr std::string_view kOnsets[] = {
       "b", "c", "d", "f", "g",  "h",  "j",  "k",  "l",  "m",  "n",  "p",  "r",  "s",
@@ -283,10 +456,15 @@ std::vector<std::string> MakeVocabulary(Rng& rng, size_t size) {
       word.append(kVowels[rng.Below(std::size(kVowels))]);
     }
     word.append(kCodas[rng.Below(std::size(kCodas))]);
+    if (text::IsFillerWord(word) || text::IsNegation(word)) continue;
     if (seen.insert(word).second) words.push_back(std::move(word));
   }
   return words;
 }
+
+// Filler words that natural text scatters between its content words.
+constexpr std::string_view kFillers[] = {"the", "a",   "of",   "and",  "is",     "to",
+                                         "in",  "for", "with", "also", "really", "on"};
 
 // How often each vocabulary word is drawn.
 enum class Frequencies {
@@ -295,15 +473,23 @@ enum class Frequencies {
 };
 
 // A body as words, the separator after each (the last one's is trailing text), and leading
-// text.
+// text; `content[i]` says whether word i is a content word (not one of kFillers).
 struct Body {
   std::string lead;
   std::vector<std::string> words;
   std::vector<std::string> seps;
+  std::vector<bool> content;
 
   std::string Render() const {
     std::string out = lead;
     for (size_t i = 0; i < words.size(); ++i) absl::StrAppend(&out, words[i], seps[i]);
+    return out;
+  }
+  std::vector<size_t> ContentPositions() const {
+    std::vector<size_t> out;
+    for (size_t i = 0; i < words.size(); ++i) {
+      if (content[i]) out.push_back(i);
+    }
     return out;
   }
 };
@@ -323,6 +509,8 @@ class Corpus {
     }
   }
 
+  Rng& rng() { return rng_; }
+
   std::string Word() {
     if (cumulative_.empty()) return vocabulary_[rng_.Below(vocabulary_.size())];
     const auto it = std::upper_bound(cumulative_.begin(), cumulative_.end(), rng_.Real());
@@ -330,75 +518,104 @@ class Corpus {
                                 static_cast<size_t>(it - cumulative_.begin()))];
   }
 
-  // 5 to 120 words in sentences.
-  Body RandomBody() {
+  // `min_words` to `max_words` content words in sentences; before each, with probability
+  // `filler`, a filler word.
+  Body RandomBody(int min_words, int max_words, double filler = 0) {
     Body body;
-    const int n = rng_.Between(5, 120);
+    const int n = rng_.Between(min_words, max_words);
     bool capital = true;
     for (int i = 0; i < n; ++i) {
-      std::string word = Word();
-      if (capital) word[0] = absl::ascii_toupper(static_cast<unsigned char>(word[0]));
-      body.words.push_back(std::move(word));
-      capital = false;
-      if (i + 1 == n) {
-        body.seps.push_back(".");
-      } else if (rng_.Chance(0.06)) {
-        body.seps.push_back(". ");
-        capital = true;
-      } else {
-        body.seps.push_back(rng_.Chance(0.08) ? ", " : " ");
+      if (rng_.Chance(filler)) {
+        Append(body, std::string(kFillers[rng_.Below(std::size(kFillers))]), false, capital, " ");
+        capital = false;
       }
+      const bool last = i + 1 == n;
+      const bool stop = !last && rng_.Chance(0.06);
+      std::string_view sep = " ";
+      if (last) {
+        sep = ".";
+      } else if (stop) {
+        sep = ". ";
+      } else if (rng_.Chance(0.08)) {
+        sep = ", ";
+      }
+      Append(body, Word(), true, capital, std::string(sep));
+      capital = stop;
     }
     return body;
   }
 
-  // `body` after 1 to max(1, 30% of its length) content edits (word substitutions,
-  // insertions, deletions, typos), and up to three changes of case or whitespace.
-  Body Edit(Body body) {
-    const int most = std::max(1, static_cast<int>(body.words.size()) * 3 / 10);
-    const int edits = rng_.Between(1, most);
+  // `body` after `edits` content-word edits (each a substitution by another word, an
+  // insertion or a deletion), and up to three changes that leave its content alone: case,
+  // whitespace, punctuation, a filler word added or dropped.
+  Body EditWords(Body body, int edits) {
     for (int e = 0; e < edits; ++e) {
-      const auto at = static_cast<std::ptrdiff_t>(rng_.Below(body.words.size()));
-      switch (rng_.Below(4)) {
-        case 0:
-          body.words[at] = Word();
+      const std::vector<size_t> positions = body.ContentPositions();
+      const size_t at = positions[rng_.Below(positions.size())];
+      const auto it = static_cast<std::ptrdiff_t>(at);
+      switch (rng_.Below(3)) {
+        case 0: {
+          std::string word = Word();
+          while (word == body.words[at]) word = Word();
+          body.words[at] = std::move(word);
           break;
+        }
         case 1:
-          body.words.insert(body.words.begin() + at, Word());
-          body.seps.insert(body.seps.begin() + at, " ");
-          break;
-        case 2:
-          if (body.words.size() > 1) {
-            body.words.erase(body.words.begin() + at);
-            body.seps.erase(body.seps.begin() + at);
-          }
+          body.words.insert(body.words.begin() + it, Word());
+          body.seps.insert(body.seps.begin() + it, " ");
+          body.content.insert(body.content.begin() + it, true);
           break;
         default:
-          Typo(body.words[at]);
+          if (positions.size() > 1) {
+            body.words.erase(body.words.begin() + it);
+            // The deleted word's separator survives when it ended a sentence.
+            if (at > 0 && body.seps[at].find('.') != std::string::npos) {
+              body.seps[at - 1] = body.seps[at];
+            }
+            body.seps.erase(body.seps.begin() + it);
+            body.content.erase(body.content.begin() + it);
+          }
           break;
       }
     }
     const int cosmetic = rng_.Between(0, 3);
     for (int c = 0; c < cosmetic; ++c) {
-      std::string& word = body.words[rng_.Below(body.words.size())];
-      switch (rng_.Below(4)) {
+      const size_t at = rng_.Below(body.words.size());
+      std::string& word = body.words[at];
+      switch (rng_.Below(5)) {
         case 0:
           for (char& ch : word) ch = absl::ascii_toupper(static_cast<unsigned char>(ch));
           break;
-        case 1:
-          for (char& ch : word) ch = absl::ascii_tolower(static_cast<unsigned char>(ch));
-          break;
-        case 2: {
+        case 1: {
           static constexpr std::string_view kSpaces[] = {"  ", "\n", " \t ", "\n\n", "   "};
-          std::string& sep = body.seps[rng_.Below(body.seps.size())];
+          std::string& sep = body.seps[at];
           if (!sep.empty() && sep.back() == ' ') {
             sep.pop_back();
             sep.append(kSpaces[rng_.Below(std::size(kSpaces))]);
           }
           break;
         }
+        case 2: {
+          std::string& sep = body.seps[at];
+          if (sep == " ") sep = rng_.Chance(0.5) ? ", " : "; ";
+          break;
+        }
+        case 3: {
+          const auto it = static_cast<std::ptrdiff_t>(at);
+          body.words.insert(body.words.begin() + it,
+                            std::string(kFillers[rng_.Below(std::size(kFillers))]));
+          body.seps.insert(body.seps.begin() + it, " ");
+          body.content.insert(body.content.begin() + it, false);
+          break;
+        }
         default:
-          body.lead = rng_.Chance(0.5) ? "  " : "\n";
+          if (!body.content[at] && body.words.size() > 1) {
+            body.words.erase(body.words.begin() + static_cast<std::ptrdiff_t>(at));
+            body.seps.erase(body.seps.begin() + static_cast<std::ptrdiff_t>(at));
+            body.content.erase(body.content.begin() + static_cast<std::ptrdiff_t>(at));
+          } else {
+            body.lead = rng_.Chance(0.5) ? "  " : "\n";
+          }
           break;
       }
     }
@@ -406,24 +623,11 @@ class Corpus {
   }
 
  private:
-  // Substitutes, inserts, deletes or transposes one letter.
-  void Typo(std::string& word) {
-    const char letter = static_cast<char>('a' + rng_.Below(26));
-    const size_t at = rng_.Below(word.size());
-    switch (rng_.Below(4)) {
-      case 0:
-        word[at] = letter;
-        break;
-      case 1:
-        word.insert(word.begin() + static_cast<std::ptrdiff_t>(at), letter);
-        break;
-      case 2:
-        if (word.size() > 1) word.erase(at, 1);
-        break;
-      default:
-        if (at + 1 < word.size()) std::swap(word[at], word[at + 1]);
-        break;
-    }
+  static void Append(Body& body, std::string word, bool content, bool capital, std::string sep) {
+    if (capital) word[0] = absl::ascii_toupper(static_cast<unsigned char>(word[0]));
+    body.words.push_back(std::move(word));
+    body.seps.push_back(std::move(sep));
+    body.content.push_back(content);
   }
 
   Rng rng_;
@@ -434,14 +638,15 @@ class Corpus {
 struct Signed {
   std::vector<uint32_t> trigrams;
   std::vector<int64_t> keys;
-  size_t words = 0;
 };
 
-Signed Sign(const Body& body, uint64_t scope) {
-  const std::string text = body.Render();
-  return {.trigrams = Trigrams(text),
-          .keys = BandKeys(text, Fnv1a64(text), scope),
-          .words = body.words.size()};
+// A body's trigrams and keys as the write path computes them: over the parsed body.
+Signed Sign(std::string_view body_json, uint64_t scope) {
+  absl::StatusOr<text::ParsedBody> body = text::ParseBody(body_json);
+  EXPECT_TRUE(body.ok()) << body.status();
+  if (!body.ok()) return {};
+  return {.trigrams = Trigrams(body->normal_json),
+          .keys = BandKeys(Analyze(*body), body->normal_hash, scope)};
 }
 
 constexpr double kThreshold = 0.70;
@@ -451,8 +656,8 @@ double Rate(int64_t part, int64_t whole) {
   return static_cast<double>(part) / static_cast<double>(std::max<int64_t>(1, whole));
 }
 
-// Pairs at or above the threshold, and the false negatives among them (pairs sharing no
-// band key: near-duplicates the write path would miss).
+// Pairs of near-duplicates, and the misses among them (pairs sharing no band key: a
+// near-duplicate the write path would not even verify).
 struct Tally {
   int64_t pairs = 0;
   int64_t misses = 0;
@@ -461,88 +666,149 @@ struct Tally {
     ++pairs;
     misses += miss;
   }
-  double rate() const { return Rate(misses, pairs); }
+  double found() const { return 1.0 - Rate(misses, pairs); }
 };
 
-// Checks every pair within clusters of near-duplicates (a random body and four edits, each of
-// the body or of an earlier edit) whose trigram Jaccard is at least the threshold, over the
-// fixed seeds, and asserts that fewer than 3% of them share no band key.
-void CheckNearDuplicatesShareABandKey(Frequencies frequencies) {
-  constexpr int kClusters = 2500;
-  constexpr int kMembers = 5;
-  const uint64_t scope = ScopeHash("facts", "");
-  Tally all;
-  // Breakdowns for the report: by the shorter body's word count, and by similarity.
-  constexpr size_t kLengthEdges[] = {15, 40, 1000};
-  constexpr double kSimilarityEdges[] = {0.75, 0.80, 0.90, 2};
-  Tally by_length[std::size(kLengthEdges)], by_similarity[std::size(kSimilarityEdges)];
+// Near-duplicates, as the rule means them: a body of 20 to 120 content words (Zipf
+// frequencies, a filler word before one word in four: natural-ish text) and the same body
+// with one or two content words changed, added or removed, and changes of case, whitespace,
+// punctuation and filler words. Returns the fraction that share a band key, over the fixed
+// seeds, and prints it by number of edits, length and trigram similarity.
+double NearDuplicatesSharingABandKey() {
+  constexpr int kBodiesPerSeed = 4000;
+  const uint64_t scope = Facts();
+  Tally all, by_edits[3], by_length[3], at_threshold;
+  constexpr int kLengthEdges[] = {40, 80, 1000};
   for (uint64_t seed : kSeeds) {
-    Corpus corpus(seed, frequencies);
-    Tally tally;
-    for (int c = 0; c < kClusters; ++c) {
-      std::vector<Body> bodies = {corpus.RandomBody()};
-      for (int m = 1; m < kMembers; ++m) {
-        // An edit of the original or of an earlier edit.
-        bodies.push_back(corpus.Edit(bodies[static_cast<size_t>(c + m) % bodies.size()]));
-      }
-      std::vector<Signed> signatures;
-      for (const Body& body : bodies) signatures.push_back(Sign(body, scope));
-      for (size_t i = 0; i < signatures.size(); ++i) {
-        for (size_t j = i + 1; j < signatures.size(); ++j) {
-          const Signed& a = signatures[i];
-          const Signed& b = signatures[j];
-          const double similarity = Jaccard(a.trigrams, b.trigrams);
-          if (similarity < kThreshold) continue;
-          const bool miss = !ShareAKey(a.keys, b.keys);
-          tally.Add(miss);
-          size_t l = 0;
-          while (std::min(a.words, b.words) > kLengthEdges[l]) ++l;
-          by_length[l].Add(miss);
-          size_t s = 0;
-          while (similarity >= kSimilarityEdges[s]) ++s;
-          by_similarity[s].Add(miss);
-        }
-      }
+    Corpus corpus(seed, Frequencies::kZipf);
+    for (int b = 0; b < kBodiesPerSeed; ++b) {
+      const Body body = corpus.RandomBody(20, 120, 0.25);
+      const int edits = corpus.rng().Between(1, 2);
+      const Body edited = corpus.EditWords(body, edits);
+      const Signed x = Sign(Json(body.Render()), scope);
+      const Signed y = Sign(Json(edited.Render()), scope);
+      const bool miss = !ShareAKey(x.keys, y.keys);
+      all.Add(miss);
+      by_edits[edits].Add(miss);
+      const int n = static_cast<int>(body.ContentPositions().size());
+      size_t l = 0;
+      while (n > kLengthEdges[l]) ++l;
+      by_length[l].Add(miss);
+      if (Jaccard(x.trigrams, y.trigrams) >= kThreshold) at_threshold.Add(miss);
     }
-    std::printf("seed %llu: %lld pairs >= %.2f, %lld without a shared band key (%.4f)\n",
-                static_cast<unsigned long long>(seed), static_cast<long long>(tally.pairs),
-                kThreshold, static_cast<long long>(tally.misses), tally.rate());
-    EXPECT_GE(tally.pairs, 5000) << "seed " << seed << ": too few pairs to measure";
-    EXPECT_LT(tally.rate(), 0.03) << "seed " << seed;
-    all.pairs += tally.pairs;
-    all.misses += tally.misses;
   }
-  constexpr const char* kLengthNames[] = {"5-15 words", "16-40 words", "41+ words"};
-  for (size_t l = 0; l < std::size(kLengthEdges); ++l) {
-    std::printf("  %-12s %6lld pairs, false negatives %.4f\n", kLengthNames[l],
-                static_cast<long long>(by_length[l].pairs), by_length[l].rate());
+  for (int e = 1; e <= 2; ++e) {
+    std::printf("  %d edit(s): %6lld pairs, %.4f share a band key\n", e,
+                static_cast<long long>(by_edits[e].pairs), by_edits[e].found());
   }
-  constexpr const char* kSimilarityNames[] = {"[0.70,0.75)", "[0.75,0.80)", "[0.80,0.90)",
-                                              "[0.90,1.00]"};
-  for (size_t s = 0; s < std::size(kSimilarityEdges); ++s) {
-    std::printf("  %-12s %6lld pairs, false negatives %.4f\n", kSimilarityNames[s],
-                static_cast<long long>(by_similarity[s].pairs), by_similarity[s].rate());
+  constexpr const char* kLengthNames[] = {"20-40 words", "41-80 words", "81-120 words"};
+  for (size_t l = 0; l < std::size(kLengthNames); ++l) {
+    std::printf("  %-12s %6lld pairs, %.4f share a band key\n", kLengthNames[l],
+                static_cast<long long>(by_length[l].pairs), by_length[l].found());
   }
-  std::printf("false-negative rate: %lld of %lld pairs = %.4f\n",
-              static_cast<long long>(all.misses), static_cast<long long>(all.pairs), all.rate());
-  ::testing::Test::RecordProperty("pairs_at_or_above_threshold", absl::StrCat(all.pairs));
-  ::testing::Test::RecordProperty("false_negatives", absl::StrCat(all.misses));
-  ::testing::Test::RecordProperty("false_negative_rate", absl::StrFormat("%.5f", all.rate()));
-  EXPECT_LT(all.rate(), 0.03);
+  std::printf("  trigram similarity >= %.2f: %lld pairs, %.4f share a band key\n", kThreshold,
+              static_cast<long long>(at_threshold.pairs), at_threshold.found());
+  std::printf("near-duplicates sharing a band key: %lld of %lld = %.4f\n",
+              static_cast<long long>(all.pairs - all.misses), static_cast<long long>(all.pairs),
+              all.found());
+  ::testing::Test::RecordProperty("near_duplicate_pairs", absl::StrCat(all.pairs));
+  ::testing::Test::RecordProperty("near_duplicates_found", absl::StrFormat("%.5f", all.found()));
+  return all.found();
 }
 
-// The rate at which pairs of unrelated random bodies share a band key (candidates a write
-// would verify for nothing), over the fixed seeds.
+TEST(BandKeysProperty, NearDuplicatesShareABandKey) {
+  // Measured: 11,997 of 12,000 over these seeds (0.9998; the 3 misses have two edits in
+  // 20-80 words). The bound is a little below, so that a scheme that finds fewer fails (the
+  // rule asks for 0.97).
+  EXPECT_GE(NearDuplicatesSharingABandKey(), 0.998);
+}
+
+// Perseus Vault's scale corpus: every body's words drawn uniformly from these. Issue 13 calls
+// them 60 but lists 47, as benchmark/scale/corpus.py does: fewer words, more shared pairs.
+constexpr std::string_view kPerseusWords[] = {
+    "service", "latency",   "schema",  "deploy",   "index",    "queue",     "worker",  "retry",
+    "cache",   "shard",     "vault",   "memory",   "recall",   "decay",     "layer",   "topic",
+    "entity",  "journal",   "replica", "merge",    "postgres", "sqlite",    "onnx",    "embedding",
+    "vector",  "keyword",   "hybrid",  "ranking",  "fusion",   "timeout",   "breaker", "fallback",
+    "config",  "workspace", "scope",   "audit",    "chain",    "commit",    "release", "binary",
+    "stdio",   "transport", "tool",    "argument", "budget",   "threshold", "gate"};
+
+// 40 to 120 words drawn uniformly from kPerseusWords, space-separated.
+std::string PerseusWords(Rng& rng) {
+  std::string out;
+  const int n = rng.Between(40, 120);
+  for (int i = 0; i < n; ++i) {
+    if (i > 0) out += ' ';
+    out += kPerseusWords[rng.Below(std::size(kPerseusWords))];
+  }
+  return out;
+}
+
+// Memory i of Perseus Vault's scale corpus (issue 13). The nonce stands in for SHA-1's first
+// 16 hex digits: any 16 hex digits that differ per memory say as much.
+std::string PerseusBody(Rng& rng, int i) {
+  nlohmann::json body = {{"text", absl::StrCat("[", i, "] ", PerseusWords(rng))},
+                         {"detail", absl::StrCat("entity ", i, " in group ", i % 977)},
+                         {"nonce", absl::StrFormat("%016x", Mix64(static_cast<uint64_t>(i)))}};
+  return body.dump();
+}
+
+// Over `bodies` bodies made by `make`, the pairs that share a band key, counted from a map
+// of key to bodies (an upper bound: a pair sharing two keys counts twice), as a fraction of
+// all pairs.
+template <typename MakeBody>
+double SharedKeyRate(const char* name, int bodies, MakeBody make) {
+  const uint64_t scope = Facts();
+  std::unordered_map<int64_t, int64_t> count;
+  count.reserve(static_cast<size_t>(bodies) * (kBands + kShortBands));
+  int64_t short_bodies = 0;
+  for (int b = 0; b < bodies; ++b) {
+    const std::vector<int64_t> keys = Sign(make(b), scope).keys;
+    short_bodies += keys.size() > static_cast<size_t>(kBands);
+    for (int64_t key : keys) ++count[key];
+  }
+  int64_t sharing = 0;
+  for (const auto& [key, n] : count) sharing += n * (n - 1) / 2;
+  const int64_t pairs = static_cast<int64_t>(bodies) * (bodies - 1) / 2;
+  const double rate = Rate(sharing, pairs);
+  std::printf("%s: %lld of %lld pairs share a band key = %.3g (%lld bodies with unit bands)\n",
+              name, static_cast<long long>(sharing), static_cast<long long>(pairs), rate,
+              static_cast<long long>(short_bodies));
+  ::testing::Test::RecordProperty(absl::StrCat(name, "_pairs"), absl::StrCat(pairs));
+  ::testing::Test::RecordProperty(absl::StrCat(name, "_sharing"), absl::StrCat(sharing));
+  return rate;
+}
+
+TEST(BandKeysProperty, PerseusCorpusBodiesAlmostNeverShareABandKey) {
+  // Every body holds most of the 47 words, so words alone (or character trigrams) make
+  // every pair look alike; ordered pairs of words do not: two bodies share ~3 of their ~80
+  // pairs (Jaccard ~0.02). Measured: 10 of 7,998,000 pairs over 4,000 bodies (1.3e-6).
+  Rng rng(13);
+  EXPECT_LE(SharedKeyRate("perseus", 4000, [&](int i) { return PerseusBody(rng, i); }), 1e-4);
+}
+
+TEST(BandKeysProperty, BareSmallVocabularyTextsAlmostNeverShareABandKey) {
+  // The same words without the per-memory detail and nonce: nothing but the shared
+  // vocabulary to tell bodies apart. Measured: 29 of 7,998,000 pairs (3.6e-6); a body of
+  // few words can hold at most kShortUnits distinct ones and get unit bands (15 of 4,000).
+  Rng rng(60);
+  EXPECT_LE(SharedKeyRate("perseus_text", 4000, [&](int) { return Json(PerseusWords(rng)); }),
+            1e-4);
+}
+
+// The rate at which pairs of unrelated random bodies (5 to 120 words) share a band key
+// (candidates a write would verify for nothing), over the fixed seeds.
 double BackgroundCollisionRate(Frequencies frequencies) {
   constexpr int64_t kBodies = 4000;
-  const uint64_t scope = ScopeHash("facts", "");
+  const uint64_t scope = Facts();
   int64_t pairs = 0, colliding = 0;
   for (uint64_t seed : kSeeds) {
     Corpus corpus(seed ^ 0x5eed, frequencies);
     std::unordered_map<int64_t, std::vector<int>> by_key;
     for (int b = 0; b < kBodies; ++b) {
-      const std::string text = corpus.RandomBody().Render();
-      for (int64_t key : BandKeys(text, Fnv1a64(text), scope)) by_key[key].push_back(b);
+      for (int64_t key : Sign(Json(corpus.RandomBody(5, 120).Render()), scope).keys) {
+        by_key[key].push_back(b);
+      }
     }
     std::set<std::pair<int, int>> shared;
     for (const auto& [key, bodies] : by_key) {
@@ -562,23 +828,15 @@ double BackgroundCollisionRate(Frequencies frequencies) {
   return rate;
 }
 
-TEST(BandKeysProperty, NearDuplicatesAboveThresholdShareABandKey) {
-  CheckNearDuplicatesShareABandKey(Frequencies::kUniform);
-}
-
-TEST(BandKeysProperty, NearDuplicatesWithZipfWordFrequenciesShareABandKey) {
-  CheckNearDuplicatesShareABandKey(Frequencies::kZipf);
-}
-
 TEST(BandKeysProperty, UnrelatedBodiesRarelyShareABandKey) {
+  // Measured: 0 of 23,994,000 pairs.
   EXPECT_LT(BackgroundCollisionRate(Frequencies::kUniform), 1e-4);
 }
 
-TEST(BandKeysProperty, UnrelatedZipfBodiesShareABandKeyLessThanOnceInAThousandPairs) {
-  // Common words make unrelated bodies overlap (word Jaccard well above 0.03), so collisions
-  // are some 1,000 times more frequent than with uniform words (about 7e-4 when written).
-  // A write still verifies at most kMaxCandidates; this bound catches a scheme that is worse.
-  EXPECT_LT(BackgroundCollisionRate(Frequencies::kZipf), 1e-3);
+TEST(BandKeysProperty, UnrelatedZipfBodiesShareABandKeyLessThanOnceInTenThousandPairs) {
+  // Common words make unrelated bodies overlap, most of all short ones (which have unit
+  // bands too). Measured: 855 of 23,994,000 pairs (3.6e-5; words alone, scheme v2: ~7e-4).
+  EXPECT_LT(BackgroundCollisionRate(Frequencies::kZipf), 1e-4);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-"""Bad input never kills the server and never corrupts the store (DESIGN.md §7, §9).
+"""Bad input never kills the server and never corrupts the store (docs/design.md §7, §9).
 
 Each test is one group of bad inputs against one server. After the group the server must
 still answer ping and still find the memory written before it; then it must exit 0 on EOF and
@@ -617,8 +617,8 @@ class WithoutAnEmbedder(BadInputCase):
 
 
 class PerseusArgumentNames(BadInputCase):
-    """A Perseus Vault client's bad arguments are named as it sent them (COMPAT.md names,
-    DESIGN.md §7: the message names the argument)."""
+    """A Perseus Vault client's bad arguments are named as it sent them (docs/compat.md names,
+    docs/design.md §7: the message names the argument)."""
 
     def test_errors_name_perseus_arguments(self):
         c = self.client
@@ -649,6 +649,82 @@ class PerseusArgumentNames(BadInputCase):
         self.call_error(c, "perseus_vault_recall", {"query": "x", "mode": "vector"}, "mode")
         self.call_error(c, "perseus_vault_embed", {"batch_limit": "many"}, "batch_limit")
         self.call_error(c, "perseus_vault_embed", {"key": "bird"}, "category")
+
+
+class UndefinedArguments(BadInputCase):
+    """Canonical tools refuse an argument they do not define, naming it and the closest one;
+    the perseus_vault_* names ignore what they do not know (docs/compat.md)."""
+
+    def test_misspelt_argument_names_it_and_writes_nothing(self):
+        c = self.client
+        args = {"category": "people", "key": "maria", "body": {"title": "staff engineer"},
+                "vaild_from": "2025-06-01"}
+        text = self.call_error(c, "remember", args)
+        self.assertEqual(text, "vaild_from: unknown argument of remember; "
+                               "did you mean valid_from?")
+        self.assertIs(self.call_ok(c, "get", {"category": "people", "key": "maria"})["found"],
+                      False)
+        self.assertEqual(self.total_memories(), 1)
+
+    def test_unknown_argument_with_no_close_name_lists_the_known_ones(self):
+        text = self.call_error(self.client, "recall", {"query": "canary", "trust_weight": 0.5},
+                               "trust_weight")
+        self.assertIn("the known arguments are as_of, category, limit, mode", text)
+
+    def test_batch_item_fails_alone(self):
+        r = self.call_ok(self.client, "remember_batch", {"items": [
+            {"category": "b", "key": "good", "body": "fine"},
+            {"category": "b", "key": "typo", "body": "x", "tgas": ["a"]},
+        ]})
+        self.assertEqual([r["created"], r["failed"]], [1, 1])
+        self.assertEqual(r["results"][1]["error"], "items[1].tgas: unknown argument of "
+                                                   "remember_batch; did you mean items[1].tags?")
+        self.assertEqual(self.total_memories(), 2)
+
+    def test_perseus_name_refused_on_remember_and_honoured_on_perseus_vault_remember(self):
+        c = self.client
+        valid_from = now_ms() - 30 * DAY_MS
+        ident = {"category": "people", "key": "ana"}
+        text = self.call_error(c, "remember", dict(ident, body={"title": "lead"},
+                                                   valid_from_unix_ms=valid_from))
+        self.assertEqual(text, "valid_from_unix_ms: unknown argument of remember (a "
+                               "perseus_vault_remember name); did you mean valid_from?")
+        self.assertIs(self.call_ok(c, "get", ident)["found"], False)
+        r = self.call_ok(c, "perseus_vault_remember",
+                         dict(ident, body_json='{"title": "lead"}', valid_from_unix_ms=valid_from,
+                              trust_weight=0.5))
+        self.assertEqual(r["valid_from"], valid_from)
+        before = self.call_ok(c, "valid_at", dict(ident, valid_at=valid_from - 1))
+        self.assertIs(before["found"], False)
+        then = self.call_ok(c, "valid_at", dict(ident, valid_at=valid_from))
+        self.assertEqual(then["body"], {"title": "lead"})
+
+    def test_perseus_vault_recall_ignores_trust_weight(self):
+        r = self.call_ok(self.client, "perseus_vault_recall",
+                         {"query": "yellow canary", "trust_weight": 0.7, "min_decay": 0.2})
+        self.assertIn(self.canary["id"], [i["id"] for i in r["items"]])
+
+    def test_unparsable_body_json_names_the_byte_offset(self):
+        c = self.client
+        ident = {"category": "people", "key": "bo"}
+        text = self.call_error(c, "remember", dict(ident, body_json='{"title": "staff"'))
+        self.assertTrue(text.startswith("body_json: not a JSON text (syntax error at byte 17: "),
+                        text)
+        self.assertIs(self.call_ok(c, "get", ident)["found"], False)
+        # A Perseus Vault client's plain text is still stored as a JSON string.
+        r = self.call_ok(c, "perseus_vault_remember", dict(ident, body_json="plain words"))
+        self.assertEqual(self.call_ok(c, "get", {"id": r["id"]})["body"], "plain words")
+
+    def test_tools_list_closes_canonical_schemas_and_leaves_perseus_ones_open(self):
+        tools = {t["name"]: t for t in self.client.list_tools()}
+        self.assertIs(tools["remember"]["inputSchema"]["additionalProperties"], False)
+        items = tools["remember_batch"]["inputSchema"]["properties"]["items"]["items"]
+        self.assertIs(items["additionalProperties"], False)
+        perseus = self.serve("--compat", "perseus-vault", db=os.path.join(self.tmp, "pv.db"))
+        listed = {t["name"]: t for t in perseus.list_tools()}
+        self.assertNotIn("additionalProperties", listed["perseus_vault_remember"]["inputSchema"])
+        self.assertNotIn("additionalProperties", listed["perseus_vault_recall"]["inputSchema"])
+        self.assertEqual(perseus.close(), 0)
 
 
 if __name__ == "__main__":

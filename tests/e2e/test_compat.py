@@ -1,4 +1,4 @@
-"""A Perseus Vault client's session, unchanged (shared/COMPAT.md).
+"""A Perseus Vault client's session, unchanged (docs/compat.md).
 
 The client starts `strata --db PATH` (no subcommand), initializes with 2025-06-18, reads
 exactly one line per request and reads every result as json.loads(content[0].text).
@@ -166,7 +166,7 @@ class PerseusSession(StrataTestCase):
         self.assertEqual([i["state"] for i in r["items"]], ["shipped in june"])
         self.assertIs(r["items"][0]["is_live_version"], True)
 
-        # recall takes `valid_at` (not *_unix_ms) in COMPAT.md.
+        # recall takes `valid_at` (not *_unix_ms) in docs/compat.md.
         self.remember("trip", "city", {"text": "june trip to porto"},
                       valid_from_unix_ms=now_ms() - 10 * DAY_MS,
                       valid_to_unix_ms=now_ms() - 5 * DAY_MS)

@@ -1,4 +1,4 @@
-"""Two strata processes on one database file (DESIGN.md §6, §9).
+"""Two strata processes on one database file (docs/design.md §6, §9).
 
 Two servers start together on a new file, then write (`remember` and `remember_batch`) and
 recall at the same time, each driven by its own thread. No lock error may reach a client: every

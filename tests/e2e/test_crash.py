@@ -1,4 +1,4 @@
-"""Crashes (DESIGN.md §9): strata is killed with SIGKILL at random points of a write load,
+"""Crashes (docs/design.md §9): strata is killed with SIGKILL at random points of a write load,
 restarted on the same database, and must have lost no acknowledged write, left a database that
 passes `PRAGMA integrity_check`, and repaired its derived state.
 

@@ -1,4 +1,4 @@
-"""Embeddings end to end (DESIGN.md §5, §6, §7; COMPAT.md): the embed tool under both names,
+"""Embeddings end to end (docs/design.md §5–§7; docs/compat.md): the embed tool under both names,
 its progress notifications, dense and hybrid recall finding a paraphrase that keywords miss,
 the embeddings in stats, and the --embedder option (none; an embedder that is down; an
 unknown one, refused at start).
@@ -191,7 +191,7 @@ class EmbedTool(EmbedCase):
 
 
 class PerseusEmbed(EmbedCase):
-    """A Perseus Vault client's embed (COMPAT.md): json.loads(content[0].text) of each call."""
+    """A Perseus Vault client's embed (docs/compat.md): json.loads(content[0].text) of each call."""
 
     def perseus_result(self, response):
         self.assertIs(response["result"]["isError"], False, response)

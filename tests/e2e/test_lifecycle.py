@@ -1,4 +1,4 @@
-"""Lifecycle (DESIGN.md §7): the server exits when stdin closes, exits when the process that
+"""Lifecycle (docs/design.md §7): the server exits when stdin closes, exits when the process that
 started it dies, and never exits because the host is quiet.
 
 The parent-death tests put a small Python parent between the test and strata. strata inherits

@@ -1,5 +1,5 @@
 """Protocol end-to-end tests: framing, JSON-RPC 2.0, the MCP lifecycle, stdout discipline,
-stdin EOF and SIGTERM (DESIGN.md §7, §8).
+stdin EOF and SIGTERM (docs/design.md §7, §8).
 
 Run: python3 tests/e2e/test_protocol.py <path-to-strata-binary>
 """
@@ -163,7 +163,7 @@ class ToolsList(StrataTestCase):
             self.assertNotIn(verb, names, "canonical name listed under --compat")
         self.assertEqual(len(names), len(set(names)))
         by_name = {t["name"]: t for t in tools}
-        # The listed schemas use the Perseus Vault argument names (COMPAT.md).
+        # The listed schemas use the Perseus Vault argument names (docs/compat.md).
         remember_props = by_name["perseus_vault_remember"]["inputSchema"]["properties"]
         for arg in ("body_json", "workspace_hash", "valid_from_unix_ms", "valid_to_unix_ms",
                     "skip_dedup"):

@@ -1,5 +1,5 @@
-"""DESIGN.md §3 through MCP: the five time-axis scenarios under the canonical tool names and
-under the perseus_vault_* names (COMPAT.md), forget and revival, time argument formats, and
+"""docs/design.md §3 through MCP: the five time-axis scenarios under the canonical tool names and
+under the perseus_vault_* names (docs/compat.md), forget and revival, time argument formats, and
 keyword recall with filters and as_of.
 
 Run: python3 tests/e2e/test_scenarios.py <path-to-strata-binary>
@@ -23,7 +23,7 @@ def pause():
 
 
 class CanonicalDialect:
-    """remember / valid_at / as_of / bitemporal with DESIGN.md's argument names."""
+    """remember / valid_at / as_of / bitemporal with docs/design.md's argument names."""
 
     name = "canonical"
 
@@ -66,7 +66,7 @@ class CanonicalDialect:
 
 
 class PerseusDialect(CanonicalDialect):
-    """perseus_vault_* with COMPAT.md's argument names; results read as clients do, from
+    """perseus_vault_* with docs/compat.md's argument names; results read as clients do, from
     json.loads(content[0].text)."""
 
     name = "perseus"
@@ -128,7 +128,7 @@ class PerseusDialect(CanonicalDialect):
 
 
 class ScenarioMixin:
-    """The five scenarios of DESIGN.md §3; `dialect` is set by the concrete class."""
+    """The five scenarios of docs/design.md §3; `dialect` is set by the concrete class."""
 
     dialect = None
 
@@ -355,7 +355,7 @@ class ForgetAndRevive(StrataTestCase):
 
 
 class MoreTimeRules(StrataTestCase):
-    """Other DESIGN.md §3 rules, seen through MCP."""
+    """Other docs/design.md §3 rules, seen through MCP."""
 
     def setUp(self):
         super().setUp()
@@ -466,7 +466,9 @@ class MoreTimeRules(StrataTestCase):
 
 
 class Dedup(StrataTestCase):
-    """Near-duplicate writes of a new identity merge into the existing memory (DESIGN.md §4)."""
+    """A new identity whose body nearly duplicates a memory and adds nothing to it is merged
+    into it; one that adds a word, a number or a value is written and names what it
+    resembles (docs/design.md §4). Both name sets."""
 
     TEXT = "the deploy script lives in tools/deploy.sh and needs bash 5 or newer"
 
@@ -517,6 +519,78 @@ class Dedup(StrataTestCase):
                 self.assertEqual(r["action"], "created", why)
                 self.assertNotEqual(r["id"], self.first["id"])
 
+    def remember(self, perseus, category, key, body):
+        """remember under the canonical or the Perseus Vault names; the result object."""
+        if perseus:
+            return self.call_ok(self.client, "perseus_vault_remember", {
+                "category": category, "key": key, "body_json": json.dumps(body)})
+        return self.call_ok(self.client, "remember",
+                            {"category": category, "key": key, "body": body})
+
+    def get(self, perseus, category, key):
+        if perseus:
+            r = self.call_ok(self.client, "perseus_vault_as_of", {
+                "category": category, "key": key, "as_of_unix_ms": 2 ** 53})
+            return json.loads(r["body_json"]) if r["found"] else None
+        r = self.call_ok(self.client, "get", {"category": category, "key": key})
+        return r["body"] if r["found"] else None
+
+    def test_the_same_attribute_under_two_subjects_stays_two_memories(self):
+        for perseus in (False, True):
+            with self.subTest(perseus=perseus):
+                cat = "hr-pv" if perseus else "hr"
+                alice = self.remember(perseus, cat, "alice", {"title": "senior engineer"})
+                bob = self.remember(perseus, cat, "bob", {"title": "senior engineer"})
+                self.assertEqual(bob["action"], "created", bob)
+                self.assertNotEqual(bob["id"], alice["id"])
+                self.assertEqual([(m["key"], m["similarity"]) for m in bob["similar"]],
+                                 [("alice", 1.0)])
+                promoted = self.remember(perseus, cat, "alice", {"title": "staff engineer"})
+                self.assertEqual(promoted["action"], "updated")
+                self.assertEqual(self.get(perseus, cat, "bob"), {"title": "senior engineer"})
+                self.assertEqual(self.get(perseus, cat, "alice"), {"title": "staff engineer"})
+
+    def test_a_one_word_correction_under_a_new_key_is_written_and_names_the_old(self):
+        old = "Maria leads the storage team and prefers Go for new services"
+        new = "Maria leads the storage team and prefers Rust for new services"
+        for perseus in (False, True):
+            with self.subTest(perseus=perseus):
+                cat = "people-pv" if perseus else "people"
+                first = self.remember(perseus, cat, "maria-lang", {"text": old})
+                r = self.remember(perseus, cat, "maria-lang-2", {"text": new})
+                self.assertEqual((r["action"], r["deduped"]), ("created", False), r)
+                self.assertNotIn("merged_into", r)
+                self.assertEqual(len(r["similar"]), 1, r)
+                self.assertEqual((r["similar"][0]["id"], r["similar"][0]["key"]),
+                                 (first["id"], "maria-lang"))
+                self.assertGreaterEqual(r["similar"][0]["similarity"], 0.7)
+                self.assertEqual(self.get(perseus, cat, "maria-lang-2"), {"text": new})
+                tool = "perseus_vault_recall" if perseus else "recall"
+                items = self.call_ok(self.client, tool, {"query": "Rust", "mode": "fts5",
+                                                         "category": cat})["items"]
+                self.assertEqual([i["key"] for i in items], ["maria-lang-2"])
+
+    def test_a_reworded_restore_with_no_new_content_word_is_merged(self):
+        # Filler words added ("really", "also"), punctuation changed, a word dropped.
+        reworded = ("The deploy script really lives in tools/deploy.sh, and also needs "
+                    "bash 5 or newer.")
+        for perseus in (False, True):
+            with self.subTest(perseus=perseus):
+                r = self.remember(perseus, "ops", "deploy-copy-%s" % perseus,
+                                  {"text": reworded})
+                self.assertEqual((r["action"], r["deduped"]), ("deduped", True), r)
+                self.assertEqual(r["merged_into"]["id"], self.first["id"])
+                self.assertEqual(self.get(perseus, "ops", "deploy-copy-%s" % perseus),
+                                 {"text": self.TEXT})
+
+    def test_a_changed_number_or_identifier_is_written(self):
+        for changed in (self.TEXT.replace("bash 5", "bash 4"),
+                        self.TEXT.replace("tools/deploy.sh", "tools/deploy2.sh")):
+            with self.subTest(changed=changed):
+                r = self.remember(False, "ops", "deploy-%d" % len(changed), {"text": changed})
+                self.assertEqual(r["action"], "created", r)
+                self.assertIn("deploy", [m["key"] for m in r["similar"]])
+
     def test_perseus_vault_fields(self):
         pv = json.dumps({"text": self.TEXT + "?"})
         structured, is_error, raw = self.client.call_tool(
@@ -534,7 +608,7 @@ class Dedup(StrataTestCase):
 
 
 class TwoProcesses(StrataTestCase):
-    """Two servers on one database file see each other's writes (DESIGN.md §6)."""
+    """Two servers on one database file see each other's writes (docs/design.md §6)."""
 
     def test_each_sees_the_others_writes(self):
         a = self.serve()
@@ -559,7 +633,7 @@ class TwoProcesses(StrataTestCase):
 
 
 class RecallFiltersAtScale(StrataTestCase):
-    """A selective filter never shrinks the result below limit (DESIGN.md §5), even when
+    """A selective filter never shrinks the result below limit (docs/design.md §5), even when
     hundreds of better-ranked memories fail it."""
 
     def test_selective_filters_fill_the_limit(self):
@@ -591,7 +665,7 @@ class RecallFiltersAtScale(StrataTestCase):
 
 
 class TimeFormats(StrataTestCase):
-    """Integers, numeric strings and ISO-8601 strings name the same instants (DESIGN.md §3)."""
+    """Integers, numeric strings and ISO-8601 strings name the same instants (docs/design.md §3)."""
 
     FROM = "2026-03-01T12:00:00Z"
     TO = "2026-03-02"

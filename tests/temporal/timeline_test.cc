@@ -40,7 +40,7 @@ std::optional<size_t> ValidAt(const std::vector<VersionTimes>& versions, int64_t
   return TrueAt(versions, kNoRetractions, kNow, valid);
 }
 
-// --- The five scenarios of DESIGN.md §3 -----------------------------------------------------
+// --- The five scenarios of docs/design.md §3 ------------------------------------------------
 
 // (1) Retroactive correction: "senior engineer" [-300,-60), then "staff engineer" [-60,inf)
 // recorded later.

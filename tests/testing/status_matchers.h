@@ -30,6 +30,15 @@ MATCHER_P2(StatusIs, code, message_matcher, "") {
          ::testing::ExplainMatchResult(message_matcher, std::string(s.message()), result_listener);
 }
 
+// EXPECT_THAT(F(), IsOkAndHolds(Eq(3)));
+MATCHER_P(IsOkAndHolds, matcher, "") {
+  if (!arg.ok()) {
+    *result_listener << "status: " << arg.status();
+    return false;
+  }
+  return ::testing::ExplainMatchResult(matcher, *arg, result_listener);
+}
+
 }  // namespace strata::testing
 
 // Asserts that a StatusOr is OK and binds its value: ASSERT_OK_AND_ASSIGN(auto v, F());

@@ -19,6 +19,7 @@
 namespace strata::tools {
 namespace {
 
+using ::strata::testing::IsOkAndHolds;
 using ::nlohmann::json;
 using ::strata::testing::StatusIs;
 using ::testing::AllOf;
@@ -28,14 +29,6 @@ using ::testing::IsEmpty;
 using ::testing::Optional;
 
 // Matches an OK StatusOr whose value matches `matcher`.
-MATCHER_P(IsOkAndHolds, matcher, "") {
-  if (!arg.ok()) {
-    *result_listener << "status: " << arg.status();
-    return false;
-  }
-  return ::testing::ExplainMatchResult(matcher, *arg, result_listener);
-}
-
 constexpr auto kInvalid = absl::StatusCode::kInvalidArgument;
 constexpr int64_t kMarch1 = 1772323200000;  // 2026-03-01T00:00:00Z
 

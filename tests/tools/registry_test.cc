@@ -1,6 +1,6 @@
 // tools::ToolRegistry over a real Store: what tools/list shows under each naming option, how
 // called names resolve, what every tool returns under both dialects (the documented fields of
-// shared/COMPAT.md), its argument errors, and that every result satisfies its outputSchema.
+// docs/compat.md), its argument errors, and that every result satisfies its outputSchema.
 
 #include "tools/registry.h"
 
@@ -266,6 +266,53 @@ TEST_F(RegistryTest, CanonicalInputSchemasUseCanonicalArgumentNames) {
               UnorderedElementsAre("category", "key", "as_of"));
   EXPECT_THAT(Listed(tools, "bitemporal")["inputSchema"]["required"],
               UnorderedElementsAre("category", "key", "tx_at", "valid_at"));
+}
+
+// Every object schema with properties inside `schema` (itself, nested properties, array
+// items), with its path, for checks on all of them.
+void ObjectSchemas(const json& schema, const std::string& path,
+                   std::vector<std::pair<std::string, json>>& out) {
+  if (!schema.is_object()) return;
+  if (schema.contains("properties")) {
+    out.emplace_back(path, schema);
+    for (const auto& [name, property] : schema["properties"].items()) {
+      ObjectSchemas(property, path + "." + name, out);
+    }
+  }
+  if (schema.contains("items")) ObjectSchemas(schema["items"], path + "[]", out);
+}
+
+TEST_F(RegistryTest, CanonicalInputSchemasTakeNoAdditionalProperties) {
+  for (const json& tool : registry_->List()) {
+    std::vector<std::pair<std::string, json>> schemas;
+    ObjectSchemas(tool["inputSchema"], tool["name"].get<std::string>(), schemas);
+    for (const auto& [path, schema] : schemas) {
+      EXPECT_EQ(schema.value("additionalProperties", json()), false) << path;
+    }
+  }
+  const json items =
+      Listed(registry_->List(), "remember_batch")["inputSchema"]["properties"]["items"]["items"];
+  EXPECT_EQ(items["additionalProperties"], false);
+  // body is any JSON value: not an object schema to close.
+  EXPECT_FALSE(Listed(registry_->List(), "remember")["inputSchema"]["properties"]["body"].contains(
+      "additionalProperties"));
+}
+
+TEST_F(RegistryTest, PerseusInputSchemasLeaveAdditionalPropertiesOpen) {
+  OpenWith({.list_perseus_names = true});
+  for (const json& tool : registry_->List()) {
+    const std::string name = tool["name"].get<std::string>();
+    std::vector<std::pair<std::string, json>> schemas;
+    ObjectSchemas(tool["inputSchema"], name, schemas);
+    for (const auto& [path, schema] : schemas) {
+      // remember_batch and purge have no Perseus Vault name: called by theirs, they are strict.
+      if (name.starts_with("perseus_vault_")) {
+        EXPECT_FALSE(schema.contains("additionalProperties")) << path;
+      } else {
+        EXPECT_EQ(schema.value("additionalProperties", json()), false) << path;
+      }
+    }
+  }
 }
 
 TEST_F(RegistryTest, PerseusListShowsPerseusNames) {
@@ -887,8 +934,38 @@ TEST_F(RegistryTest, BodyJsonHoldingJsonIsStoredAsThatJson) {
   EXPECT_EQ(r["body"], json({{"a", {1, 2}}}));
 }
 
-TEST_F(RegistryTest, BodyJsonHoldingPlainTextIsStoredAsAJsonString) {
-  ASSERT_OK(Call("remember", {{"category", "c"}, {"key", "k"}, {"body_json", "not {json"}}));
+TEST_F(RegistryTest, BodyJsonThatIsNotJsonIsAnErrorNamingTheByteOffset) {
+  const struct {
+    const char* body_json;
+    const char* message;
+  } cases[] = {
+      {R"({"title": "staff")",
+       "body_json: not a JSON text (syntax error at byte 17: unexpected end of input; expected "
+       "'}'); give text that is not JSON as body, a string"},
+      {"not {json", "body_json: not a JSON text (syntax error at byte 1: invalid literal"},
+      {R"({"a": 1,})", "body_json: not a JSON text (syntax error at byte 8: unexpected '}'"},
+      {"", "body_json: not a JSON text (syntax error at byte 0: unexpected end of input"},
+  };
+  for (const auto& c : cases) {
+    EXPECT_THAT(Call("remember", {{"category", "c"}, {"key", "k"}, {"body_json", c.body_json}}),
+                StatusIs(kInvalid, StartsWith(c.message)))
+        << c.body_json;
+  }
+  ASSERT_OK_AND_ASSIGN(json r, Call("get", {{"category", "c"}, {"key", "k"}}));
+  EXPECT_EQ(r["found"], false);
+}
+
+TEST_F(RegistryTest, BodyJsonSyntaxErrorsQuoteAtMostAShortPieceOfTheText) {
+  const std::string unterminated = "[\"" + std::string(100000, 'a');
+  absl::StatusOr<json> r =
+      Call("remember", {{"category", "c"}, {"key", "k"}, {"body_json", unterminated}});
+  EXPECT_THAT(r, StatusIs(kInvalid, StartsWith("body_json: not a JSON text (syntax error at")));
+  EXPECT_LT(r.status().message().size(), 400u);
+}
+
+TEST_F(RegistryTest, PerseusBodyJsonHoldingPlainTextIsStoredAsAJsonString) {
+  ASSERT_OK(Call("perseus_vault_remember",
+                 {{"category", "c"}, {"key", "k"}, {"body_json", "not {json"}}));
   ASSERT_OK_AND_ASSIGN(json r, Call("get", {{"category", "c"}, {"key", "k"}}));
   EXPECT_EQ(r["body_json"], R"("not {json")");
   EXPECT_EQ(r["body"], "not {json");
@@ -946,12 +1023,203 @@ TEST_F(RegistryTest, RememberArgumentErrorsNameTheArgument) {
   }
 }
 
-TEST_F(RegistryTest, UnknownExtraArgumentsAreIgnored) {
+// Call: arguments a tool does not define.
+
+TEST_F(RegistryTest, AMisspeltArgumentIsRefusedWithTheClosestNameAndNothingIsWritten) {
   json args = Memory("editor", "vim");
-  args["trust_weight"] = 0.9;
-  args["something_new"] = {{"nested", true}};
-  ASSERT_OK_AND_ASSIGN(json r, Call("remember", args));
+  args["vaild_from"] = kNow - kDay;
+  EXPECT_THAT(Call("remember", args),
+              StatusIs(kInvalid,
+                       "vaild_from: unknown argument of remember; did you mean "
+                       "valid_from?"));
+  ASSERT_OK_AND_ASSIGN(json r, Call("get", Identity("editor")));
+  EXPECT_EQ(r["found"], false);
+}
+
+TEST_F(RegistryTest, EveryCanonicalToolRefusesAMisspeltArgument) {
+  const struct {
+    const char* tool;
+    json args;
+    const char* message;
+  } cases[] = {
+      {"recall",
+       {{"query", "x"}, {"limt", 3}},
+       "limt: unknown argument of recall; did you mean limit?"},
+      {"get", {{"category", "c"}, {"ky", "k"}}, "ky: unknown argument of get; did you mean key?"},
+      {"history",
+       {{"category", "c"}, {"key", "k"}, {"ofset", 1}},
+       "ofset: unknown argument of history; did you mean offset?"},
+      {"as_of",
+       {{"category", "c"}, {"key", "k"}, {"asof", kNow}},
+       "asof: unknown argument of as_of; did you mean as_of?"},
+      {"valid_at",
+       {{"Category", "c"}, {"key", "k"}, {"valid_at", kNow}},
+       "Category: unknown argument of valid_at; did you mean category?"},
+      {"bitemporal",
+       {{"category", "c"}, {"key", "k"}, {"tx_at", kNow}, {"valid_at", kNow}, {"workspce", ""}},
+       "workspce: unknown argument of bitemporal; did you mean workspace?"},
+      {"forget",
+       {{"category", "c"}, {"key", "k"}, {"reasn", "old"}},
+       "reasn: unknown argument of forget; did you mean reason?"},
+      {"purge",
+       {{"category", "c"}, {"kye", "k"}},
+       "kye: unknown argument of purge; did you mean key?"},
+      {"embed",
+       {{"batch_limt", 5}},
+       "batch_limt: unknown argument of embed; did you mean batch_limit?"},
+      {"remember_batch",
+       {{"item", json::array()}},
+       "item: unknown argument of remember_batch; did you mean items?"},
+  };
+  for (const auto& c : cases) {
+    EXPECT_THAT(Call(c.tool, c.args), StatusIs(kInvalid, c.message)) << c.tool;
+  }
+}
+
+TEST_F(RegistryTest, APerseusNameOnACanonicalToolIsRefusedNamingTheCanonicalOne) {
+  json args = Memory("editor", "vim");
+  args["valid_from_unix_ms"] = kNow - kDay;
+  EXPECT_THAT(Call("remember", args),
+              StatusIs(kInvalid,
+                       "valid_from_unix_ms: unknown argument of remember (a "
+                       "perseus_vault_remember name); did you mean valid_from?"));
+  args.erase("valid_from_unix_ms");
+  args["skip_dedup"] = true;
+  EXPECT_THAT(Call("remember", args),
+              StatusIs(kInvalid, HasSubstr("skip_dedup: unknown argument of remember (a "
+                                           "perseus_vault_remember name; skip_dedup: true is "
+                                           "dedup: false); did you mean dedup?")));
+  EXPECT_THAT(Call("as_of", {{"category", "c"}, {"key", "k"}, {"as_of_unix_ms", kNow}}),
+              StatusIs(kInvalid,
+                       "as_of_unix_ms: unknown argument of as_of (a "
+                       "perseus_vault_as_of name); did you mean as_of?"));
+  EXPECT_THAT(Call("recall", {{"query", "x"}, {"workspace_hash", "ws"}}),
+              StatusIs(kInvalid,
+                       "workspace_hash: unknown argument of recall (a "
+                       "perseus_vault_recall name); did you mean workspace?"));
+  // perseus_vault_recall itself says valid_at; the name is still Perseus Vault's valid_at's.
+  EXPECT_THAT(Call("recall", {{"query", "x"}, {"valid_at_unix_ms", kNow}}),
+              StatusIs(kInvalid,
+                       "valid_at_unix_ms: unknown argument of recall; did you mean "
+                       "valid_at?"));
+  ASSERT_OK_AND_ASSIGN(json stats, Call("stats", json::object()));
+  EXPECT_EQ(stats["total_memories"], 0);
+}
+
+TEST_F(RegistryTest, AnUnknownArgumentWithNoCloseNameListsTheKnownOnes) {
+  EXPECT_THAT(Call("recall", {{"query", "x"}, {"trust_weight", 0.5}}),
+              StatusIs(kInvalid,
+                       "trust_weight: unknown argument of recall; the known arguments "
+                       "are as_of, category, limit, mode, offset, query, tags, type, "
+                       "valid_at, workspace"));
+  EXPECT_THAT(Call("get", {{"x", 1}}),
+              StatusIs(kInvalid,
+                       "x: unknown argument of get; the known arguments are category, "
+                       "id, key, workspace"));
+  EXPECT_THAT(Call("stats", {{"verbose", true}}),
+              StatusIs(kInvalid, "verbose: unknown argument of stats, which takes no arguments"));
+}
+
+TEST_F(RegistryTest, AnUnknownArgumentIsRefusedEvenWhenNull) {
+  EXPECT_THAT(Call("stats", {{"verbose", nullptr}}),
+              StatusIs(kInvalid, HasSubstr("verbose: unknown argument of stats")));
+}
+
+TEST_F(RegistryTest, AVeryLongUnknownNameIsShortenedInTheMessage) {
+  absl::StatusOr<json> r = Call("stats", {{std::string(100000, 'v'), 1}});
+  EXPECT_THAT(r, StatusIs(kInvalid, HasSubstr("...: unknown argument of stats")));
+  EXPECT_LT(r.status().message().size(), 200u);
+}
+
+TEST_F(RegistryTest, PrefixedNamesAreCanonicalAndRefuseUnknownArguments) {
+  OpenWith({.prefix = "strata_"});
+  json args = Memory("editor", "vim");
+  args["vaild_from"] = kNow;
+  EXPECT_THAT(Call("strata_remember", args),
+              StatusIs(kInvalid,
+                       "vaild_from: unknown argument of remember; did you mean "
+                       "valid_from?"));
+}
+
+TEST_F(RegistryTest, TheBodyIsFreeFormAndNotCheckedForNames) {
+  ASSERT_OK(Call("remember", {{"category", "c"},
+                              {"key", "k"},
+                              {"body", {{"vaild_from", 1}, {"nested", {{"anything", true}}}}}}));
+}
+
+TEST_F(RegistryTest, PerseusNamesIgnoreArgumentsTheyDoNotDefine) {
+  ASSERT_OK_AND_ASSIGN(json r,
+                       Call("perseus_vault_remember", {{"category", "preference"},
+                                                       {"key", "editor"},
+                                                       {"body_json", R"({"text":"vim"})"},
+                                                       {"trust_weight", 0.9},
+                                                       {"vaild_from", kNow},
+                                                       {"something_new", {{"nested", true}}}}));
   EXPECT_EQ(r["ok"], true);
+  ASSERT_OK_AND_ASSIGN(
+      json recalled,
+      Call("perseus_vault_recall",
+           {{"query", "vim"}, {"mode", "fts5"}, {"trust_weight", 0.7}, {"min_decay", 0.2}}));
+  EXPECT_EQ(recalled["total"], 1);
+  ASSERT_OK(Call("perseus_vault_stats", {{"verbose", true}}));
+  ASSERT_OK(Call("perseus_vault_get_entity", {{"id", r["id"]}, {"include_history", true}}));
+}
+
+TEST_F(RegistryTest, WrongTypesOfKnownArgumentsAreStillErrors) {
+  EXPECT_THAT(Call("recall", {{"query", "x"}, {"limit", "ten"}}),
+              StatusIs(kInvalid, "limit: must be an integer, got \"ten\""));
+  EXPECT_THAT(Call("perseus_vault_recall", {{"query", "x"}, {"limit", "ten"}}),
+              StatusIs(kInvalid, "limit: must be an integer, got \"ten\""));
+}
+
+// A tool with an object argument, like remember's supersedes: {category, key, workspace}.
+ToolSpec NestedTool() {
+  return ToolSpec{
+      .name = "nested",
+      .input_schema = {{"type", "object"},
+                       {"properties",
+                        {{"key", {{"type", "string"}}},
+                         {"body", {{"description", "Any JSON value."}}},
+                         {"target",
+                          {{"type", "object"},
+                           {"properties",
+                            {{"category", {{"type", "string"}}},
+                             {"key", {{"type", "string"}}},
+                             {"workspace", {{"type", "string"}}}}}}}}}},
+  };
+}
+
+TEST(CheckDefinedArguments, RefusesAnUnknownMemberOfAnObjectArgumentByItsPath) {
+  const ToolSpec tool = NestedTool();
+  EXPECT_THAT(CheckDefinedArguments(tool, tool.input_schema,
+                                    {{"key", "k"}, {"target", {{"categroy", "c"}, {"key", "k"}}}}),
+              StatusIs(kInvalid,
+                       "target.categroy: unknown argument of nested; did you mean "
+                       "target.category?"));
+  EXPECT_THAT(CheckDefinedArguments(tool, tool.input_schema, {{"target", {{"zzz", 1}}}}),
+              StatusIs(kInvalid,
+                       "target.zzz: unknown argument of nested; the known arguments "
+                       "are target.category, target.key, target.workspace"));
+}
+
+TEST(CheckDefinedArguments, AcceptsDefinedMembersFreeFormValuesAndLeavesTypesToTheHandler) {
+  const ToolSpec tool = NestedTool();
+  EXPECT_THAT(CheckDefinedArguments(tool, tool.input_schema,
+                                    {{"key", "k"},
+                                     {"target", {{"category", "c"}, {"key", "k"}}},
+                                     {"body", {{"anything", {{"at", "all"}}}}}}),
+              IsOk());
+  // A target that is not an object is the handler's type error to report.
+  EXPECT_THAT(CheckDefinedArguments(tool, tool.input_schema, {{"target", "c/k"}}), IsOk());
+  EXPECT_THAT(CheckDefinedArguments(tool, tool.input_schema, json::object()), IsOk());
+}
+
+TEST(CheckDefinedArguments, NamesThePathItIsGiven) {
+  const ToolSpec tool = NestedTool();
+  EXPECT_THAT(CheckDefinedArguments(tool, tool.input_schema, {{"kye", "k"}}, "items[3]"),
+              StatusIs(kInvalid,
+                       "items[3].kye: unknown argument of nested; did you mean "
+                       "items[3].key?"));
 }
 
 TEST_F(RegistryTest, ArgumentsThatAreNotAnObjectAreInvalid) {
@@ -1040,6 +1308,34 @@ TEST_F(RegistryTest, RememberBatchOfNoItemsIsOk) {
   EXPECT_EQ(r["ok"], true);
   EXPECT_EQ(r["results"], json::array());
   EXPECT_EQ(r["failed"], 0);
+}
+
+TEST_F(RegistryTest, RememberBatchRefusesAnItemsUnknownArgumentInThatItemAlone) {
+  json misspelt = Memory("b", "second");
+  misspelt["vaild_from"] = kNow - kDay;
+  json perseus = Memory("c", "third");
+  perseus["valid_from_unix_ms"] = kNow - kDay;
+  const json items = json::array({Memory("a", "first"), misspelt, perseus});
+  ASSERT_OK_AND_ASSIGN(json r, Call("remember_batch", {{"items", items}}));
+  EXPECT_EQ(r["ok"], false);
+  EXPECT_EQ(r["created"], 1);
+  EXPECT_EQ(r["failed"], 2);
+  EXPECT_EQ(r["results"][0]["ok"], true);
+  EXPECT_EQ(r["results"][1]["error"],
+            "items[1].vaild_from: unknown argument of remember_batch; did you mean "
+            "items[1].valid_from?");
+  EXPECT_EQ(r["results"][2]["error"],
+            "items[2].valid_from_unix_ms: unknown argument of remember_batch (a Perseus Vault "
+            "name); did you mean items[2].valid_from?");
+  ASSERT_OK_AND_ASSIGN(json b, Call("get", Identity("b")));
+  EXPECT_EQ(b["found"], false);
+}
+
+TEST_F(RegistryTest, RememberBatchItemsTakeExactlyTheArgumentsOfRemember) {
+  const json tools = registry_->List();
+  EXPECT_EQ(
+      PropertyNames(Listed(tools, "remember_batch")["inputSchema"]["properties"]["items"]["items"]),
+      PropertyNames(Listed(tools, "remember")["inputSchema"]));
 }
 
 // Call: the Perseus Vault dialect.
@@ -1264,20 +1560,23 @@ TEST(SchemaViolations, ReportsMissingRequiredMembersWrongTypesAndValuesOutsideTh
 }
 
 // Arguments for each tool that make it find something, after SeedForSchemaCheck.
+// The identity of `key` and each of `instants` at `at`: a time-axis read's arguments, exactly.
+json TimeAxis(const std::string& key, std::initializer_list<const char*> instants, int64_t at) {
+  json args = Identity(key);
+  for (const char* instant : instants) args[instant] = at;
+  return args;
+}
+
 std::map<std::string, json> FoundArgs(int64_t id) {
-  json time_axis = Identity("editor");
-  time_axis["as_of"] = kNow + 1;
-  time_axis["valid_at"] = kNow + 1;
-  time_axis["tx_at"] = kNow + 1;
   return {
       {"remember", Memory("editor", "vim")},
       {"remember_batch", {{"items", json::array({Memory("x", "y"), json(5)})}}},
       {"recall", {{"query", "vim"}}},
       {"get", {{"id", id}}},
       {"history", Identity("editor")},
-      {"as_of", time_axis},
-      {"valid_at", time_axis},
-      {"bitemporal", time_axis},
+      {"as_of", TimeAxis("editor", {"as_of"}, kNow + 1)},
+      {"valid_at", TimeAxis("editor", {"valid_at"}, kNow + 1)},
+      {"bitemporal", TimeAxis("editor", {"tx_at", "valid_at"}, kNow + 1)},
       {"forget", Identity("shell")},
       {"purge", Identity("gone")},
       {"embed", Identity("editor")},
@@ -1287,19 +1586,15 @@ std::map<std::string, json> FoundArgs(int64_t id) {
 
 // Arguments for each tool that make it find nothing.
 std::map<std::string, json> NotFoundArgs() {
-  json time_axis = Identity("nothing");
-  time_axis["as_of"] = kNow;
-  time_axis["valid_at"] = kNow;
-  time_axis["tx_at"] = kNow;
   return {
       {"remember", Memory("fresh", "new")},
       {"remember_batch", {{"items", json::array()}}},
       {"recall", {{"query", "nowhere"}}},
       {"get", Identity("nothing")},
       {"history", Identity("nothing")},
-      {"as_of", time_axis},
-      {"valid_at", time_axis},
-      {"bitemporal", time_axis},
+      {"as_of", TimeAxis("nothing", {"as_of"}, kNow)},
+      {"valid_at", TimeAxis("nothing", {"valid_at"}, kNow)},
+      {"bitemporal", TimeAxis("nothing", {"tx_at", "valid_at"}, kNow)},
       {"forget", Identity("nothing")},
       {"purge", Identity("nothing")},
       {"embed", {{"category", "nothing"}}},

@@ -1,0 +1,139 @@
+#include "dedup/content.h"
+
+#include <algorithm>
+#include <string>
+#include <string_view>
+
+#include "text/analyzer.h"
+#include "util/hash.h"
+
+namespace strata::dedup {
+namespace {
+
+// Units of different kinds never collide by text: each kind hashes under its own prefix.
+uint64_t UnitHash(char kind, std::string_view text) {
+  std::string bytes;
+  bytes.reserve(text.size() + 2);
+  bytes += kind;
+  bytes += ':';
+  bytes += text;
+  return Mix64(Fnv1a64(bytes));
+}
+
+// A member's value is a unit of its own when it is this short (in content terms): it says
+// which value belongs to which member ({"owner": "ana", "reviewer": "bo"} against the two
+// swapped). Longer values are prose, whose words already count.
+constexpr size_t kMaxValueTerms = 8;
+constexpr size_t kMaxIdentifierBytes = 64;
+
+bool IsTrimmable(char c) {
+  return std::string_view(".,;:!?()[]{}<>\"'`*").find(c) != std::string_view::npos;
+}
+
+// A whitespace-separated token that is an identifier: it holds a digit, or punctuation
+// inside it that joins parts ("v2.19.1", "scale-12", "a_b", "x/y"). Empty when it is not.
+std::string Identifier(std::string_view token) {
+  while (!token.empty() && IsTrimmable(token.front())) token.remove_prefix(1);
+  while (!token.empty() && IsTrimmable(token.back())) token.remove_suffix(1);
+  if (token.size() < 2 || token.size() > kMaxIdentifierBytes) return "";
+  bool digit = false, joined = false, alnum = false;
+  for (size_t i = 0; i < token.size(); ++i) {
+    const char c = token[i];
+    if (c >= '0' && c <= '9') digit = true;
+    if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) alnum = true;
+    if (i > 0 && i + 1 < token.size() &&
+        std::string_view("._/-:@#").find(c) != std::string_view::npos) {
+      joined = true;
+    }
+  }
+  if (!alnum || !(digit || joined)) return "";
+  std::string out(token);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+// `text` with each "n't" (ASCII or typographic apostrophe) written "n not": "doesn't" is
+// otherwise the words "doesn" and "t", and dropping it would drop no negation.
+std::string ExpandContractedNegations(std::string_view text) {
+  static constexpr std::string_view kForms[] = {"n't", "n\xe2\x80\x99t", "N'T", "N\xe2\x80\x99T"};
+  std::string out;
+  out.reserve(text.size() + 8);
+  size_t i = 0;
+  while (i < text.size()) {
+    bool matched = false;
+    for (std::string_view form : kForms) {
+      if (text.substr(i, form.size()) == form) {
+        out += "n not";
+        i += form.size();
+        matched = true;
+        break;
+      }
+    }
+    if (!matched) out += text[i++];
+  }
+  return out;
+}
+
+void SortUnique(std::vector<uint64_t>& v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+}
+
+}  // namespace
+
+ContentUnits Analyze(const text::ParsedBody& body) {
+  ContentUnits out;
+  std::vector<uint64_t> values;  // Units of values, repeats kept until counted.
+  std::vector<uint64_t> members;
+  for (const text::BodyValue& v : body.values) {
+    if (!v.member.empty()) members.push_back(UnitHash('k', v.member));
+    std::vector<std::string> terms;
+    if (v.is_string) {
+      for (std::string& word : text::Words(ExpandContractedNegations(v.value))) {
+        if (word == "cannot") word = "not";
+        if (text::IsFillerWord(word)) continue;
+        if (text::IsNegation(word)) out.negations.push_back(UnitHash('w', word));
+        terms.push_back(text::Stem(word));
+      }
+      size_t start = 0;
+      while (start < v.value.size()) {
+        size_t end = v.value.find_first_of(" \t\n\r\f\v", start);
+        if (end == std::string::npos) end = v.value.size();
+        const std::string id = Identifier(std::string_view(v.value).substr(start, end - start));
+        if (!id.empty()) values.push_back(UnitHash('i', id));
+        start = end + 1;
+      }
+    } else {
+      terms.push_back(v.value);  // A number or boolean, as JSON writes it.
+    }
+    for (const std::string& term : terms) {
+      const uint64_t h = UnitHash('w', term);
+      values.push_back(h);
+      out.terms.push_back(h);
+    }
+    if (!v.member.empty() && terms.size() <= kMaxValueTerms) {
+      std::vector<std::string> sorted = terms;
+      std::sort(sorted.begin(), sorted.end());
+      sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+      std::string value = v.member + "=";
+      for (const std::string& term : sorted) value += term + " ";
+      members.push_back(UnitHash('v', value));
+    }
+  }
+  SortUnique(values);
+  SortUnique(out.negations);
+  out.value_units = static_cast<int>(values.size());
+  out.units = std::move(values);
+  out.units.insert(out.units.end(), members.begin(), members.end());
+  SortUnique(out.units);
+  return out;
+}
+
+bool AddsNothing(const ContentUnits& b, const ContentUnits& a) {
+  return b.negations == a.negations &&
+         std::includes(a.units.begin(), a.units.end(), b.units.begin(), b.units.end());
+}
+
+}  // namespace strata::dedup
