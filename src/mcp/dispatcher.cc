@@ -19,6 +19,28 @@ std::string Dump(const json& value) {
   return value.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
+// The line of `response`, as Dump writes it. A tool's result (the common response) holds
+// its structuredContent twice, once serialized as content[0].text: that text is reused for
+// structuredContent rather than serialized again (keys in Dump's sorted order).
+std::string DumpResponse(const json& response) {
+  const auto result = response.find("result");
+  if (response.size() != 3 || !response.contains("id") || !response.contains("jsonrpc") ||
+      result == response.end() || !result->is_object() ||
+      result->size() != 3 || !result->contains("structuredContent") ||
+      result->value("isError", true)) {
+    return Dump(response);
+  }
+  const json& content = (*result)["content"];
+  if (!content.is_array() || content.size() != 1 || content[0].size() != 2 ||
+      !content[0].contains("text") || !content[0]["text"].is_string()) {
+    return Dump(response);
+  }
+  const std::string& text = content[0]["text"].get_ref<const std::string&>();
+  return absl::StrCat(R"({"id":)", Dump(response["id"]),
+                      R"(,"jsonrpc":"2.0","result":{"content":[{"text":)", Dump(json(text)),
+                      R"(,"type":"text"}],"isError":false,"structuredContent":)", text, "}}");
+}
+
 json ErrorResponse(const json& id, int code, const std::string& message) {
   return {{"jsonrpc", "2.0"}, {"id", id}, {"error", {{"code", code}, {"message", message}}}};
 }
@@ -182,7 +204,7 @@ std::optional<std::string> Dispatcher::HandleLine(std::string_view line) {
   }
   json response = HandleMessage(message);
   if (response.is_null()) return std::nullopt;
-  return Dump(response);
+  return DumpResponse(response);
 }
 
 void Dispatcher::Preview(std::string_view line) {

@@ -235,6 +235,27 @@ TEST_F(DispatcherTest, ToolsCallPutsTheResultTextAndObjectInTheResult) {
   EXPECT_EQ(result["structuredContent"]["key"], "editor");
 }
 
+TEST_F(DispatcherTest, ToolResultLinesAreWhatTheJsonSerializerWrites) {
+  // The result's text is reused for structuredContent instead of serializing it twice; the
+  // line must still be byte for byte what nlohmann writes for the same response.
+  const std::string lines[] = {
+      ToolCall(7, "remember",
+               {{"category", "c"}, {"key", "k"}, {"body", {{"text", "quote \" and \u00e9 \n"}}}}),
+      ToolCall("seven", "recall", {{"query", "quote"}, {"mode", "fts5"}}),
+      ToolCall(8, "stats", json::object()),
+      ToolCall(9, "get", {{"category", "c"}, {"key", "missing"}}),
+      ToolCall(10, "remember", {{"category", "c"}}),  // isError
+  };
+  for (const std::string& line : lines) {
+    SCOPED_TRACE(line);
+    const std::optional<std::string> response = dispatcher_->HandleLine(line);
+    ASSERT_TRUE(response.has_value());
+    const json parsed = json::parse(*response, nullptr, false);
+    ASSERT_FALSE(parsed.is_discarded());
+    EXPECT_EQ(*response, parsed.dump(-1, ' ', false, json::error_handler_t::replace));
+  }
+}
+
 TEST_F(DispatcherTest, ToolsCallAnswersUnderPerseusNames) {
   ASSERT_EQ(
       Respond(ToolCall(1, "remember",
