@@ -67,6 +67,17 @@ class Session:
             pass
         return None
 
+    def cpu_seconds(self):
+        """User + system CPU time the strata process (all its threads) has used so far, or None.
+        On a machine shared with other work, wall-clock latency stretches with the load; this
+        does not (to the clock tick, 10 ms: divide a block's difference by its calls)."""
+        try:
+            with open(f"/proc/{self.proc.pid}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, IndexError, ValueError):
+            return None
+
     def close(self):
         if self.proc.poll() is None:
             self.proc.stdin.close()
