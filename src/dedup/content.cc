@@ -102,24 +102,30 @@ ContentUnits Analyze(const text::ParsedBody& body) {
         size_t end = v.value.find_first_of(" \t\n\r\f\v", start);
         if (end == std::string::npos) end = v.value.size();
         const std::string id = Identifier(std::string_view(v.value).substr(start, end - start));
-        if (!id.empty()) values.push_back(UnitHash('i', id));
+        if (!id.empty()) {
+          values.push_back(UnitHash('i', id));
+          out.band_units.push_back(values.back());
+        }
         start = end + 1;
       }
     } else {
       terms.push_back(v.value);  // A number or boolean, as JSON writes it.
     }
+    const bool member_value = !v.member.empty() && terms.size() <= kMaxValueTerms;
     for (const std::string& term : terms) {
       const uint64_t h = UnitHash('w', term);
       values.push_back(h);
       out.terms.push_back(h);
+      if (!member_value) out.band_units.push_back(h);
     }
-    if (!v.member.empty() && terms.size() <= kMaxValueTerms) {
+    if (member_value) {
       std::vector<std::string> sorted = terms;
       std::sort(sorted.begin(), sorted.end());
       sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
       std::string value = v.member + "=";
       for (const std::string& term : sorted) value += term + " ";
       members.push_back(UnitHash('v', value));
+      out.band_units.push_back(members.back());
     }
   }
   SortUnique(values);
@@ -128,6 +134,7 @@ ContentUnits Analyze(const text::ParsedBody& body) {
   out.units = std::move(values);
   out.units.insert(out.units.end(), members.begin(), members.end());
   SortUnique(out.units);
+  SortUnique(out.band_units);
   return out;
 }
 

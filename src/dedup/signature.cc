@@ -58,7 +58,7 @@ std::vector<int64_t> BandKeys(const ContentUnits& units, uint64_t normal_hash, u
   keys.reserve(kBands + kShortBands);
   AppendBands(Shingles(units.terms), kBands, scope, 0, keys);
   if (units.units.size() <= kShortUnits) {
-    AppendBands(units.units, kShortBands, scope, 0x8cb92ba72f3d8dd7ull, keys);
+    AppendBands(units.band_units, kShortBands, scope, 0x8cb92ba72f3d8dd7ull, keys);
   }
   // Identical bodies share every band; only a body with nothing to band needs its content.
   if (keys.empty()) {

@@ -23,12 +23,13 @@ namespace strata::dedup {
 inline constexpr int kBands = 8;
 inline constexpr int kRowsPerBand = 4;
 // A short body (at most kShortUnits units) has too few pairs to band: it also gets 8 bands
-// of 4 rows over its units, so that `similar` still finds its near twins.
+// of 4 rows over its band units (ContentUnits::band_units), so that `similar` still finds
+// its near twins.
 inline constexpr int kShortBands = 8;
 inline constexpr size_t kShortUnits = 24;
 // Changes whenever the keys a body produces change; stored signatures of another scheme are
 // rebuilt.
-inline constexpr char kScheme[] = "minhash-pairs-8x4-units-8x4-v3";
+inline constexpr char kScheme[] = "minhash-pairs-8x4-values-8x4-v3";
 
 // The scope a body is deduplicated in: its category and workspace.
 uint64_t ScopeHash(std::string_view category, std::string_view workspace);

@@ -163,7 +163,7 @@ constexpr char kFox[] = "The quick brown fox jumps over the lazy dog.";
 TEST(BandKeys, AreAFixedValueForAFixedInput) {
   // A change here changes every stored key: it needs a new kScheme so that stores rebuild
   // their signatures.
-  EXPECT_STREQ(kScheme, "minhash-pairs-8x4-units-8x4-v3");
+  EXPECT_STREQ(kScheme, "minhash-pairs-8x4-values-8x4-v3");
   EXPECT_EQ(kBands, 8);
   EXPECT_EQ(kRowsPerBand, 4);
   EXPECT_EQ(kShortBands, 8);
@@ -794,6 +794,28 @@ TEST(BandKeysProperty, BareSmallVocabularyTextsAlmostNeverShareABandKey) {
   Rng rng(60);
   EXPECT_LE(SharedKeyRate("perseus_text", 4000, [&](int) { return Json(PerseusWords(rng)); }),
             1e-4);
+}
+
+TEST(BandKeysProperty, ShortBodiesOfOneShapeRarelyShareABandKey) {
+  // A store of structured memories: every body has the same members, and values drawn from
+  // a few choices. Member names are not band units, nor are the words of short values again
+  // (their member=value units stand for them): when they were, every pair shared 4 of ~16
+  // units and every write verified the candidate cap. Pairs agreeing on title, team and
+  // level (1 in 280) are near twins and may share a key; others should not.
+  const char* const titles[] = {"senior engineer", "staff engineer", "engineer", "manager",
+                                "director"};
+  const char* const teams[] = {"storage", "compute", "network", "billing",
+                               "search",  "infra",   "mobile",  "web"};
+  Rng rng(280);
+  EXPECT_LE(SharedKeyRate("one_shape", 3000,
+                          [&](int i) {
+                            return nlohmann::json{{"name", absl::StrCat("person ", i)},
+                                                  {"title", titles[rng.Below(5)]},
+                                                  {"team", teams[rng.Below(8)]},
+                                                  {"level", rng.Between(1, 7)}}
+                                .dump();
+                          }),
+            0.01);
 }
 
 // The rate at which pairs of unrelated random bodies (5 to 120 words) share a band key
