@@ -25,6 +25,11 @@ uint64_t UnitHash(char kind, std::string_view text) {
 // swapped). Longer values are prose, whose words already count.
 constexpr size_t kMaxValueTerms = 8;
 constexpr size_t kMaxIdentifierBytes = 64;
+// A member's value of at most this many terms is a label ("senior engineer", "storage"):
+// short bodies are banded by its member=value unit, not its words, which memories of one
+// shape share. A longer value (a sentence) is banded by its words, so that one changed word
+// leaves most of them.
+constexpr size_t kMaxLabelTerms = 3;
 
 bool IsTrimmable(char c) {
   return std::string_view(".,;:!?()[]{}<>\"'`*").find(c) != std::string_view::npos;
@@ -112,11 +117,12 @@ ContentUnits Analyze(const text::ParsedBody& body) {
       terms.push_back(v.value);  // A number or boolean, as JSON writes it.
     }
     const bool member_value = !v.member.empty() && terms.size() <= kMaxValueTerms;
+    const bool label = !v.member.empty() && terms.size() <= kMaxLabelTerms;
     for (const std::string& term : terms) {
       const uint64_t h = UnitHash('w', term);
       values.push_back(h);
       out.terms.push_back(h);
-      if (!member_value) out.band_units.push_back(h);
+      if (!label) out.band_units.push_back(h);
     }
     if (member_value) {
       std::vector<std::string> sorted = terms;
@@ -125,7 +131,7 @@ ContentUnits Analyze(const text::ParsedBody& body) {
       std::string value = v.member + "=";
       for (const std::string& term : sorted) value += term + " ";
       members.push_back(UnitHash('v', value));
-      out.band_units.push_back(members.back());
+      if (label) out.band_units.push_back(members.back());
     }
   }
   SortUnique(values);

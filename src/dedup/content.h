@@ -23,9 +23,9 @@ struct ContentUnits {
   std::vector<uint64_t> negations;  // The negation words' units, sorted and distinct.
   // Each value term's hash in body order, repeats kept: what signatures shingle.
   std::vector<uint64_t> terms;
-  // The units a short body is banded by (sorted, distinct): member=value units, identifiers,
-  // and the terms of values too long for a member=value unit. Not member names, nor the
-  // words of short values again: bodies of one shape (the same members) would otherwise all
+  // The units a short body is banded by (sorted, distinct): member=value units of labels
+  // (values of a few terms), identifiers, and the terms of other values. Not member names,
+  // nor a label's words again: bodies of one shape (the same members) would otherwise all
   // look alike, and every write would verify the candidate cap.
   std::vector<uint64_t> band_units;
   int value_units = 0;  // Distinct units of values: terms and identifiers, not member names.
