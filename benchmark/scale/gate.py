@@ -22,21 +22,23 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-# name -> (path in a size's report, "min" or "max", budget per size). These budgets were set on
-# the pseudo profile (before issue 13 made the perseus profile the gate's); measured on this
-# machine (PERF.md, commit 42c9733) at 10K: writes 1,368/s, batch 4,140/s (into the store the
-# first tenth started, beside the embedding worker), fts5 p99 1.9 ms, as_of p99 0.5 ms,
-# temporal p99 1.4 ms, cold start 15.8 ms, 2,126 B/memory, RSS 54 MiB, dedup median 0.
+# name -> (path in a size's report, "min" or "max", budget per size). The 10K budgets are set
+# from the perseus profile (the gate's), measured on this machine with nothing else running
+# (PERF.md, commit 3c9d4ec, 2026-12-01): writes 1,023/s (last/first 0.95), fts5 p99 2.2 ms,
+# as_of p99 0.40 ms, temporal p99 2.3 ms, cold start 12.7 ms, dense p99 2.4 ms, hybrid p99
+# 5.6 ms, 1,688 B/memory, RSS 41 MiB, dedup median 0; batch and embedding rates are not
+# measured by that profile (all single calls; the worker keeps up). The 100K and 1M budgets
+# are still the pseudo profile's (commit 42c9733) until those sizes are run on perseus.
 BUDGETS = {
-    "WRITE_RATE_PER_S": (("write", "rate_per_s"), "min", {10000: 550, 100000: 320, 1000000: 250}),
+    "WRITE_RATE_PER_S": (("write", "rate_per_s"), "min", {10000: 350, 100000: 320, 1000000: 250}),
     "LAST_OVER_FIRST": (("write", "last_over_first"), "min", {10000: 0.5, 100000: 0.35, 1000000: 0.3}),
     "BATCH_RATE_PER_S": (("batch", "rate_per_s"), "min", {10000: 1500, 100000: 1200, 1000000: 600}),
     "FTS5_P99_MS": (("recall", "fts5", "p99_ms"), "max", {10000: 6, 100000: 10, 1000000: 10}),
     "AS_OF_P99_MS": (("as_of", "p99_ms"), "max", {10000: 1, 100000: 1.5, 1000000: 2}),
-    "TEMPORAL_RECALL_P99_MS": (("temporal_recall", "p99_ms"), "max", {10000: 4, 100000: 7, 1000000: 10}),
-    "COLD_START_MS": (("cold_start_ms",), "max", {10000: 30, 100000: 50, 1000000: 100}),
+    "TEMPORAL_RECALL_P99_MS": (("temporal_recall", "p99_ms"), "max", {10000: 7, 100000: 7, 1000000: 10}),
+    "COLD_START_MS": (("cold_start_ms",), "max", {10000: 40, 100000: 50, 1000000: 100}),
     "DENSE_P99_MS": (("recall", "dense", "p99_ms"), "max", {10000: 10, 100000: 15, 1000000: 30}),
-    "HYBRID_P99_MS": (("recall", "hybrid", "p99_ms"), "max", {10000: 15, 100000: 25, 1000000: 45}),
+    "HYBRID_P99_MS": (("recall", "hybrid", "p99_ms"), "max", {10000: 17, 100000: 25, 1000000: 45}),
     "EMBED_RATE_PER_S": (("embed", "rate_per_s"), "min", {10000: 400, 100000: 250, 1000000: 150}),
     # The vectors (388 bytes each at 384 dimensions) live in the database file since issue 4.
     "BYTES_PER_MEMORY": (("db", "bytes_per_memory"), "max", {10000: 3500, 100000: 3500, 1000000: 3500}),
