@@ -19,8 +19,8 @@
 #include "store/db.h"
 #include "store/schema.h"
 #include "strata/strata.h"
-#include "temporal/timeline.h"
 #include "temporal/supersession_table.h"
+#include "temporal/timeline.h"
 #include "temporal/version_table.h"
 #include "text/body_text.h"
 #include "text/fts_index.h"
@@ -290,12 +290,11 @@ class StoreImpl final : public Store {
     ASSIGN_OR_RETURN(store::Transaction txn, store::Transaction::Begin(*db_));
     RETURN_IF_ERROR(dedup_index_.Clear());
     // A memory superseded since its current version was written is no merge target.
-    ASSIGN_OR_RETURN(store::Stmt s,
-                     db_->Prepare("SELECT m.current_version_id FROM memories m "
-                                  "JOIN versions v ON v.id = m.current_version_id "
-                                  "WHERE NOT EXISTS (SELECT 1 FROM supersessions s "
-                                  "WHERE s.predecessor_id = m.id "
-                                  "AND s.at_unix_ms >= v.recorded_at_unix_ms)"));
+    ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare("SELECT m.current_version_id FROM memories m "
+                                                 "JOIN versions v ON v.id = m.current_version_id "
+                                                 "WHERE NOT EXISTS (SELECT 1 FROM supersessions s "
+                                                 "WHERE s.predecessor_id = m.id "
+                                                 "AND s.at_unix_ms >= v.recorded_at_unix_ms)"));
     std::vector<int64_t> current;
     while (true) {
       ASSIGN_OR_RETURN(bool row, s.Step());
@@ -494,13 +493,16 @@ class StoreImpl final : public Store {
 
   // The band keys a stored version was indexed under.
   static std::vector<int64_t> SignatureKeys(const temporal::VersionRow& row) {
-    const Version& v = row.version;
     // Stored bodies were parsed when written; a failure here means corruption, and an empty
     // value list still yields the exact-content key.
-    absl::StatusOr<text::ParsedBody> body = text::ParseBody(v.body_json);
-    return dedup::BandKeys(body.ok() ? dedup::Analyze(*body) : dedup::ContentUnits{},
-                           row.body_hash,
-                           dedup::ScopeHash(v.identity.category, v.identity.workspace));
+    absl::StatusOr<text::ParsedBody> body = text::ParseBody(row.version.body_json);
+    return SignatureKeys(row, body.ok() ? dedup::Analyze(*body) : dedup::ContentUnits{});
+  }
+  // The same, for a version whose body is already analyzed.
+  static std::vector<int64_t> SignatureKeys(const temporal::VersionRow& row,
+                                            const dedup::ContentUnits& units) {
+    const Identity& id = row.version.identity;
+    return dedup::BandKeys(units, row.body_hash, dedup::ScopeHash(id.category, id.workspace));
   }
 
   static bool IsUnchanged(const WriteRequest& request, uint64_t hash,
@@ -531,10 +533,7 @@ class StoreImpl final : public Store {
   absl::StatusOr<temporal::IdentityRow> RequireIdentity(const Identity& identity) {
     ASSIGN_OR_RETURN(std::optional<temporal::IdentityRow> row, Resolve(identity));
     if (!row) {
-      return absl::NotFoundError(
-          absl::StrCat("no memory with category \"", identity.category, "\" and key \"",
-                       identity.key, "\"", identity.workspace.empty() ? "" : " in workspace \"",
-                       identity.workspace, identity.workspace.empty() ? "" : "\""));
+      return absl::NotFoundError(NoMemoryMessage(identity));
     }
     return *row;
   }
@@ -609,10 +608,7 @@ class StoreImpl final : public Store {
     }
     ASSIGN_OR_RETURN(std::optional<temporal::IdentityRow> predecessor, Resolve(target));
     if (!predecessor) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("supersedes: no memory with category \"", target.category, "\" and key \"",
-                       target.key, "\"", target.workspace.empty() ? "" : " in workspace \"",
-                       target.workspace, target.workspace.empty() ? "" : "\""));
+      return absl::InvalidArgumentError(absl::StrCat("supersedes: ", NoMemoryMessage(target)));
     }
     const std::string name = MemoryName(predecessor->identity);
     if (!predecessor->current_version_id) {
@@ -686,8 +682,8 @@ class StoreImpl final : public Store {
     RETURN_IF_ERROR(versions_.AppendVersion(c.predecessor, closing));
     RETURN_IF_ERROR(fts_.Add(closing.version_id, body->text, v.identity.key, v.identity.category));
     // Nothing new is merged into a memory that recall no longer returns.
-    RETURN_IF_ERROR(
-        dedup_index_.Remove(c.predecessor.memory_id, SignatureKeys(c.predecessor_current)));
+    RETURN_IF_ERROR(dedup_index_.Remove(
+        c.predecessor.memory_id, SignatureKeys(c.predecessor_current, dedup::Analyze(*body))));
     return supersessions_.Insert({.predecessor_id = c.predecessor.memory_id,
                                   .successor_id = successor_id,
                                   .at_unix_ms = c.at_unix_ms,
@@ -717,11 +713,19 @@ class StoreImpl final : public Store {
     return links;
   }
 
-  // `memory "category/key"`, with its workspace when not the global one, for messages.
+  // ` in workspace "w"`, or nothing for the global workspace, for messages.
+  static std::string InWorkspace(const Identity& identity) {
+    return identity.workspace.empty() ? ""
+                                      : absl::StrCat(" in workspace \"", identity.workspace, "\"");
+  }
+  // `memory "category/key"` and its workspace, for messages.
   static std::string MemoryName(const Identity& identity) {
     return absl::StrCat("memory \"", identity.category, "/", identity.key, "\"",
-                        identity.workspace.empty() ? "" : " in workspace \"", identity.workspace,
-                        identity.workspace.empty() ? "" : "\"");
+                        InWorkspace(identity));
+  }
+  static std::string NoMemoryMessage(const Identity& identity) {
+    return absl::StrCat("no memory with category \"", identity.category, "\" and key \"",
+                        identity.key, "\"", InWorkspace(identity));
   }
 
   std::unique_ptr<store::Db> db_;

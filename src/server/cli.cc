@@ -426,14 +426,16 @@ int Main(int argc, char** argv) {
     stdio_options.max_line_bytes = v;
   }
   for (const auto& [name, value] : cl.options) {
+    // A table (clang-format would list it a name a line).
+    // clang-format off
     static const char* const kKnown[] = {
-        "db",       "durability", "compat",     "tool-prefix", "max-line-bytes",
-        "category", "key",        "body",       "body-json",   "type",
-        "tags",     "workspace",  "valid-from", "valid-to",    "source",
-        "limit",    "as-of",      "valid-at",   "mode",        "dedup-threshold",
-        "dedup",    "embedder",   "queries",    "supersedes",  "supersedes-key"};
-    if (std::find(std::begin(kKnown), std::end(kKnown), name) == std::end(kKnown) &&
-        name != "supersedes-category") {
+        "db", "durability", "compat", "tool-prefix", "max-line-bytes", "dedup-threshold",
+        "embedder", "queries",
+        "category", "key", "workspace", "body", "body-json", "type", "tags", "source",
+        "valid-from", "valid-to", "dedup", "supersedes", "supersedes-category", "supersedes-key",
+        "limit", "as-of", "valid-at", "mode"};
+    // clang-format on
+    if (std::find(std::begin(kKnown), std::end(kKnown), name) == std::end(kKnown)) {
       std::cerr << "strata: unknown option --" << name << "\n\n" << kUsage;
       return 2;
     }

@@ -102,20 +102,12 @@ absl::StatusOr<std::optional<Identity>> ReadSupersedes(const Args& args, const I
         JsonTypeName(*supersedes)));
   }
   const Args target(*supersedes);
-  Identity identity;
-  for (auto [name, field] : {std::pair{"category", &identity.category}, {"key", &identity.key}}) {
-    absl::StatusOr<std::string> value = target.RequiredString(name);
-    if (!value.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("supersedes.", value.status().message()));
-    }
-    *field = *std::move(value);
+  absl::StatusOr<Identity> identity = ReadIdentity(target);
+  if (!identity.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("supersedes.", identity.status().message()));
   }
-  absl::StatusOr<std::optional<std::string>> workspace = target.OptionalString("workspace");
-  if (!workspace.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("supersedes.", workspace.status().message()));
-  }
-  identity.workspace = workspace->value_or(writer.workspace);
-  return identity;
+  if (!target.Has("workspace")) identity->workspace = writer.workspace;
+  return *std::move(identity);
 }
 
 absl::StatusOr<WriteRequest> ReadWrite(const json& object) {
@@ -339,10 +331,10 @@ std::vector<ToolSpec> WriteTools() {
           "Store a memory under (category, key). Writing the same key again creates a new "
           "version and keeps the old one in history; an identical body changes nothing "
           "(action \"unchanged\"). A new key whose text nearly duplicates a memory of the same "
-          "category and adds nothing to it (no new word, number or value) is merged into it (action "
-          "\"deduped\", see merged_into) and reads by the new key find that memory; one that "
-          "adds something is stored, and `similar` lists the memories it resembles. dedup: "
-          "false skips the check. Give valid_from/valid_to "
+          "category and adds nothing to it (no new word, number or value) is merged into it "
+          "(action \"deduped\", see merged_into) and reads by the new key find that memory; one "
+          "that adds something is stored, and `similar` lists the memories it resembles. "
+          "dedup: false skips the check. Give valid_from/valid_to "
           "when the fact was or will be true at other times than now. To correct or replace "
           "another memory, name it in supersedes: it stops being recalled.",
       .input_schema = {{"type", "object"},
