@@ -9,6 +9,7 @@
 #include <sqlite3.h>
 
 #include "absl/strings/str_cat.h"
+#include "store/wal_vfs.h"
 #include "util/status_macros.h"
 #include "util/sv.h"
 
@@ -131,7 +132,7 @@ absl::StatusOr<std::unique_ptr<Db>> Db::Open(const std::string& path, const DbOp
   const int flags =
       (options.read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
       SQLITE_OPEN_NOMUTEX;
-  const int rc = sqlite3_open_v2(path.c_str(), &handle, flags, nullptr);
+  const int rc = sqlite3_open_v2(path.c_str(), &handle, flags, CoalescingWalVfs());
   if (rc != SQLITE_OK) {
     std::string message = handle ? sqlite3_errmsg(handle) : sqlite3_errstr(rc);
     sqlite3_close_v2(handle);

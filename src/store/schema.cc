@@ -1,5 +1,6 @@
 #include "store/schema.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -143,6 +144,24 @@ CREATE TABLE supersessions (
 ) WITHOUT ROWID;
 CREATE INDEX supersessions_by_successor ON supersessions (successor_id);
 )sql",
+      // 7: the memory id's mark moves on delete, as the version id's does (5), not on every
+      // insert: a new memory no longer dirties the meta page (one WAL frame of the ~22 a
+      // single write appended). A new memory takes the larger of the largest id present and
+      // the largest deleted, + 1; the mark starts at 4's, the largest id ever given.
+      R"sql(
+DROP TRIGGER memories_id_high_water;
+INSERT OR REPLACE INTO meta (name, value)
+  VALUES ('memory_id_deleted_high_water',
+          (SELECT MAX(COALESCE((SELECT CAST(value AS INTEGER) FROM meta
+                                WHERE name = 'memory_id_high_water'), 0),
+                      COALESCE((SELECT MAX(id) FROM memories), 0))));
+DELETE FROM meta WHERE name = 'memory_id_high_water';
+CREATE TRIGGER memories_id_deleted_high_water AFTER DELETE ON memories
+BEGIN
+  UPDATE meta SET value = OLD.id
+    WHERE name = 'memory_id_deleted_high_water' AND CAST(value AS INTEGER) < OLD.id;
+END;
+)sql",
   };
   return *kMigrations;
 }
@@ -158,7 +177,9 @@ absl::StatusOr<int> SchemaVersion(Db& db) {
   return static_cast<int>(stmt.Int(0));
 }
 
-absl::Status Migrate(Db& db) {
+absl::Status Migrate(Db& db) { return Migrate(db, LatestSchemaVersion()); }
+
+absl::Status Migrate(Db& db, int target) {
   ASSIGN_OR_RETURN(const int current, SchemaVersion(db));
   const int latest = LatestSchemaVersion();
   if (current > latest) {
@@ -166,7 +187,7 @@ absl::Status Migrate(Db& db) {
         absl::StrCat(db.path(), " was written by a newer strata (schema version ", current,
                      "; this build understands up to ", latest, "); upgrade strata to open it"));
   }
-  for (int v = current; v < latest; ++v) {
+  for (int v = current; v < std::min(target, latest); ++v) {
     ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db));
     // Another process may have migrated while we waited for the lock.
     ASSIGN_OR_RETURN(const int now, SchemaVersion(db));

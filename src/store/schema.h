@@ -13,6 +13,8 @@ int LatestSchemaVersion();
 // A file whose user_version is newer than LatestSchemaVersion() is refused with DataLoss and
 // not modified.
 absl::Status Migrate(Db& db);
+// The same, up to `target` (at most LatestSchemaVersion()): a file as an older build left it.
+absl::Status Migrate(Db& db, int target);
 
 // The file's PRAGMA user_version.
 absl::StatusOr<int> SchemaVersion(Db& db);

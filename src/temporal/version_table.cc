@@ -80,12 +80,13 @@ absl::StatusOr<std::optional<IdentityRow>> VersionTable::FindIdentityById(int64_
 
 absl::StatusOr<int64_t> VersionTable::InsertIdentity(const Identity& identity,
                                                      int64_t now_unix_ms) {
-  // The id is one past every id ever given (schema migration 4), never a purged one.
+  // The id is never a purged memory's (schema migrations 4 and 7).
   ASSIGN_OR_RETURN(
       store::Stmt s,
       db_->Prepare("INSERT INTO memories (id, category, key, workspace, created_at_unix_ms, "
-                   "last_event_at_unix_ms) VALUES ((SELECT CAST(value AS INTEGER) + 1 FROM meta "
-                   "WHERE name = 'memory_id_high_water'), ?1, ?2, ?3, ?4, ?5)"));
+                   "last_event_at_unix_ms) VALUES ((SELECT MAX(COALESCE((SELECT MAX(id) FROM "
+                   "memories), 0), CAST(value AS INTEGER)) + 1 FROM meta WHERE name = "
+                   "'memory_id_deleted_high_water'), ?1, ?2, ?3, ?4, ?5)"));
   // last_event starts before now so that the first version may be recorded at now.
   s.Bind(1, identity.category).Bind(2, identity.key).Bind(3, identity.workspace);
   s.Bind(4, now_unix_ms).Bind(5, now_unix_ms - 1);

@@ -122,6 +122,34 @@ TEST_F(SchemaTest, MigrateAfterReopenIsANoOp) {
   EXPECT_EQ(after, LatestSchemaVersion());
 }
 
+// Schema 7 moves the memory id's mark from every insert to deletes; a file migrated from 6
+// keeps every id it ever gave out of reach, the purged newest one included.
+TEST_F(SchemaTest, MigrationSevenKeepsThePurgedNewestMemoryIdGiven) {
+  ASSERT_OK(Migrate(*db_, 6));
+  ASSERT_OK(db_->Exec(
+      "INSERT INTO memories (id, category, key, created_at_unix_ms, last_event_at_unix_ms) "
+      "VALUES (1, 'a', 'one', 1, 1), (2, 'a', 'two', 1, 1), (3, 'a', 'three', 1, 1);"
+      "DELETE FROM memories WHERE id = 3;"));
+  ASSERT_OK(Migrate(*db_));
+  ASSERT_OK_AND_ASSIGN(Stmt mark, db_->Prepare("SELECT name, value FROM meta WHERE name LIKE "
+                                               "'memory_id%' ORDER BY name"));
+  ASSERT_OK_AND_ASSIGN(bool row, mark.Step());
+  ASSERT_TRUE(row);
+  EXPECT_EQ(mark.Text(0), "memory_id_deleted_high_water");
+  EXPECT_EQ(mark.Text(1), "3");
+  ASSERT_OK_AND_ASSIGN(row, mark.Step());
+  EXPECT_FALSE(row);
+  // Deleting below the mark leaves it; deleting above raises it.
+  ASSERT_OK(db_->Exec(
+      "INSERT INTO memories (id, category, key, created_at_unix_ms, last_event_at_unix_ms) "
+      "VALUES (9, 'a', 'nine', 1, 1); DELETE FROM memories WHERE id IN (1, 9);"));
+  ASSERT_OK_AND_ASSIGN(Stmt after, db_->Prepare("SELECT value FROM meta WHERE name = "
+                                                "'memory_id_deleted_high_water'"));
+  ASSERT_OK_AND_ASSIGN(row, after.Step());
+  ASSERT_TRUE(row);
+  EXPECT_EQ(after.Text(0), "9");
+}
+
 TEST_F(SchemaTest, NewerSchemaVersionIsRefusedWithDataLoss) {
   const int newer = LatestSchemaVersion() + 1;
   ASSERT_OK(db_->Exec(absl::StrCat("PRAGMA user_version = ", newer)));
