@@ -12,12 +12,8 @@ namespace {
 
 // Units of different kinds never collide by text: each kind hashes under its own prefix.
 uint64_t UnitHash(char kind, std::string_view text) {
-  std::string bytes;
-  bytes.reserve(text.size() + 2);
-  bytes += kind;
-  bytes += ':';
-  bytes += text;
-  return Mix64(Fnv1a64(bytes));
+  const char prefix[2] = {kind, ':'};
+  return Mix64(Fnv1a64(text, Fnv1a64(std::string_view(prefix, 2))));
 }
 
 // A member's value is a unit of its own when it is this short (in content terms): it says
@@ -63,6 +59,10 @@ std::string Identifier(std::string_view token) {
 // otherwise the words "doesn" and "t", and dropping it would drop no negation.
 std::string ExpandContractedNegations(std::string_view text) {
   static constexpr std::string_view kForms[] = {"n't", "n\xe2\x80\x99t", "N'T", "N\xe2\x80\x99T"};
+  if (text.find('\'') == std::string_view::npos &&
+      text.find("\xe2\x80\x99") == std::string_view::npos) {
+    return std::string(text);
+  }
   std::string out;
   out.reserve(text.size() + 8);
   size_t i = 0;

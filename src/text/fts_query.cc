@@ -6,6 +6,7 @@
 namespace strata::text {
 namespace {
 
+// Sorted: looked up by binary search.
 constexpr std::array<std::string_view, 64> kStopWords = {
     "a",   "about", "after", "all",  "also",  "am",    "an",   "and",   "any",  "are",  "as",
     "at",  "be",    "been",  "but",  "by",    "can",   "did",  "do",    "does", "for",  "from",
@@ -13,6 +14,7 @@ constexpr std::array<std::string_view, 64> kStopWords = {
     "is",  "it",    "its",   "me",   "my",    "no",    "not",  "of",    "on",   "or",   "our",
     "she", "so",    "that",  "the",  "their", "them",  "then", "there", "they", "this", "to",
     "was", "we",    "were",  "what", "when",  "which", "who",  "with",  "you"};
+static_assert(std::is_sorted(kStopWords.begin(), kStopWords.end()));
 
 bool IsTokenByte(unsigned char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c >= 0x80;
@@ -21,7 +23,7 @@ bool IsTokenByte(unsigned char c) {
 }  // namespace
 
 bool IsStopWord(std::string_view term) {
-  return std::find(kStopWords.begin(), kStopWords.end(), term) != kStopWords.end();
+  return std::binary_search(kStopWords.begin(), kStopWords.end(), term);
 }
 
 std::vector<std::string> QueryTerms(std::string_view query) {

@@ -6,8 +6,11 @@
 
 namespace strata {
 
+inline constexpr uint64_t kFnv1a64Basis = 14695981039346656037ull;
+
 // 64-bit FNV-1a of `bytes`. Stable across platforms and releases: values are stored on disk.
-uint64_t Fnv1a64(std::string_view bytes);
+// FNV-1a streams: Fnv1a64(b, Fnv1a64(a)) is the hash of a followed by b.
+uint64_t Fnv1a64(std::string_view bytes, uint64_t state = kFnv1a64Basis);
 
 // splitmix64's finalizer: a fast bijective mix of 64 bits. Stable: mixed values are stored.
 inline uint64_t Mix64(uint64_t x) {
