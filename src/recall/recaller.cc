@@ -199,7 +199,7 @@ absl::StatusOr<RecallResult> Recaller::Recall(const RecallRequest& request) {
   };
 
   if (mode == "fts5") {
-    ASSIGN_OR_RETURN(std::vector<Hit> hits, SparseArm(request, terms));
+    ASSIGN_OR_RETURN(std::vector<Hit> hits, SparseArm(request, terms, CommonTerms::kFill));
     return Render(hits, ranks(hits.size(), !terms.empty()), {}, mode);
   }
   if (mode == "dense") {
@@ -225,7 +225,7 @@ absl::StatusOr<RecallResult> Recaller::Recall(const RecallRequest& request) {
           start.neighbors = vectors_->SearchIndex(*start.query_vector, k);
         return start;
       });
-  absl::StatusOr<std::vector<Hit>> sparse = SparseArm(arm, terms);
+  absl::StatusOr<std::vector<Hit>> sparse = SparseArm(arm, terms, CommonTerms::kSkip);
   DenseStart started = dense_start.get();
   if (!sparse.ok()) return sparse.status();
   if (!started.query_vector.ok()) return started.query_vector.status();
@@ -267,14 +267,15 @@ absl::StatusOr<RecallResult> Recaller::Render(const std::vector<Hit>& hits,
 }
 
 absl::StatusOr<std::vector<Recaller::Hit>> Recaller::SparseArm(
-    const RecallRequest& request, const std::vector<std::string>& terms) {
+    const RecallRequest& request, const std::vector<std::string>& terms, CommonTerms common) {
   const bool ranked = !terms.empty();
   ASSIGN_OR_RETURN(const text::SplitTerms split, term_stats_.Split(terms));
   std::vector<Hit> hits;
   absl::flat_hash_set<int64_t> seen;  // Versions already returned or skipped by offset.
   RETURN_IF_ERROR(
       Collect(request, text::MatchExpression(split.selective), ranked, request.offset, hits, seen));
-  if (static_cast<int>(hits.size()) < request.limit && !split.common.empty()) {
+  if (common == CommonTerms::kFill && static_cast<int>(hits.size()) < request.limit &&
+      !split.common.empty()) {
     const int skip = std::max(0, request.offset - static_cast<int>(seen.size()));
     RETURN_IF_ERROR(
         Collect(request, text::MatchExpression(split.common), /*ranked=*/false, skip, hits, seen));

@@ -46,10 +46,18 @@ class Recaller {
     double score;
     int64_t memory_id = 0;
   };
+  // Whether the keyword arm, short of hits from the query's selective terms, goes on with
+  // matches of its common terms alone (newest first). Alone it does: those are what the
+  // query's words find. As an arm of hybrid it does not: such matches carry no keyword
+  // evidence (BM25 weighs a term in most of the index at ~0) and would take ranks from the
+  // dense arm's in fusion; and listing them newest first reads the whole of those terms'
+  // posting lists.
+  enum class CommonTerms { kFill, kSkip };
   // The keyword arm over the query's `terms` (text::QueryTerms): up to request.limit hits
   // after request.offset; BM25-ranked, or newest first when there are no terms.
   absl::StatusOr<std::vector<Hit>> SparseArm(const RecallRequest& request,
-                                             const std::vector<std::string>& terms);
+                                             const std::vector<std::string>& terms,
+                                             CommonTerms common);
   // The dense arm: up to request.limit hits after request.offset. `neighbors`, when given,
   // is a first index search already made for `query_vector`.
   absl::StatusOr<std::vector<Hit>> DenseArm(const RecallRequest& request,

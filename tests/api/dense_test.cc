@@ -852,6 +852,29 @@ TEST_F(DenseTest, HybridItemsCarryTheirArmsRanksAndRepeatExactly) {
   }
 }
 
+// Terms in most of the index (here "shared", "platform") carry no keyword evidence: alone, the
+// keyword arm lists their matches after the rare terms' (newest first); as an arm of hybrid it
+// gives fusion only what a selective term matched.
+TEST_F(DenseTest, HybridKeywordArmRanksOnlyMatchesOfSelectiveTerms) {
+  OpenStore();
+  for (int i = 0; i < 1100; ++i) {  // past text::kPruneMinRows, where terms are judged common
+    Write(Req(absl::StrCat("note", i),
+              absl::StrCat(R"({"text": "note )", i, R"( about the shared platform"})")));
+  }
+  Write(Req("zebra", R"({"text": "the shared platform caches zebra stripes"})"));
+  ASSERT_NO_FATAL_FAILURE(WaitCaughtUp(*store_));
+  ASSERT_OK_AND_ASSIGN(const RecallResult keyword, Recall(*store_, "shared zebra", "fts5", 20));
+  ASSERT_EQ(keyword.items.size(), 20u);
+  EXPECT_EQ(keyword.items[0].version.identity.key, "zebra");
+  ASSERT_OK_AND_ASSIGN(const RecallResult hybrid, Recall(*store_, "shared zebra", "hybrid", 20));
+  ASSERT_FALSE(hybrid.items.empty());
+  EXPECT_EQ(hybrid.items[0].version.identity.key, "zebra");
+  for (size_t i = 1; i < hybrid.items.size(); ++i) {
+    EXPECT_EQ(hybrid.items[i].fts5_rank, std::nullopt)
+        << i << ": " << hybrid.items[i].version.identity.key;
+  }
+}
+
 TEST_F(DenseTest, HybridFindsAParaphraseThatKeywordsMiss) {
   OpenStore();
   WriteCorpus();
