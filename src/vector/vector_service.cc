@@ -25,6 +25,7 @@ constexpr auto kGatherInterval = std::chrono::milliseconds(100);
 // Rows read per step when rebuilding the index or catching it up.
 constexpr int64_t kReadChunk = 20000;
 constexpr int kBuildThreads = 2;
+constexpr size_t kMinParallelBuild = 1000;
 // On shutdown the index is saved only when at least this many vectors (and 1% of it) are
 // not in the file yet.
 constexpr int64_t kMinUnsavedToSave = 1000;
@@ -236,9 +237,11 @@ absl::StatusOr<int64_t> VectorService::AddVectorsAfter(store::Db& db, HnswIndex&
                            labels.push_back(version_id);
                            vectors.insert(vectors.end(), v.begin(), v.end());
                          }));
-    // Insertion is most of the cost of embedding a version: on two threads, with searches
-    // waiting for at most the inserts in flight (HnswIndex's lock).
-    idx.AddParallel(labels, vectors, kBuildThreads);
+    // Insertion is most of the cost of embedding a version: a backlog goes in on two
+    // threads, with searches waiting for at most the inserts in flight (HnswIndex's lock).
+    // What trickles in while writes go on takes one: the other core serves the writes.
+    idx.AddParallel(labels, vectors,
+                    labels.size() >= kMinParallelBuild ? kBuildThreads : 1);
     total += static_cast<int64_t>(labels.size());
     if (rows < kReadChunk) break;
   }
