@@ -24,8 +24,9 @@ constexpr auto kPollInterval = std::chrono::milliseconds(250);
 constexpr auto kGatherInterval = std::chrono::milliseconds(100);
 // Rows read per step when rebuilding the index or catching it up.
 constexpr int64_t kReadChunk = 20000;
+// Threads that insert a backlog into the index. Vectors that trickle in while writes go on
+// take one: the other core serves the writes.
 constexpr int kBuildThreads = 2;
-constexpr size_t kMinParallelBuild = 1000;
 // On shutdown the index is saved only when at least this many vectors (and 1% of it) are
 // not in the file yet.
 constexpr int64_t kMinUnsavedToSave = 1000;
@@ -109,8 +110,9 @@ void VectorService::Run(std::stop_token stop, std::unique_ptr<store::Db> db) {
   // (schema 5) and are given in commit order, so none appears behind it later.
   int64_t cursor = 0;
   int failures = 0;
+  bool backlog = true;  // Until a batch comes short: what a start finds may be a backlog.
   while (!stop.stop_requested()) {
-    if (absl::Status s = CatchUp(*db).status(); !s.ok()) SetError(s);
+    if (absl::Status s = CatchUp(*db, backlog ? kBuildThreads : 1).status(); !s.ok()) SetError(s);
     absl::StatusOr<int64_t> embedded = 0;
     // A waiting Backfill goes first (it answers a caller; this thread would otherwise take
     // the lock again at once, batch after batch), and wakes this thread when it is done.
@@ -128,7 +130,8 @@ void VectorService::Run(std::stop_token stop, std::unique_ptr<store::Db> db) {
       pause = std::chrono::milliseconds(std::min(30000, 250 << failures));
     } else {
       failures = 0;
-      if (*embedded >= embedder_->batch_size()) continue;  // A backlog: keep going.
+      backlog = *embedded >= embedder_->batch_size();
+      if (backlog) continue;  // Keep going.
       if (*embedded > 0) {
         // Writes are trickling in: let them gather, so one vector transaction covers many
         // writes instead of doubling the commits of a stream of single writes.
@@ -194,7 +197,7 @@ void VectorService::LoadOrRebuild(store::Db& db, std::stop_token stop) {
       state_ = IndexState::kBuilding;
     }
     idx = std::make_shared<HnswIndex>(space_.dimension);
-    if (absl::Status s = AddVectorsAfter(db, *idx, watermark, &stop).status(); !s.ok()) {
+    if (absl::Status s = AddVectorsAfter(db, *idx, watermark, &stop, kBuildThreads).status(); !s.ok()) {
       SetError(s);
       return;  // The index stays unavailable; dense recall scans exactly.
     }
@@ -205,7 +208,7 @@ void VectorService::LoadOrRebuild(store::Db& db, std::stop_token stop) {
     // The last vectors and the publication under the catch-up lock: a Backfill that stored
     // vectors meanwhile found no index to add them to, and must find them here.
     std::lock_guard catch_up(catch_up_mu_);
-    absl::StatusOr<int64_t> added = AddVectorsAfter(db, *idx, watermark, &stop);
+    absl::StatusOr<int64_t> added = AddVectorsAfter(db, *idx, watermark, &stop, kBuildThreads);
     if (!added.ok()) {
       SetError(added.status());
       return;
@@ -222,7 +225,7 @@ void VectorService::LoadOrRebuild(store::Db& db, std::stop_token stop) {
 
 absl::StatusOr<int64_t> VectorService::AddVectorsAfter(store::Db& db, HnswIndex& idx,
                                                        int64_t& watermark,
-                                                       const std::stop_token* stop) {
+                                                       const std::stop_token* stop, int threads) {
   int64_t total = 0;
   std::vector<int64_t> labels;
   std::vector<float> vectors;
@@ -237,18 +240,16 @@ absl::StatusOr<int64_t> VectorService::AddVectorsAfter(store::Db& db, HnswIndex&
                            labels.push_back(version_id);
                            vectors.insert(vectors.end(), v.begin(), v.end());
                          }));
-    // Insertion is most of the cost of embedding a version: a backlog goes in on two
-    // threads, with searches waiting for at most the inserts in flight (HnswIndex's lock).
-    // What trickles in while writes go on takes one: the other core serves the writes.
-    idx.AddParallel(labels, vectors,
-                    labels.size() >= kMinParallelBuild ? kBuildThreads : 1);
+    // Insertion is most of the cost of embedding a version; searches wait for at most the
+    // inserts in flight (HnswIndex's lock).
+    idx.AddParallel(labels, vectors, threads);
     total += static_cast<int64_t>(labels.size());
     if (rows < kReadChunk) break;
   }
   return total;
 }
 
-absl::StatusOr<int64_t> VectorService::CatchUp(store::Db& db) {
+absl::StatusOr<int64_t> VectorService::CatchUp(store::Db& db, int threads) {
   std::lock_guard catch_up(catch_up_mu_);
   std::shared_ptr<HnswIndex> idx;
   int64_t watermark;
@@ -258,7 +259,7 @@ absl::StatusOr<int64_t> VectorService::CatchUp(store::Db& db) {
     watermark = watermark_;
   }
   if (idx == nullptr) return 0;  // LoadOrRebuild adds everything before it publishes.
-  ASSIGN_OR_RETURN(const int64_t added, AddVectorsAfter(db, *idx, watermark, nullptr));
+  ASSIGN_OR_RETURN(const int64_t added, AddVectorsAfter(db, *idx, watermark, nullptr, threads));
   std::lock_guard lock(mu_);
   watermark_ = watermark;
   added_since_save_ += added;
@@ -317,13 +318,13 @@ absl::StatusOr<BackfillResult> VectorService::Backfill(store::Db& db, const Back
     result.embedded += *n;
     if (control.progress) control.progress(result.embedded, total);
     if (control.cancelled && control.cancelled()) {
-      RETURN_IF_ERROR(CatchUp(db).status());  // What was stored is indexed all the same.
+      RETURN_IF_ERROR(CatchUp(db, kBuildThreads).status());  // What was stored is indexed all the same.
       return absl::CancelledError(
           absl::StrCat("embed: cancelled after ", result.embedded, " of ", total));
     }
   }
   result.failed = result.attempted - result.embedded;
-  RETURN_IF_ERROR(CatchUp(db).status());
+  RETURN_IF_ERROR(CatchUp(db, kBuildThreads).status());
   ASSIGN_OR_RETURN(result.remaining, CountPending(db, space_.id, scope));
   return result;
 }
@@ -356,7 +357,7 @@ absl::StatusOr<IndexCheck> VectorService::MeasureIndexRecall(store::Db& db, int 
   if (idx == nullptr) {
     return absl::FailedPreconditionError("the vector index is still loading or building");
   }
-  RETURN_IF_ERROR(CatchUp(db).status());
+  RETURN_IF_ERROR(CatchUp(db, kBuildThreads).status());
   const int dim = space_.dimension;
   // Every vector, decoded once (1M x 384 floats: 1.5 GB).
   std::vector<int64_t> labels;

@@ -102,13 +102,14 @@ class VectorService {
   void Run(std::stop_token stop, std::unique_ptr<store::Db> db);
   // Loads the saved index or rebuilds it from the stored vectors, then publishes it.
   void LoadOrRebuild(store::Db& db, std::stop_token stop);
-  // Adds to the index every vector written after the watermark. Returns how many.
-  absl::StatusOr<int64_t> CatchUp(store::Db& db);
-  // Adds to `idx` the vectors written after `watermark` (advanced past them). With `stop`,
-  // the index is not yet published, and a stop request ends the work early. Returns how many
-  // were added.
+  // Adds to the index every vector written after the watermark, on `threads` threads.
+  // Returns how many.
+  absl::StatusOr<int64_t> CatchUp(store::Db& db, int threads);
+  // Adds to `idx` the vectors written after `watermark` (advanced past them), on `threads`
+  // threads. With `stop`, the index is not yet published, and a stop request ends the work
+  // early. Returns how many were added.
   absl::StatusOr<int64_t> AddVectorsAfter(store::Db& db, HnswIndex& idx, int64_t& watermark,
-                                          const std::stop_token* stop);
+                                          const std::stop_token* stop, int threads);
   // Embeds one batch of the backlog after *cursor; advances *cursor past what it stored and
   // adds to *attempted (when given) how many it tried. Returns how many versions it embedded
   // (0: nothing pending in scope).
