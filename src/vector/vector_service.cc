@@ -24,9 +24,10 @@ constexpr auto kPollInterval = std::chrono::milliseconds(250);
 constexpr auto kGatherInterval = std::chrono::milliseconds(100);
 // Rows read per step when rebuilding the index or catching it up.
 constexpr int64_t kReadChunk = 20000;
-// Threads that insert a backlog into the index. Vectors that trickle in while writes go on
-// take one: the other core serves the writes.
+// Threads that insert a backlog into the index once writes have paused this long. While
+// writes go on (and for what trickles in) one does: the other core serves the writes.
 constexpr int kBuildThreads = 2;
+constexpr auto kQuietBeforeParallelBuild = std::chrono::milliseconds(500);
 // On shutdown the index is saved only when at least this many vectors (and 1% of it) are
 // not in the file yet.
 constexpr int64_t kMinUnsavedToSave = 1000;
@@ -84,6 +85,7 @@ void VectorService::Wake() {
   {
     std::lock_guard lock(mu_);
     woken_ = true;
+    last_write_ = std::chrono::steady_clock::now();
   }
   wake_.notify_all();
 }
@@ -112,7 +114,13 @@ void VectorService::Run(std::stop_token stop, std::unique_ptr<store::Db> db) {
   int failures = 0;
   bool backlog = true;  // Until a batch comes short: what a start finds may be a backlog.
   while (!stop.stop_requested()) {
-    if (absl::Status s = CatchUp(*db, backlog ? kBuildThreads : 1).status(); !s.ok()) SetError(s);
+    bool quiet;
+    {
+      std::lock_guard lock(mu_);
+      quiet = std::chrono::steady_clock::now() - last_write_ >= kQuietBeforeParallelBuild;
+    }
+    const int threads = backlog && quiet ? kBuildThreads : 1;
+    if (absl::Status s = CatchUp(*db, threads).status(); !s.ok()) SetError(s);
     absl::StatusOr<int64_t> embedded = 0;
     // A waiting Backfill goes first (it answers a caller; this thread would otherwise take
     // the lock again at once, batch after batch), and wakes this thread when it is done.

@@ -3,6 +3,7 @@
 // worker thread that embeds the backlog and keeps the index caught up with the database.
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -129,6 +130,8 @@ class VectorService {
   mutable std::mutex mu_;  // Guards the members below, not the index's contents.
   std::condition_variable_any wake_;
   bool woken_ = false;
+  // When this process last committed a write (Wake); the epoch when it has not.
+  std::chrono::steady_clock::time_point last_write_;
   std::shared_ptr<HnswIndex> index_;  // Null until loaded or built.
   IndexState state_ = IndexState::kLoading;
   int64_t watermark_ = 0;         // Embeddings rows up to here are in index_.
