@@ -171,15 +171,18 @@ class StoreImpl final : public Store {
   }
 
   absl::StatusOr<RecallResult> Recall(const RecallRequest& request) override {
+    ASSIGN_OR_RETURN(const store::ReadSnapshot snapshot, store::ReadSnapshot::Begin(*db_));
     return recaller_.Recall(request);
   }
 
   absl::StatusOr<Version> Get(const Identity& identity) override {
+    ASSIGN_OR_RETURN(const store::ReadSnapshot snapshot, store::ReadSnapshot::Begin(*db_));
     ASSIGN_OR_RETURN(temporal::IdentityRow row, RequireIdentity(identity));
     return CurrentVersion(row);
   }
 
   absl::StatusOr<Version> GetById(int64_t memory_id) override {
+    ASSIGN_OR_RETURN(const store::ReadSnapshot snapshot, store::ReadSnapshot::Begin(*db_));
     ASSIGN_OR_RETURN(std::optional<temporal::IdentityRow> row,
                      versions_.FindIdentityById(memory_id));
     if (!row) return absl::NotFoundError(absl::StrCat("id: no memory with id ", memory_id));
@@ -194,6 +197,7 @@ class StoreImpl final : public Store {
     if (offset < 0) {
       return absl::InvalidArgumentError(absl::StrCat("offset: must be >= 0, got ", offset));
     }
+    ASSIGN_OR_RETURN(const store::ReadSnapshot snapshot, store::ReadSnapshot::Begin(*db_));
     ASSIGN_OR_RETURN(temporal::IdentityRow row, RequireIdentity(identity));
     ASSIGN_OR_RETURN(std::vector<temporal::VersionRow> rows, versions_.LoadVersions(row.memory_id));
     HistoryPage page{.total = static_cast<int64_t>(rows.size())};
@@ -209,6 +213,7 @@ class StoreImpl final : public Store {
 
   absl::StatusOr<std::optional<Version>> AsOf(const Identity& identity,
                                               int64_t tx_unix_ms) override {
+    ASSIGN_OR_RETURN(const store::ReadSnapshot snapshot, store::ReadSnapshot::Begin(*db_));
     return Select(identity, [tx_unix_ms](std::span<const temporal::VersionTimes> times,
                                          std::span<const int64_t>) {
       return temporal::BelievedAt(times, tx_unix_ms);
@@ -217,6 +222,7 @@ class StoreImpl final : public Store {
 
   absl::StatusOr<std::optional<Version>> Bitemporal(const Identity& identity, int64_t tx_unix_ms,
                                                     int64_t valid_unix_ms) override {
+    ASSIGN_OR_RETURN(const store::ReadSnapshot snapshot, store::ReadSnapshot::Begin(*db_));
     ASSIGN_OR_RETURN(std::optional<Version> found,
                      Select(identity, [=](std::span<const temporal::VersionTimes> times,
                                           std::span<const int64_t> retractions) {
@@ -312,6 +318,7 @@ class StoreImpl final : public Store {
   }
 
   absl::StatusOr<Stats> GetStats() override {
+    ASSIGN_OR_RETURN(const store::ReadSnapshot snapshot, store::ReadSnapshot::Begin(*db_));
     Stats stats{.durability = durability_, .path = db_->path()};
     {
       ASSIGN_OR_RETURN(store::Stmt s,

@@ -179,6 +179,11 @@ absl::StatusOr<Stmt> Db::Prepare(std::string_view sql) {
   return Stmt(it->second, this);
 }
 
+absl::Status Db::RunCached(std::string_view sql) {
+  ASSIGN_OR_RETURN(Stmt s, Prepare(sql));
+  return s.Run();
+}
+
 void Db::SetWalHook(std::function<void(int)> hook) {
   wal_hook_ = std::move(hook);
   sqlite3_wal_hook(
@@ -252,19 +257,19 @@ absl::StatusOr<Transaction> Transaction::Begin(Db& db) {
   // busy handler off).
   const int64_t at_least = db.busy_timeout_ms_ > 0 ? 1 : 0;
   sqlite3_busy_timeout(db.handle_, static_cast<int>(std::max(at_least, int64_t{left.count()})));
-  absl::Status s = db.Exec("BEGIN IMMEDIATE");
+  absl::Status s = db.RunCached("BEGIN IMMEDIATE");
   sqlite3_busy_timeout(db.handle_, db.busy_timeout_ms_);
   if (!s.ok()) return s;
   return Transaction(&db, std::move(lock));
 }
 
 Transaction::~Transaction() {
-  if (db_ != nullptr) db_->Exec("ROLLBACK").IgnoreError();
+  if (db_ != nullptr) db_->RunCached("ROLLBACK").IgnoreError();
 }
 
 absl::Status Transaction::Commit() {
   Db* db = db_;
-  absl::Status s = db->Exec("COMMIT");
+  absl::Status s = db->RunCached("COMMIT");
   if (s.ok()) {
     db_ = nullptr;
     lock_ = {};
@@ -279,5 +284,16 @@ absl::Status Transaction::RollbackToSavepoint() {
   return db_->Exec("RELEASE item");
 }
 absl::Status Transaction::ReleaseSavepoint() { return db_->Exec("RELEASE item"); }
+
+absl::StatusOr<ReadSnapshot> ReadSnapshot::Begin(Db& db) {
+  if (sqlite3_get_autocommit(db.handle_) == 0) return ReadSnapshot(nullptr);
+  RETURN_IF_ERROR(db.RunCached("BEGIN"));
+  return ReadSnapshot(&db);
+}
+
+ReadSnapshot::~ReadSnapshot() {
+  // A read transaction has nothing to lose: COMMIT only ends it (ROLLBACK would too).
+  if (db_ != nullptr) db_->RunCached("COMMIT").IgnoreError();
+}
 
 }  // namespace strata::store

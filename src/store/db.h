@@ -117,7 +117,11 @@ class Db {
   // Unavailable: the lock was held past the busy timeout; `detail` says by what.
   absl::Status BusyError(std::string_view detail) const;
 
+  // Runs a statement without parameters or rows (BEGIN, COMMIT, ...) from the cache.
+  absl::Status RunCached(std::string_view sql);
+
   friend class Transaction;
+  friend class ReadSnapshot;
   sqlite3* handle_;  // Owned.
   std::string path_;
   std::timed_mutex* write_mutex_;  // Process-wide, one per file; never freed.
@@ -151,6 +155,24 @@ class Transaction {
   Transaction(Db* db, std::unique_lock<std::timed_mutex> lock) : db_(db), lock_(std::move(lock)) {}
   Db* db_;                                   // Not owned; null once committed or moved from.
   std::unique_lock<std::timed_mutex> lock_;  // db_->write_mutex(), until commit or rollback.
+};
+
+// A read transaction: the statements run while it lives see one snapshot of the database,
+// and take SQLite's read lock once instead of once each. Inside a transaction already open
+// on the connection (a write's own reads), it does nothing: that one's snapshot holds.
+// Thread safety: as its Db.
+class ReadSnapshot {
+ public:
+  // Errors: as SQLite's BEGIN (none expected; the read lock is taken by the first read).
+  static absl::StatusOr<ReadSnapshot> Begin(Db& db);
+  ReadSnapshot(ReadSnapshot&& other) noexcept : db_(other.db_) { other.db_ = nullptr; }
+  ReadSnapshot(const ReadSnapshot&) = delete;
+  ReadSnapshot& operator=(const ReadSnapshot&) = delete;
+  ~ReadSnapshot();
+
+ private:
+  explicit ReadSnapshot(Db* db) : db_(db) {}
+  Db* db_;  // Not owned; null when there is nothing to end.
 };
 
 }  // namespace strata::store

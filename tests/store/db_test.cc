@@ -176,6 +176,34 @@ TEST(DbOpen, MissingDirectoryFailsWithUnavailable) {
               StatusIs(absl::StatusCode::kUnavailable, HasSubstr("x.db")));
 }
 
+// Statements inside a ReadSnapshot see the database as it was at its first read, whatever
+// another connection commits meanwhile; after it, they see the commit.
+TEST_F(DbTest, ReadSnapshotSeesOneStateAcrossStatements) {
+  Insert("before");
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> other, Db::Open(dir_.File("test.db"), DbOptions{}));
+  {
+    ASSERT_OK_AND_ASSIGN(const ReadSnapshot snapshot, ReadSnapshot::Begin(*db_));
+    EXPECT_THAT(Values(), ElementsAre("before"));
+    ASSERT_OK(other->Exec("INSERT INTO t (v) VALUES ('during')"));
+    EXPECT_THAT(Values(), ElementsAre("before"));
+  }
+  EXPECT_THAT(Values(), ElementsAre("before", "during"));
+}
+
+// Inside a write transaction a snapshot changes nothing: the transaction's own writes are
+// seen, and it still commits (or rolls back) as a whole.
+TEST_F(DbTest, ReadSnapshotInsideATransactionLeavesItOpen) {
+  ASSERT_OK_AND_ASSIGN(Transaction txn, Transaction::Begin(*db_));
+  Insert("mine");
+  {
+    ASSERT_OK_AND_ASSIGN(const ReadSnapshot snapshot, ReadSnapshot::Begin(*db_));
+    EXPECT_THAT(Values(), ElementsAre("mine"));
+  }
+  Insert("also mine");
+  ASSERT_OK(txn.Commit());
+  EXPECT_THAT(Values(), ElementsAre("mine", "also mine"));
+}
+
 TEST_F(DbTest, ExecRunsSeveralStatements) {
   ASSERT_OK(db_->Exec("INSERT INTO t (v) VALUES ('a'); INSERT INTO t (v) VALUES ('b');"));
   EXPECT_THAT(Values(), ElementsAre("a", "b"));
