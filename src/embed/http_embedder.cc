@@ -26,6 +26,7 @@
 #include "nlohmann/json.hpp"
 #include "util/status_macros.h"
 #include "util/sv.h"
+#include "util/json_text.h"
 
 namespace strata::embed {
 namespace {
@@ -569,7 +570,7 @@ std::string RequestBody(const std::string& model, std::span<const std::string> t
   for (const size_t i : indices) input.push_back(texts[i]);
   const json request = {{"model", model}, {"input", std::move(input)}};
   // Invalid UTF-8 becomes U+FFFD instead of an exception: a stray byte is no reason to fail.
-  return request.dump(-1, ' ', false, json::error_handler_t::replace);
+  return JsonText(request);
 }
 
 bool IsBlank(const std::string& text) { return absl::StripAsciiWhitespace(text).empty(); }

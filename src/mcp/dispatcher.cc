@@ -9,15 +9,14 @@
 #include "absl/strings/str_cat.h"
 #include "strata/strata.h"
 #include "util/sv.h"
+#include "util/json_text.h"
 
 namespace strata::mcp {
 namespace {
 
 using nlohmann::json;
 
-std::string Dump(const json& value) {
-  return value.dump(-1, ' ', false, json::error_handler_t::replace);
-}
+std::string Dump(const json& value) { return JsonText(value); }
 
 // The line of `response`, as Dump writes it. A tool's result (the common response) holds
 // its structuredContent twice, once serialized as content[0].text: that text is reused for
@@ -36,9 +35,12 @@ std::string DumpResponse(const json& response) {
     return Dump(response);
   }
   const std::string& text = content[0]["text"].get_ref<const std::string&>();
-  return absl::StrCat(R"({"id":)", Dump(response["id"]),
-                      R"(,"jsonrpc":"2.0","result":{"content":[{"text":)", Dump(json(text)),
-                      R"(,"type":"text"}],"isError":false,"structuredContent":)", text, "}}");
+  std::string line = absl::StrCat(R"({"id":)", Dump(response["id"]),
+                                  R"(,"jsonrpc":"2.0","result":{"content":[{"text":)");
+  line.reserve(2 * text.size() + 96);
+  AppendJsonString(text, line);
+  absl::StrAppend(&line, R"(,"type":"text"}],"isError":false,"structuredContent":)", text, "}}");
+  return line;
 }
 
 json ErrorResponse(const json& id, int code, const std::string& message) {

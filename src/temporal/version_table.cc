@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "util/status_macros.h"
+#include "util/json_text.h"
 
 namespace strata::temporal {
 namespace {
@@ -228,7 +229,7 @@ std::vector<std::string> ParseTags(std::string_view tags_json) {
 }
 
 std::string TagsToJson(const std::vector<std::string>& tags) {
-  return nlohmann::json(tags).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return JsonText(nlohmann::json(tags));
 }
 
 }  // namespace strata::temporal

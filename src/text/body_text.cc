@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "util/hash.h"
+#include "util/json_text.h"
 
 namespace strata::text {
 namespace {
@@ -78,7 +79,7 @@ absl::StatusOr<ParsedBody> ParseBody(std::string_view body_json) {
     return absl::InvalidArgumentError("body_json: must be a JSON text (object, array, string...)");
   }
   ParsedBody out;
-  out.normal_json = parsed.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  out.normal_json = JsonText(parsed);
   out.normal_hash = Fnv1a64(out.normal_json);
   Collect(parsed, out.text);
   CollectValues(parsed, "", out.values);

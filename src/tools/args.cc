@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "tools/limits.h"
 #include "util/time_parse.h"
+#include "util/json_text.h"
 
 namespace strata::tools {
 namespace {
@@ -53,7 +54,7 @@ absl::Status CheckLength(const char* name, const std::string& value, const char*
 }
 
 std::string Shown(const nlohmann::json& v) {
-  std::string s = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string s = JsonText(v);
   if (s.size() > 60) s = s.substr(0, 57) + "...";
   return s;
 }

@@ -10,6 +10,7 @@
 #include "tools/render.h"
 #include "tools/tool.h"
 #include "util/status_macros.h"
+#include "util/json_text.h"
 
 namespace strata::tools {
 namespace {
@@ -77,7 +78,7 @@ absl::StatusOr<std::string> ReadBody(const Args& args) {
     }
     text = body_json->get<std::string>();
   } else if (body != nullptr) {
-    text = body->dump(-1, ' ', false, json::error_handler_t::replace);
+    text = JsonText(*body);
   } else {
     return absl::InvalidArgumentError(
         "body: required (an object or a string; or body_json, a JSON text)");
