@@ -56,14 +56,15 @@ std::string Identifier(std::string_view token) {
 }
 
 // `text` with each "n't" (ASCII or typographic apostrophe) written "n not": "doesn't" is
-// otherwise the words "doesn" and "t", and dropping it would drop no negation.
-std::string ExpandContractedNegations(std::string_view text) {
+// otherwise the words "doesn" and "t", and dropping it would drop no negation. The result is
+// `text` itself when it has no apostrophe, else the expanded copy made in `out`.
+std::string_view ExpandContractedNegations(std::string_view text, std::string& out) {
   static constexpr std::string_view kForms[] = {"n't", "n\xe2\x80\x99t", "N'T", "N\xe2\x80\x99T"};
   if (text.find('\'') == std::string_view::npos &&
       text.find("\xe2\x80\x99") == std::string_view::npos) {
-    return std::string(text);
+    return text;
   }
-  std::string out;
+  out.clear();
   out.reserve(text.size() + 8);
   size_t i = 0;
   while (i < text.size()) {
@@ -96,7 +97,8 @@ ContentUnits Analyze(const text::ParsedBody& body) {
     if (!v.member.empty()) members.push_back(UnitHash('k', v.member));
     std::vector<std::string> terms;
     if (v.is_string) {
-      for (std::string& word : text::Words(ExpandContractedNegations(v.value))) {
+      std::string expanded;
+      for (std::string& word : text::Words(ExpandContractedNegations(v.value, expanded))) {
         if (word == "cannot") word = "not";
         if (text::IsFillerWord(word)) continue;
         if (text::IsNegation(word)) out.negations.push_back(UnitHash('w', word));

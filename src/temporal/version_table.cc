@@ -1,10 +1,12 @@
 #include "temporal/version_table.h"
 
+#include <string>
+
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
-#include "util/status_macros.h"
 #include "util/json_text.h"
+#include "util/status_macros.h"
 
 namespace strata::temporal {
 namespace {
@@ -49,6 +51,15 @@ IdentityRow ReadIdentity(const store::Stmt& s) {
 constexpr char kIdentityColumns[] =
     "id, category, key, workspace, last_event_at_unix_ms, current_version_id, version_count";
 
+// The id for a new row of `table` (memories or versions): one past both the largest id
+// present and the largest ever deleted (kept in meta under `deleted_mark` by a delete
+// trigger), so that no id names two rows over time (schema migrations 4, 5 and 7).
+std::string NextIdSql(const char* table, const char* deleted_mark) {
+  return absl::StrCat("(SELECT MAX(COALESCE((SELECT MAX(id) FROM ", table,
+                      "), 0), CAST(value AS INTEGER)) + 1 FROM meta WHERE name = '", deleted_mark,
+                      "')");
+}
+
 }  // namespace
 
 VersionTimes VersionRow::Times() const {
@@ -81,13 +92,11 @@ absl::StatusOr<std::optional<IdentityRow>> VersionTable::FindIdentityById(int64_
 
 absl::StatusOr<int64_t> VersionTable::InsertIdentity(const Identity& identity,
                                                      int64_t now_unix_ms) {
-  // The id is never a purged memory's (schema migrations 4 and 7).
-  ASSIGN_OR_RETURN(
-      store::Stmt s,
-      db_->Prepare("INSERT INTO memories (id, category, key, workspace, created_at_unix_ms, "
-                   "last_event_at_unix_ms) VALUES ((SELECT MAX(COALESCE((SELECT MAX(id) FROM "
-                   "memories), 0), CAST(value AS INTEGER)) + 1 FROM meta WHERE name = "
-                   "'memory_id_deleted_high_water'), ?1, ?2, ?3, ?4, ?5)"));
+  static const std::string kSql = absl::StrCat(
+      "INSERT INTO memories (id, category, key, workspace, created_at_unix_ms, "
+      "last_event_at_unix_ms) VALUES (",
+      NextIdSql("memories", "memory_id_deleted_high_water"), ", ?1, ?2, ?3, ?4, ?5)");
+  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare(kSql));
   // last_event starts before now so that the first version may be recorded at now.
   s.Bind(1, identity.category).Bind(2, identity.key).Bind(3, identity.workspace);
   s.Bind(4, now_unix_ms).Bind(5, now_unix_ms - 1);
@@ -156,15 +165,12 @@ absl::Status VersionTable::AppendVersion(const IdentityRow& identity, VersionRow
   v.memory_id = identity.memory_id;
   v.version = identity.version_count + 1;
   {
-    ASSIGN_OR_RETURN(
-        store::Stmt s,
-        // The id is never a purged version's (schema migration 5).
-        db_->Prepare("INSERT INTO versions (id, memory_id, version, body_json, body_hash, type, "
-                     "tags_json, source, importance, valid_from_unix_ms, valid_to_unix_ms, "
-                     "recorded_at_unix_ms) VALUES ((SELECT MAX(COALESCE((SELECT MAX(id) FROM "
-                     "versions), 0), CAST(value AS INTEGER)) + 1 FROM meta WHERE name = "
-                     "'version_id_deleted_high_water'), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
-                     "?11)"));
+    static const std::string kSql = absl::StrCat(
+        "INSERT INTO versions (id, memory_id, version, body_json, body_hash, type, tags_json, "
+        "source, importance, valid_from_unix_ms, valid_to_unix_ms, recorded_at_unix_ms) VALUES (",
+        NextIdSql("versions", "version_id_deleted_high_water"),
+        ", ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
+    ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare(kSql));
     s.Bind(1, v.memory_id).Bind(2, v.version).Bind(3, v.body_json);
     s.Bind(4, static_cast<int64_t>(row.body_hash)).Bind(5, v.type).Bind(6, TagsToJson(v.tags));
     if (v.source)

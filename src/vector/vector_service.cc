@@ -205,7 +205,8 @@ void VectorService::LoadOrRebuild(store::Db& db, std::stop_token stop) {
       state_ = IndexState::kBuilding;
     }
     idx = std::make_shared<HnswIndex>(space_.dimension);
-    if (absl::Status s = AddVectorsAfter(db, *idx, watermark, &stop, kBuildThreads).status(); !s.ok()) {
+    if (absl::Status s = AddVectorsAfter(db, *idx, watermark, &stop, kBuildThreads).status();
+        !s.ok()) {
       SetError(s);
       return;  // The index stays unavailable; dense recall scans exactly.
     }
@@ -326,7 +327,8 @@ absl::StatusOr<BackfillResult> VectorService::Backfill(store::Db& db, const Back
     result.embedded += *n;
     if (control.progress) control.progress(result.embedded, total);
     if (control.cancelled && control.cancelled()) {
-      RETURN_IF_ERROR(CatchUp(db, kBuildThreads).status());  // What was stored is indexed all the same.
+      RETURN_IF_ERROR(
+          CatchUp(db, kBuildThreads).status());  // What was stored is indexed all the same.
       return absl::CancelledError(
           absl::StrCat("embed: cancelled after ", result.embedded, " of ", total));
     }
