@@ -1,15 +1,13 @@
 #include "mcp/dispatcher.h"
 
-#include <simdjson.h>
-
 #include <algorithm>
 #include <exception>
 #include <iterator>
 
 #include "absl/strings/str_cat.h"
 #include "strata/strata.h"
-#include "util/sv.h"
 #include "util/json_text.h"
+#include "util/sv.h"
 
 namespace strata::mcp {
 namespace {
@@ -24,9 +22,8 @@ std::string Dump(const json& value) { return JsonText(value); }
 std::string DumpResponse(const json& response) {
   const auto result = response.find("result");
   if (response.size() != 3 || !response.contains("id") || !response.contains("jsonrpc") ||
-      result == response.end() || !result->is_object() ||
-      result->size() != 3 || !result->contains("structuredContent") ||
-      result->value("isError", true)) {
+      result == response.end() || !result->is_object() || result->size() != 3 ||
+      !result->contains("structuredContent") || result->value("isError", true)) {
     return Dump(response);
   }
   const json& content = (*result)["content"];
@@ -49,53 +46,6 @@ json ErrorResponse(const json& id, int code, const std::string& message) {
 
 json Response(const json& id, json result) {
   return {{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}};
-}
-
-json ToNlohmann(simdjson::dom::element e) {
-  switch (e.type()) {
-    case simdjson::dom::element_type::OBJECT: {
-      json out = json::object();
-      simdjson::dom::object object;
-      if (e.get(object) != simdjson::SUCCESS) return out;
-      for (auto field : object) {
-        out[std::string(field.key)] = ToNlohmann(field.value);
-      }
-      return out;
-    }
-    case simdjson::dom::element_type::ARRAY: {
-      json out = json::array();
-      simdjson::dom::array array;
-      if (e.get(array) != simdjson::SUCCESS) return out;
-      for (auto child : array) out.push_back(ToNlohmann(child));
-      return out;
-    }
-    case simdjson::dom::element_type::STRING:
-      return std::string(e.get_string().value_unsafe());
-    case simdjson::dom::element_type::INT64:
-      return e.get_int64().value_unsafe();
-    case simdjson::dom::element_type::UINT64:
-      return e.get_uint64().value_unsafe();
-    case simdjson::dom::element_type::DOUBLE:
-      return e.get_double().value_unsafe();
-    case simdjson::dom::element_type::BOOL:
-      return e.get_bool().value_unsafe();
-    case simdjson::dom::element_type::NULL_VALUE:
-      return nullptr;
-  }
-  return nullptr;
-}
-
-std::string ParseErrorMessage(simdjson::error_code error, int max_depth) {
-  switch (error) {
-    case simdjson::UTF8_ERROR:
-      return "Parse error: the message is not valid UTF-8";
-    case simdjson::DEPTH_ERROR:
-      return absl::StrCat("Parse error: JSON nested deeper than ", max_depth, " levels");
-    case simdjson::NUMBER_ERROR:
-      return "Parse error: a number is out of range";
-    default:
-      return absl::StrCat("Parse error: not valid JSON (", simdjson::error_message(error), ")");
-  }
 }
 
 // The _meta keys of the stateless revision.
@@ -152,24 +102,17 @@ const char* kInstructions =
 
 class Dispatcher::Parser {
  public:
-  explicit Parser(int max_depth) : max_depth_(max_depth) {}
+  explicit Parser(int max_depth) : parser_(max_depth) {}
   // Parses one line into `out`; on failure returns the error message.
   std::optional<std::string> Parse(std::string_view line, json& out) {
-    simdjson::padded_string padded(line.data(), line.size());
-    if (parser_.allocate(padded.size(), max_depth_) != simdjson::SUCCESS) {
-      return std::string("Parse error: the message is too large");
-    }
-    simdjson::dom::element root;
-    if (auto error = parser_.parse(padded).get(root); error != simdjson::SUCCESS) {
-      return ParseErrorMessage(error, max_depth_);
-    }
-    out = ToNlohmann(root);
+    absl::StatusOr<json> parsed = parser_.Parse(line);
+    if (!parsed.ok()) return absl::StrCat("Parse error: ", parsed.status().message());
+    out = *std::move(parsed);
     return std::nullopt;
   }
 
  private:
-  int max_depth_;
-  simdjson::dom::parser parser_;
+  JsonParser parser_;
 };
 
 Dispatcher::Dispatcher(tools::ToolRegistry* registry, DispatcherOptions options)

@@ -62,7 +62,7 @@ bool DepthWithin(std::string_view json_text, int max_depth) {
 
 std::string BodyText(std::string_view body_json) {
   if (!DepthWithin(body_json, kMaxBodyDepth)) return std::string(body_json);
-  nlohmann::json parsed = nlohmann::json::parse(body_json, nullptr, /*allow_exceptions=*/false);
+  nlohmann::json parsed = ParseJsonText(body_json);
   if (parsed.is_discarded()) return std::string(body_json);
   std::string out;
   Collect(parsed, out);
@@ -74,7 +74,7 @@ absl::StatusOr<ParsedBody> ParseBody(std::string_view body_json) {
     return absl::InvalidArgumentError(absl::StrCat("body_json: nested deeper than ", kMaxBodyDepth,
                                                    " levels of arrays and objects"));
   }
-  nlohmann::json parsed = nlohmann::json::parse(body_json, nullptr, /*allow_exceptions=*/false);
+  nlohmann::json parsed = ParseJsonText(body_json);
   if (parsed.is_discarded()) {
     return absl::InvalidArgumentError("body_json: must be a JSON text (object, array, string...)");
   }

@@ -1,4 +1,5 @@
 #include "tools/render.h"
+#include "util/json_text.h"
 
 namespace strata::tools {
 namespace {
@@ -10,7 +11,7 @@ json OptInt(const std::optional<int64_t>& v) { return v ? json(*v) : json(nullpt
 }  // namespace
 
 json VersionJson(const Version& v, Dialect dialect) {
-  json body = json::parse(v.body_json, nullptr, /*allow_exceptions=*/false);
+  json body = ParseJsonText(v.body_json);
   if (body.is_discarded()) body = v.body_json;
   json out = {
       {"id", v.memory_id},

@@ -1,8 +1,14 @@
 #include "util/json_text.h"
 
+#include <simdjson.h>
+
 #include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 
 namespace strata {
 namespace {
@@ -110,7 +116,89 @@ void AppendInteger(Int value, std::string& out) {
   out.append(digits, static_cast<size_t>(end - digits));
 }
 
+// The value of `e`; `negative_zero` is set when a number in it is -0.0 (which simdjson also
+// gives for the text "-0", an integer zero to nlohmann).
+json ToNlohmann(simdjson::dom::element e, bool& negative_zero) {
+  switch (e.type()) {
+    case simdjson::dom::element_type::OBJECT: {
+      json out = json::object();
+      const simdjson::dom::object object = e.get_object().value_unsafe();
+      for (simdjson::dom::key_value_pair field : object) {
+        out[std::string(field.key)] = ToNlohmann(field.value, negative_zero);
+      }
+      return out;
+    }
+    case simdjson::dom::element_type::ARRAY: {
+      json out = json::array();
+      const simdjson::dom::array array = e.get_array().value_unsafe();
+      for (simdjson::dom::element child : array) {
+        out.push_back(ToNlohmann(child, negative_zero));
+      }
+      return out;
+    }
+    case simdjson::dom::element_type::STRING:
+      return std::string(e.get_string().value_unsafe());
+    case simdjson::dom::element_type::INT64:
+      return e.get_int64().value_unsafe();
+    case simdjson::dom::element_type::UINT64:
+      return e.get_uint64().value_unsafe();
+    case simdjson::dom::element_type::DOUBLE: {
+      const double d = e.get_double().value_unsafe();
+      if (d == 0 && std::signbit(d)) negative_zero = true;
+      return d;
+    }
+    case simdjson::dom::element_type::BOOL:
+      return e.get_bool().value_unsafe();
+    case simdjson::dom::element_type::NULL_VALUE:
+      return nullptr;
+  }
+  return nullptr;
+}
+
 }  // namespace
+
+struct JsonParser::Impl {
+  int max_depth;
+  simdjson::dom::parser parser;
+  bool negative_zero = false;  // Set by the last Parse.
+};
+
+JsonParser::JsonParser(int max_depth) : impl_(std::make_unique<Impl>()) {
+  impl_->max_depth = max_depth;
+}
+
+JsonParser::~JsonParser() = default;
+
+absl::StatusOr<json> JsonParser::Parse(std::string_view text) {
+  simdjson::padded_string padded(text.data(), text.size());
+  if (impl_->parser.allocate(padded.size(), impl_->max_depth) != simdjson::SUCCESS) {
+    return absl::InvalidArgumentError("the message is too large");
+  }
+  simdjson::dom::element root;
+  switch (const simdjson::error_code error = impl_->parser.parse(padded).get(root)) {
+    case simdjson::SUCCESS:
+      break;
+    case simdjson::UTF8_ERROR:
+      return absl::InvalidArgumentError("the message is not valid UTF-8");
+    case simdjson::DEPTH_ERROR:
+      return absl::InvalidArgumentError(
+          absl::StrCat("JSON nested deeper than ", impl_->max_depth, " levels"));
+    case simdjson::NUMBER_ERROR:
+      return absl::InvalidArgumentError("a number is out of range");
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("not valid JSON (", simdjson::error_message(error), ")"));
+  }
+  impl_->negative_zero = false;
+  return ToNlohmann(root, impl_->negative_zero);
+}
+
+json ParseJsonText(std::string_view text) {
+  thread_local JsonParser parser;
+  absl::StatusOr<json> parsed = parser.Parse(text);
+  if (parsed.ok() && !parser.impl_->negative_zero) return *std::move(parsed);
+  return json::parse(text, nullptr, /*allow_exceptions=*/false);
+}
 
 void AppendJsonString(std::string_view text, std::string& out) {
   const size_t start = out.size();

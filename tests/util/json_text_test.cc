@@ -7,6 +7,9 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
 
 namespace strata {
 namespace {
@@ -16,6 +19,17 @@ using nlohmann::json;
 // What JsonText promises to equal, byte for byte.
 std::string Nlohmann(const json& value) {
   return value.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+// ParseJsonText answers what nlohmann's parser answers: the same value (same text when
+// written back), or "not JSON" for the same texts.
+void ExpectParsesLikeNlohmann(const std::string& text) {
+  const json expected = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  const json got = ParseJsonText(text);
+  ASSERT_EQ(got.is_discarded(), expected.is_discarded()) << text;
+  if (expected.is_discarded()) return;
+  EXPECT_EQ(got, expected) << text;
+  EXPECT_EQ(Nlohmann(got), Nlohmann(expected)) << text;
 }
 
 TEST(JsonTextTest, EscapesLikeNlohmann) {
@@ -96,6 +110,7 @@ TEST(JsonTextTest, RandomValuesMatchNlohmann) {
   for (int i = 0; i < 20000; ++i) {
     const json value = random_value(0);
     ASSERT_EQ(JsonText(value), Nlohmann(value)) << "case " << i;
+    ExpectParsesLikeNlohmann(Nlohmann(value));
   }
 }
 
@@ -111,6 +126,41 @@ TEST(JsonTextTest, OneSpecialByteAnywhereInAPlainRun) {
       }
     }
   }
+}
+
+TEST(JsonTextTest, ParsesEdgeCasesLikeNlohmann) {
+  for (const std::string& text : std::vector<std::string>{
+           "-0", "-0.0", "0", "[0,-0,1.0,1e2,-1e-2]", "1e400", "-1e400",
+           "18446744073709551615", "18446744073709551616", "-9223372036854775808",
+           "-9223372036854775809", "123456789012345678901234567890", R"({"a":1,"a":2})",
+           "\xef\xbb\xbf{}", "{} x", "", "  ", " [1] ", "[1,]", R"({"a":})", "nul", "tru",
+           R"("\u0000")", R"("\ud83d\ude00")", R"("\ud800")", R"("\udc00x")", R"("\ud800\u0041")",
+           "\"\x01\"", "\"\xff\"", "\"\xc0\xaf\"", "\"\xed\xa0\x80\"", R"("\x")", "'a'",
+           std::string(2000, '[') + std::string(2000, ']'), "[1e-400]", "0.1", "1E+2", "01",
+           "-", "1.", ".5", "\t{\n\"k\"\r:\"v\"}",
+       }) {
+    ExpectParsesLikeNlohmann(text);
+  }
+}
+
+TEST(JsonTextTest, ParsesRandomTextsLikeNlohmann) {
+  std::mt19937 rng(11);
+  const std::string alphabet = R"( {}[]",:\/u0123456789abcdefntrl.-+eE)" "\xc3\xa9\xff";
+  for (int i = 0; i < 20000; ++i) {
+    std::string text;
+    const int n = static_cast<int>(rng() % 24);
+    for (int j = 0; j < n; ++j) text += alphabet[rng() % alphabet.size()];
+    ExpectParsesLikeNlohmann(text);
+  }
+}
+
+TEST(JsonParserTest, SaysWhyATextIsNotJson) {
+  JsonParser parser(/*max_depth=*/4);
+  EXPECT_EQ(parser.Parse("\"\xff\"").status().message(), "the message is not valid UTF-8");
+  EXPECT_EQ(parser.Parse("[[[[[1]]]]]").status().message(), "JSON nested deeper than 4 levels");
+  EXPECT_TRUE(absl::StartsWith(parser.Parse("{").status().message(), "not valid JSON ("));
+  ASSERT_TRUE(parser.Parse(R"({"a":[1,"b"]})").ok());
+  EXPECT_EQ(*parser.Parse(R"({"a":[1,"b"]})"), json({{"a", {1, "b"}}}));
 }
 
 TEST(JsonTextTest, AppendsAfterWhatIsThere) {
