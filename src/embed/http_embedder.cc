@@ -24,9 +24,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "nlohmann/json.hpp"
+#include "util/json_text.h"
 #include "util/status_macros.h"
 #include "util/sv.h"
-#include "util/json_text.h"
 
 namespace strata::embed {
 namespace {

@@ -5,8 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "tools/limits.h"
-#include "util/time_parse.h"
 #include "util/json_text.h"
+#include "util/time_parse.h"
 
 namespace strata::tools {
 namespace {

@@ -48,9 +48,9 @@ json CanonicalArgs(const json& args) {
   }
   // Perseus Vault stores a body_json that is not JSON as a JSON string, and its clients send
   // plain text there (test_compat.py); canonical calls refuse it, so it goes in as a string body.
-  if (auto it = out.find("body_json");
-      it != out.end() && it->is_string() && !out.contains("body") &&
-      ParseJsonText(it->get_ref<const std::string&>()).is_discarded()) {
+  if (auto it = out.find("body_json"); it != out.end() && it->is_string() &&
+                                       !out.contains("body") &&
+                                       !IsJsonText(it->get_ref<const std::string&>())) {
     json text = std::move(*it);
     out.erase(it);
     out["body"] = std::move(text);

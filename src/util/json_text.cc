@@ -193,8 +193,22 @@ absl::StatusOr<json> JsonParser::Parse(std::string_view text) {
   return ToNlohmann(root, impl_->negative_zero);
 }
 
-json ParseJsonText(std::string_view text) {
+namespace {
+JsonParser& ThreadParser() {
   thread_local JsonParser parser;
+  return parser;
+}
+}  // namespace
+
+bool IsJsonText(std::string_view text) {
+  simdjson::padded_string padded(text.data(), text.size());
+  simdjson::dom::element root;
+  if (ThreadParser().impl_->parser.parse(padded).get(root) == simdjson::SUCCESS) return true;
+  return json::accept(text);
+}
+
+json ParseJsonText(std::string_view text) {
+  JsonParser& parser = ThreadParser();
   absl::StatusOr<json> parsed = parser.Parse(text);
   if (parsed.ok() && !parser.impl_->negative_zero) return *std::move(parsed);
   return json::parse(text, nullptr, /*allow_exceptions=*/false);

@@ -46,6 +46,11 @@ class JsonParser {
 
  private:
   friend nlohmann::json ParseJsonText(std::string_view text);
+  friend bool IsJsonText(std::string_view text);
+
+  // Whether `text` is a JSON text to nlohmann's parser (json::accept), as fast as simdjson
+  // checks it.
+  bool IsJsonText(std::string_view text);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
@@ -54,6 +59,10 @@ class JsonParser {
 // `text` is not JSON), by JsonParser where the two agree and by nlohmann where they might
 // not (what simdjson refuses, and negative zero). Uses one JsonParser per thread.
 nlohmann::json ParseJsonText(std::string_view text);
+
+// Whether `text` is a JSON text to nlohmann's parser (json::accept), as fast as simdjson
+// checks it.
+bool IsJsonText(std::string_view text);
 
 }  // namespace strata
 

@@ -26,6 +26,7 @@ std::string Nlohmann(const json& value) {
 void ExpectParsesLikeNlohmann(const std::string& text) {
   const json expected = json::parse(text, nullptr, /*allow_exceptions=*/false);
   const json got = ParseJsonText(text);
+  EXPECT_EQ(IsJsonText(text), json::accept(text)) << text;
   ASSERT_EQ(got.is_discarded(), expected.is_discarded()) << text;
   if (expected.is_discarded()) return;
   EXPECT_EQ(got, expected) << text;
