@@ -6,6 +6,7 @@
 #include <array>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 
 #include "text/fts_query.h"
 #include "util/sv.h"
@@ -42,7 +43,7 @@ constexpr std::array<std::string_view, 17> kMeaningfulStopWords = {
     "she", "their", "them", "they", "we", "you", "no", "not"};
 
 // Fillers beyond the keyword arm's stop words: intensifiers and discourse words that a
-// rewording adds or drops without changing the fact. Sorted: looked up by binary search.
+// rewording adds or drops without changing the fact. Sorted, so that a duplicate shows.
 constexpr std::array<std::string_view, 26> kMoreFillers = {
     "actually",   "again",  "already", "basically", "being", "certainly", "could",
     "definitely", "indeed", "just",    "obviously", "quite", "rather",    "really",
@@ -94,7 +95,8 @@ std::string Stem(std::string_view word) {
 
 bool IsFillerWord(std::string_view word) {
   if (IsStopWord(word)) return !In(kMeaningfulStopWords, word);
-  return std::binary_search(kMoreFillers.begin(), kMoreFillers.end(), word);
+  static const absl::flat_hash_set<std::string_view> kSet(kMoreFillers.begin(), kMoreFillers.end());
+  return kSet.contains(word);
 }
 
 bool IsNegation(std::string_view word) { return In(kNegations, word); }

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <array>
 
+#include "absl/container/flat_hash_set.h"
+
 namespace strata::text {
 namespace {
 
-// Sorted: looked up by binary search.
+// Sorted, so that a duplicate shows (the set below is built from it).
 constexpr std::array<std::string_view, 64> kStopWords = {
     "a",   "about", "after", "all",  "also",  "am",    "an",   "and",   "any",  "are",  "as",
     "at",  "be",    "been",  "but",  "by",    "can",   "did",  "do",    "does", "for",  "from",
@@ -23,7 +25,9 @@ bool IsTokenByte(unsigned char c) {
 }  // namespace
 
 bool IsStopWord(std::string_view term) {
-  return std::binary_search(kStopWords.begin(), kStopWords.end(), term);
+  // Every word of every text is looked up: a hash probe, not a dozen string compares.
+  static const absl::flat_hash_set<std::string_view> kSet(kStopWords.begin(), kStopWords.end());
+  return kSet.contains(term);
 }
 
 std::vector<std::string> QueryTerms(std::string_view query) {
