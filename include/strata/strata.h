@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <iosfwd>
 #include <map>
 #include <memory>
 #include <optional>
@@ -122,7 +123,7 @@ struct WriteResult {
   WriteAction action = WriteAction::kCreated;
   // The current version after the write; for kDeduped, that of the memory merged into.
   Version version;
-  std::optional<double> similarity;  // kDeduped only.
+  std::optional<double> similarity;            // kDeduped only.
   std::optional<SupersessionLink> supersedes;  // The memory the request superseded.
   // kCreated only: the memories the new one resembles, most similar first (at most
   // kMaxSimilar), for the caller to decide whether it corrects one of them.
@@ -163,7 +164,7 @@ struct RecallResult {
 struct HistoryPage {
   std::vector<Version> versions;  // Newest recorded first.
   int64_t total = 0;
-  std::vector<int64_t> retracted_at_unix_ms;  // Forget events, oldest first.
+  std::vector<int64_t> retracted_at_unix_ms;   // Forget events, oldest first.
   std::vector<SupersessionLink> successors;    // Memories that superseded this one, oldest first.
   std::vector<SupersessionLink> predecessors;  // Memories this one superseded, oldest first.
 };
@@ -229,6 +230,38 @@ struct EmbedResult {
   std::string error;      // Why some failed (the embedder's message).
 };
 
+// What Store::Export writes: every memory, or those of one workspace and/or category.
+struct ExportOptions {
+  std::optional<std::string> workspace;
+  std::optional<std::string> category;
+};
+
+struct ExportSummary {
+  int64_t memories = 0;
+  int64_t versions = 0;
+};
+
+struct ImportSummary {
+  int64_t read = 0;       // Memory lines read (the header and blank lines not counted).
+  int64_t created = 0;    // Memories that were not in the store.
+  int64_t unchanged = 0;  // Memories already there with the same history.
+  int64_t updated = 0;    // Same history; aliases or supersession links added.
+  int64_t failed = 0;     // Bad lines: reported, not written.
+  bool stopped = false;   // stop_on_error stopped at a bad line; later lines were not read.
+};
+
+// How Store::Import treats a bad line (README, "Export and import").
+struct ImportOptions {
+  // True: stop at the first bad line, writing nothing of its batch. False: skip it.
+  bool stop_on_error = true;
+  // Lines per transaction.
+  int64_t batch_lines = 1000;
+  // Called for each bad line with its number (1-based, the header is line 1) and why.
+  std::function<void(int64_t line, const absl::Status& error)> on_error;
+  // Called after each committed batch with the summary so far.
+  std::function<void(const ImportSummary&)> progress;
+};
+
 // Reads by an alias identity (a new key merged into an existing memory by dedup) find the
 // memory it was merged into.
 // Thread safety: a Store is used by one thread at a time.
@@ -288,9 +321,28 @@ class Store {
   // FailedPrecondition without an embedder or while the index is not ready.
   virtual absl::StatusOr<IndexCheck> CheckIndex(int queries, int k) = 0;
 
+  // Writes the memories in scope to `out` as a strata export (JSONL, README "Export and
+  // import"), from one read snapshot, while other connections keep writing. The same store
+  // gives the same bytes. Errors: DataLoss for a stored text that is not UTF-8.
+  virtual absl::StatusOr<ExportSummary> Export(const ExportOptions& options, std::ostream& out) = 0;
+  // Restores a strata export read from `in`: every version with both time axes as recorded,
+  // forgets, aliases and supersession links, and the keyword and dedup indexes (vectors
+  // follow from the embedder). A memory already present with the same history is
+  // unchanged; with a different one, its line fails (nothing of either side is lost).
+  // Errors (the whole import): InvalidArgument for a missing or unknown header, Unavailable.
+  virtual absl::StatusOr<ImportSummary> Import(std::istream& in, const ImportOptions& options) = 0;
+  // Copies the whole database, consistently, to a new file at `path` while writes go on.
+  // Errors: AlreadyExists when `path` exists and !overwrite; Unavailable.
+  virtual absl::Status Backup(const std::string& path, bool overwrite) = 0;
+
   // Recomputes every current memory's near-duplicate signature (after an upgrade, or when
   // stats says they are incomplete). Returns the number of memories indexed.
   virtual absl::StatusOr<int64_t> RebuildSignatures() = 0;
 };
+
+// Replaces the store at `db_path` with the backup at `backup_path` (made by Store::Backup).
+// Errors: FailedPrecondition while another process (a server) has `db_path` open;
+// DataLoss when the backup is damaged. Nothing is changed on error.
+absl::Status RestoreBackup(const std::string& backup_path, const std::string& db_path);
 
 }  // namespace strata

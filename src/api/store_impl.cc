@@ -24,6 +24,8 @@
 #include "temporal/version_table.h"
 #include "text/body_text.h"
 #include "text/fts_index.h"
+#include "transfer/exporter.h"
+#include "transfer/importer.h"
 #include "util/clock.h"
 #include "util/status_macros.h"
 #include "vector/vector_service.h"
@@ -410,6 +412,21 @@ class StoreImpl final : public Store {
                        .error = r.error};
   }
 
+  absl::StatusOr<ExportSummary> Export(const ExportOptions& options, std::ostream& out) override {
+    return transfer::Export(*db_, options, out);
+  }
+
+  absl::StatusOr<ImportSummary> Import(std::istream& in, const ImportOptions& options) override {
+    absl::StatusOr<ImportSummary> summary = transfer::Import(*db_, in, options);
+    // What committed before a failure needs vectors too.
+    if (vectors_) vectors_->Wake();
+    return summary;
+  }
+
+  absl::Status Backup(const std::string& path, bool overwrite) override {
+    return db_->BackupTo(path, overwrite);
+  }
+
  private:
   // The next instant at which this identity may record an event: now, or 1 ms after its
   // last event when the clock has not moved past it (transaction time strictly increases).
@@ -500,10 +517,7 @@ class StoreImpl final : public Store {
 
   // The band keys a stored version was indexed under.
   static std::vector<int64_t> SignatureKeys(const temporal::VersionRow& row) {
-    // Stored bodies were parsed when written; a failure here means corruption, and an empty
-    // value list still yields the exact-content key.
-    absl::StatusOr<text::ParsedBody> body = text::ParseBody(row.version.body_json);
-    return SignatureKeys(row, body.ok() ? dedup::Analyze(*body) : dedup::ContentUnits{});
+    return dedup::StoredVersionKeys(row);
   }
   // The same, for a version whose body is already analyzed.
   static std::vector<int64_t> SignatureKeys(const temporal::VersionRow& row,
@@ -765,6 +779,10 @@ const char* WriteActionName(WriteAction action) {
       return "deduped";
   }
   return "unknown";
+}
+
+absl::Status RestoreBackup(const std::string& backup_path, const std::string& db_path) {
+  return store::RestoreDatabase(backup_path, db_path);
 }
 
 absl::StatusOr<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) {

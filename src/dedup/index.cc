@@ -5,6 +5,9 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "dedup/content.h"
+#include "dedup/signature.h"
+#include "text/body_text.h"
 #include "util/status_macros.h"
 
 namespace strata::dedup {
@@ -18,6 +21,13 @@ std::string Placeholders(size_t n) {
 }
 
 }  // namespace
+
+std::vector<int64_t> StoredVersionKeys(const temporal::VersionRow& row) {
+  absl::StatusOr<text::ParsedBody> body = text::ParseBody(row.version.body_json);
+  const Identity& id = row.version.identity;
+  return BandKeys(body.ok() ? Analyze(*body) : ContentUnits{}, row.body_hash,
+                  ScopeHash(id.category, id.workspace));
+}
 
 absl::Status DedupIndex::Add(int64_t memory_id, const std::vector<int64_t>& keys) {
   if (keys.empty()) return absl::OkStatus();
@@ -91,6 +101,36 @@ absl::Status DedupIndex::RemoveAlias(const Identity& identity) {
                                                "key = ?2 AND workspace = ?3"));
   s.Bind(1, identity.category).Bind(2, identity.key).Bind(3, identity.workspace);
   return s.Run();
+}
+
+absl::StatusOr<std::vector<AliasRow>> DedupIndex::AliasesOf(int64_t memory_id) {
+  ASSIGN_OR_RETURN(store::Stmt s,
+                   db_->Prepare("SELECT category, key, workspace, similarity, created_at_unix_ms "
+                                "FROM aliases WHERE memory_id = ?1 ORDER BY category, key, "
+                                "workspace"));
+  s.Bind(1, memory_id);
+  std::vector<AliasRow> out;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) break;
+    out.push_back({.identity = {.category = std::string(s.Text(0)),
+                                .key = std::string(s.Text(1)),
+                                .workspace = std::string(s.Text(2))},
+                   .memory_id = memory_id,
+                   .similarity = s.Double(3),
+                   .created_at_unix_ms = s.Int(4)});
+  }
+  return out;
+}
+
+absl::StatusOr<int64_t> DedupIndex::CountAliases(const temporal::Scope& scope) {
+  ASSIGN_OR_RETURN(store::Stmt s,
+                   db_->Prepare("SELECT count(*) FROM aliases a JOIN memories m ON m.id = "
+                                "a.memory_id WHERE (?1 IS NULL OR m.workspace = ?1) AND "
+                                "(?2 IS NULL OR m.category = ?2)"));
+  temporal::BindScope(s, scope);
+  ASSIGN_OR_RETURN(bool row, s.Step());
+  return row ? s.Int(0) : 0;
 }
 
 absl::StatusOr<std::string> DedupIndex::StoredScheme() {

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <string>
@@ -45,6 +46,16 @@ usage:
                                     give vectors now to memories without one (progress on
                                     stderr; the server also does this in the background)
   strata check-index [--queries N]  the vector index's recall@10 against an exact scan
+  strata export [--out FILE|-] [--workspace W] [--category C]
+                                    write every memory, all versions and both time axes, as
+                                    JSONL (default: to stdout); see README "Export and import"
+  strata import FILE|- [--on-error stop|skip]
+                                    restore an export: memories already there with the same
+                                    history are unchanged; a bad line is reported by number
+                                    and stops the import (stop, the default) or is skipped
+  strata backup PATH [--force]      a consistent copy of the database while servers write
+  strata restore PATH               replace the --db file with a backup; refused while a
+                                    server has it open
   strata --version | --help
 
 options:
@@ -72,7 +83,7 @@ struct CommandLine {
 };
 
 bool IsFlag(const std::string& name) {
-  return name == "json" || name == "help" || name == "version";
+  return name == "json" || name == "help" || name == "version" || name == "force";
 }
 
 bool Parse(int argc, char** argv, CommandLine& out, std::string& error) {
@@ -363,6 +374,114 @@ int RunCheckIndex(const CommandLine& cl, Store& store) {
   return 0;
 }
 
+int RunExport(const CommandLine& cl, Store& store) {
+  ExportOptions options;
+  if (cl.options.count("workspace")) options.workspace = Option(cl, "workspace");
+  if (cl.options.count("category")) options.category = Option(cl, "category");
+  const std::string out_path = Option(cl, "out", "-");
+  std::ofstream file;
+  if (out_path != "-") {
+    file.open(out_path, std::ios::binary | std::ios::trunc);
+    if (!file) {
+      std::cerr << "strata export: cannot write " << out_path << "\n";
+      return 1;
+    }
+  }
+  std::ostream& out = out_path == "-" ? std::cout : file;
+  absl::StatusOr<ExportSummary> summary = store.Export(options, out);
+  if (summary.ok() && file.is_open()) {
+    file.close();
+    if (!file) summary = absl::UnavailableError(absl::StrCat("cannot write ", out_path));
+  }
+  if (!summary.ok()) {
+    std::cerr << "strata export: " << summary.status().message() << "\n";
+    // A partial export is no export.
+    if (out_path != "-") std::filesystem::remove(out_path);
+    return 1;
+  }
+  std::cerr << "exported " << summary->memories << " memories, " << summary->versions
+            << " versions\n";
+  return 0;
+}
+
+std::string ImportCounts(const ImportSummary& s) {
+  return absl::StrCat("read ", s.read, ", created ", s.created, ", unchanged ", s.unchanged,
+                      ", updated ", s.updated, ", failed ", s.failed);
+}
+
+int RunImport(const CommandLine& cl, Store& store) {
+  if (cl.positional.size() != 1) {
+    std::cerr << "strata import: give one FILE (or - for stdin)\n";
+    return 2;
+  }
+  const std::string on_error = Option(cl, "on-error", "stop");
+  if (on_error != "stop" && on_error != "skip") {
+    std::cerr << "strata import: --on-error must be stop or skip, got \"" << on_error << "\"\n";
+    return 2;
+  }
+  const std::string& path = cl.positional[0];
+  std::ifstream file;
+  if (path != "-") {
+    file.open(path, std::ios::binary);
+    if (!file) {
+      std::cerr << "strata import: cannot read " << path << "\n";
+      return 1;
+    }
+  }
+  std::istream& in = path == "-" ? std::cin : file;
+  auto last_report = std::chrono::steady_clock::now();
+  const ImportOptions options{.stop_on_error = on_error == "stop",
+                              .on_error =
+                                  [](int64_t line, const absl::Status& error) {
+                                    std::cerr << "strata import: line " << line << ": "
+                                              << error.message() << "\n";
+                                  },
+                              .progress =
+                                  [&last_report](const ImportSummary& s) {
+                                    const auto now = std::chrono::steady_clock::now();
+                                    if (now - last_report < std::chrono::seconds(1)) return;
+                                    last_report = now;
+                                    std::cerr << "import: " << ImportCounts(s) << "\n";
+                                  }};
+  absl::StatusOr<ImportSummary> summary = store.Import(in, options);
+  if (!summary.ok()) {
+    std::cerr << "strata import: " << summary.status().message() << "\n";
+    return 1;
+  }
+  std::cerr << "import "
+            << (summary->stopped ? "stopped at the first bad line (its batch "
+                                   "was not written): "
+                                 : "done: ")
+            << ImportCounts(*summary) << "\n";
+  return summary->failed > 0 ? 1 : 0;
+}
+
+int RunBackup(const CommandLine& cl, Store& store) {
+  if (cl.positional.size() != 1) {
+    std::cerr << "strata backup: give the PATH to write\n";
+    return 2;
+  }
+  if (absl::Status s = store.Backup(cl.positional[0], cl.options.count("force") > 0); !s.ok()) {
+    std::cerr << "strata backup: " << s.message() << "\n";
+    return 1;
+  }
+  std::cout << "backed up to " << cl.positional[0] << "\n";
+  return 0;
+}
+
+int RunRestore(const CommandLine& cl, const std::string& db_path) {
+  if (cl.positional.size() != 1) {
+    std::cerr << "strata restore: give the backup's PATH\n";
+    return 2;
+  }
+  if (absl::Status s = RestoreBackup(cl.positional[0], db_path); !s.ok()) {
+    std::cerr << "strata restore: " << s.message() << "\n";
+    return 1;
+  }
+  std::cout << "restored " << db_path << " from " << cl.positional[0] << "\n";
+  return 0;
+}
+
 }  // namespace
 
 int Main(int argc, char** argv) {
@@ -382,8 +501,9 @@ int Main(int argc, char** argv) {
     std::cout << kUsage;
     return 0;
   }
-  static const char* const kCommands[] = {"serve", "remember",           "recall", "history",
-                                          "stats", "rebuild-signatures", "embed",  "check-index"};
+  static const char* const kCommands[] = {
+      "serve", "remember",    "recall", "history", "stats",  "rebuild-signatures",
+      "embed", "check-index", "export", "import",  "backup", "restore"};
   if (std::find(std::begin(kCommands), std::end(kCommands), cl.command) == std::end(kCommands)) {
     std::cerr << "strata: unknown command \"" << cl.command << "\"\n\n" << kUsage;
     return 2;
@@ -433,7 +553,7 @@ int Main(int argc, char** argv) {
         "embedder", "queries",
         "category", "key", "workspace", "body", "body-json", "type", "tags", "source",
         "valid-from", "valid-to", "dedup", "supersedes", "supersedes-category", "supersedes-key",
-        "limit", "as-of", "valid-at", "mode"};
+        "limit", "as-of", "valid-at", "mode", "out", "on-error", "force"};
     // clang-format on
     if (std::find(std::begin(kKnown), std::end(kKnown), name) == std::end(kKnown)) {
       std::cerr << "strata: unknown option --" << name << "\n\n" << kUsage;
@@ -445,6 +565,11 @@ int Main(int argc, char** argv) {
   if (db_path.has_parent_path()) {
     std::error_code ec;
     std::filesystem::create_directories(db_path.parent_path(), ec);
+  }
+  if (cl.command == "restore") return RunRestore(cl, store_options.path);
+  // Moving memories in and out needs no vectors: the server or `embed` makes them later.
+  if (cl.command == "export" || cl.command == "import" || cl.command == "backup") {
+    store_options.embedder = "none";
   }
   absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(store_options);
   if (!store.ok()) {
@@ -462,6 +587,9 @@ int Main(int argc, char** argv) {
   }
   if (cl.command == "embed") return RunEmbed(cl, **store);
   if (cl.command == "check-index") return RunCheckIndex(cl, **store);
+  if (cl.command == "export") return RunExport(cl, **store);
+  if (cl.command == "import") return RunImport(cl, **store);
+  if (cl.command == "backup") return RunBackup(cl, **store);
   tools::ToolRegistry registry(store->get(), registry_options);
   if (cl.command != "serve") return RunCommand(cl, registry);
 

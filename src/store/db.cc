@@ -4,9 +4,11 @@
 #include <chrono>
 #include <filesystem>
 #include <mutex>
+#include <system_error>
 #include <thread>
 
 #include <sqlite3.h>
+#include <unistd.h>
 
 #include "absl/strings/str_cat.h"
 #include "store/wal_vfs.h"
@@ -200,6 +202,127 @@ absl::Status Db::CheckpointRestart() {
       sqlite3_wal_checkpoint_v2(handle_, nullptr, SQLITE_CHECKPOINT_RESTART, nullptr, nullptr);
   if (rc == SQLITE_OK) return absl::OkStatus();
   return ErrorStatus(rc, "wal_checkpoint(RESTART)");
+}
+
+namespace {
+
+// A connection opened outside Db (the copies of BackupTo and RestoreDatabase), closed when
+// this ends.
+struct RawHandle {
+  sqlite3* handle = nullptr;
+  ~RawHandle() { sqlite3_close_v2(handle); }
+  std::string Error() const { return handle ? sqlite3_errmsg(handle) : "out of memory"; }
+};
+
+// Copies every page of `source` into `dest` in one step: one read transaction on `source`,
+// so the copy is a consistent snapshot however long it takes.
+int CopyPages(sqlite3* source, sqlite3* dest) {
+  sqlite3_backup* backup = sqlite3_backup_init(dest, "main", source, "main");
+  if (backup == nullptr) return sqlite3_errcode(dest);
+  const int step = sqlite3_backup_step(backup, -1);
+  const int finish = sqlite3_backup_finish(backup);
+  return step == SQLITE_DONE ? finish : step;
+}
+
+}  // namespace
+
+absl::Status Db::BackupTo(const std::string& path, bool overwrite) {
+  std::error_code ec;
+  if (!overwrite && std::filesystem::exists(path, ec)) {
+    return absl::AlreadyExistsError(
+        absl::StrCat(path, " exists; give another path, or --force to replace it"));
+  }
+  const std::string partial = absl::StrCat(path, ".partial-", getpid());
+  std::filesystem::remove(partial, ec);
+  {
+    RawHandle dest;
+    int rc = sqlite3_open_v2(partial.c_str(), &dest.handle,
+                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+    if (rc == SQLITE_OK) rc = CopyPages(handle_, dest.handle);
+    // The copy takes the source's WAL mode; a backup is one file, without -wal or -shm.
+    if (rc == SQLITE_OK) {
+      rc = sqlite3_exec(dest.handle, "PRAGMA journal_mode=DELETE", nullptr, nullptr, nullptr);
+    }
+    if (rc != SQLITE_OK) {
+      const std::string message = dest.Error();
+      std::filesystem::remove(partial, ec);
+      if ((rc & 0xff) == SQLITE_BUSY) return BusyError("copying the database");
+      return absl::UnavailableError(absl::StrCat("cannot write the backup ", path, ": ", message));
+    }
+  }
+  // A WAL beside an older file at `path` would be replayed into the new one.
+  std::filesystem::remove(path + "-wal", ec);
+  std::filesystem::remove(path + "-shm", ec);
+  std::filesystem::rename(partial, path, ec);
+  if (ec) {
+    std::filesystem::remove(partial, ec);
+    return absl::UnavailableError(absl::StrCat("cannot move the backup into ", path));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RestoreDatabase(const std::string& source_path, const std::string& target_path) {
+  RawHandle source;
+  if (sqlite3_open_v2(source_path.c_str(), &source.handle, SQLITE_OPEN_READONLY, nullptr) !=
+      SQLITE_OK) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot open the backup ", source_path, ": ", source.Error()));
+  }
+  {
+    sqlite3_stmt* stmt = nullptr;
+    int rc = sqlite3_prepare_v2(source.handle, "PRAGMA quick_check", -1, &stmt, nullptr);
+    if (rc == SQLITE_OK) rc = sqlite3_step(stmt);
+    const bool sound =
+        rc == SQLITE_ROW &&
+        std::string_view(reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0))) == "ok";
+    sqlite3_finalize(stmt);
+    if (!sound) {
+      return absl::DataLossError(absl::StrCat(source_path, " is not a sound database (",
+                                              source.Error(), "); nothing was restored"));
+    }
+  }
+  RawHandle target;
+  if (sqlite3_open_v2(target_path.c_str(), &target.handle,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
+    return absl::UnavailableError(absl::StrCat("cannot open ", target_path, ": ", target.Error()));
+  }
+  // Exclusive locking mode keeps the lock after COMMIT, until the connection closes. Every
+  // open WAL connection holds a shared lock on the file, so taking it fails while a server
+  // has the file open, and a server starting meanwhile waits.
+  const int rc =
+      sqlite3_exec(target.handle, "PRAGMA locking_mode=EXCLUSIVE; BEGIN EXCLUSIVE; COMMIT;",
+                   nullptr, nullptr, nullptr);
+  if ((rc & 0xff) == SQLITE_BUSY) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(target_path,
+                     " is open in another process (a running strata server?); stop it and "
+                     "retry; nothing was restored"));
+  }
+  if (rc != SQLITE_OK) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot lock ", target_path, ": ", target.Error(), "; nothing was restored"));
+  }
+  if (const int copy = CopyPages(source.handle, target.handle); copy != SQLITE_OK) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot copy ", source_path, " over ", target_path, ": ", target.Error()));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ReadSnapshot> ReadSnapshot::Begin(Db& db) {
+  if (sqlite3_get_autocommit(db.handle_) == 0) {
+    return absl::FailedPreconditionError(
+        "a transaction is already open on this connection; transactions do not nest");
+  }
+  RETURN_IF_ERROR(db.Exec("BEGIN DEFERRED"));
+  ReadSnapshot snapshot(&db);
+  // The snapshot is taken at the first read, so read now.
+  RETURN_IF_ERROR(db.Exec("SELECT count(*) FROM sqlite_schema"));
+  return snapshot;
+}
+
+ReadSnapshot::~ReadSnapshot() {
+  if (db_ != nullptr) db_->Exec("ROLLBACK").IgnoreError();
 }
 
 int64_t Db::LastInsertRowId() const { return sqlite3_last_insert_rowid(handle_); }

@@ -103,6 +103,12 @@ class Db {
   // (up to the busy timeout) for readers of older frames. Errors: Unavailable when busy.
   absl::Status CheckpointRestart();
 
+  // Writes a copy of the whole database, as of the moment the copy starts (other connections
+  // keep writing meanwhile), to a new self-contained file at `path` (rollback journal, no
+  // -wal). The copy is made beside `path` and renamed into place. Errors: AlreadyExists when
+  // `path` exists and !overwrite; Unavailable when it cannot be written.
+  absl::Status BackupTo(const std::string& path, bool overwrite);
+
   // Maps the connection's last error (after result code `rc`) to a Status: SQLITE_BUSY (a
   // lock held past the busy timeout) is Unavailable with a message saying so.
   absl::Status ErrorStatus(int rc, std::string_view context) const;
@@ -129,6 +135,30 @@ class Db {
   absl::flat_hash_map<std::string, sqlite3_stmt*> cache_;  // Owned statements.
   std::function<void(int)> wal_hook_;
 };
+
+// A read transaction: every statement until it ends sees the database as of its start,
+// while other connections keep writing. Ends (rolls back) when destroyed.
+// Thread safety: as its Db.
+class ReadSnapshot {
+ public:
+  // Errors: FailedPrecondition when `db` is in a transaction already.
+  static absl::StatusOr<ReadSnapshot> Begin(Db& db);
+  ReadSnapshot(ReadSnapshot&& other) noexcept : db_(other.db_) { other.db_ = nullptr; }
+  ReadSnapshot(const ReadSnapshot&) = delete;
+  ReadSnapshot& operator=(const ReadSnapshot&) = delete;
+  ~ReadSnapshot();
+
+ private:
+  explicit ReadSnapshot(Db* db) : db_(db) {}
+  Db* db_;  // Not owned; null once moved from.
+};
+
+// Replaces the database at `target_path` (created when absent) with a copy of the one at
+// `source_path`, holding the target's exclusive lock throughout, so no other connection
+// sees a half-copied file; a -wal left by a crashed process is recovered, then overwritten.
+// Errors: FailedPrecondition when another connection (a running server) has the target
+// open; DataLoss when the source fails PRAGMA quick_check or is not a database.
+absl::Status RestoreDatabase(const std::string& source_path, const std::string& target_path);
 
 // A write transaction (BEGIN IMMEDIATE) that rolls back unless committed.
 // Thread safety: as its Db.

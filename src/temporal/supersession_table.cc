@@ -37,6 +37,17 @@ absl::StatusOr<std::vector<SupersessionRow>> SupersessionTable::Predecessors(int
       memory_id);
 }
 
+absl::StatusOr<int64_t> SupersessionTable::CountTouching(const Scope& scope) {
+  ASSIGN_OR_RETURN(store::Stmt s,
+                   db_->Prepare("SELECT count(*) FROM supersessions s WHERE EXISTS (SELECT 1 FROM "
+                                "memories m WHERE m.id IN (s.predecessor_id, s.successor_id) AND "
+                                "(?1 IS NULL OR m.workspace = ?1) AND (?2 IS NULL OR "
+                                "m.category = ?2))"));
+  BindScope(s, scope);
+  ASSIGN_OR_RETURN(bool row, s.Step());
+  return row ? s.Int(0) : 0;
+}
+
 absl::StatusOr<std::vector<SupersessionRow>> SupersessionTable::Load(const char* sql,
                                                                      int64_t memory_id) {
   ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare(sql));

@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "store/db.h"
+#include "temporal/version_table.h"
 
 namespace strata::temporal {
 
@@ -41,6 +42,8 @@ class SupersessionTable {
   absl::StatusOr<std::vector<SupersessionRow>> Successors(int64_t memory_id);
   // The rows naming `memory_id` as successor, oldest first.
   absl::StatusOr<std::vector<SupersessionRow>> Predecessors(int64_t memory_id);
+  // The rows naming a memory of `scope` at either end.
+  absl::StatusOr<int64_t> CountTouching(const Scope& scope);
 
  private:
   absl::StatusOr<std::vector<SupersessionRow>> Load(const char* sql, int64_t memory_id);

@@ -16,25 +16,27 @@ constexpr char kVersionColumns[] =
     "v.importance, v.valid_from_unix_ms, v.valid_to_unix_ms, v.recorded_at_unix_ms, "
     "v.superseded_at_unix_ms, m.category, m.key, m.workspace";
 
-VersionRow ReadVersion(const store::Stmt& s) {
+// Reads kVersionColumns starting at column `first`.
+VersionRow ReadVersion(const store::Stmt& s, int first = 0) {
+  const int c = first;
   VersionRow row;
-  row.version_id = s.Int(0);
-  row.body_hash = static_cast<uint64_t>(s.Int(4));
+  row.version_id = s.Int(c);
+  row.body_hash = static_cast<uint64_t>(s.Int(c + 4));
   Version& v = row.version;
-  v.memory_id = s.Int(1);
-  v.version = s.Int(2);
-  v.body_json = std::string(s.Text(3));
-  v.type = std::string(s.Text(5));
-  v.tags = ParseTags(s.Text(6));
-  if (!s.IsNull(7)) v.source = std::string(s.Text(7));
-  if (!s.IsNull(8)) v.importance = s.Double(8);
-  v.valid_from_unix_ms = s.Int(9);
-  v.valid_to_unix_ms = s.OptInt(10);
-  v.recorded_at_unix_ms = s.Int(11);
-  v.superseded_at_unix_ms = s.OptInt(12);
-  v.identity = {.category = std::string(s.Text(13)),
-                .key = std::string(s.Text(14)),
-                .workspace = std::string(s.Text(15))};
+  v.memory_id = s.Int(c + 1);
+  v.version = s.Int(c + 2);
+  v.body_json = std::string(s.Text(c + 3));
+  v.type = std::string(s.Text(c + 5));
+  v.tags = ParseTags(s.Text(c + 6));
+  if (!s.IsNull(c + 7)) v.source = std::string(s.Text(c + 7));
+  if (!s.IsNull(c + 8)) v.importance = s.Double(c + 8);
+  v.valid_from_unix_ms = s.Int(c + 9);
+  v.valid_to_unix_ms = s.OptInt(c + 10);
+  v.recorded_at_unix_ms = s.Int(c + 11);
+  v.superseded_at_unix_ms = s.OptInt(c + 12);
+  v.identity = {.category = std::string(s.Text(c + 13)),
+                .key = std::string(s.Text(c + 14)),
+                .workspace = std::string(s.Text(c + 15))};
   return row;
 }
 
@@ -61,6 +63,17 @@ std::string NextIdSql(const char* table, const char* deleted_mark) {
 }
 
 }  // namespace
+
+void BindScope(store::Stmt& s, const Scope& scope) {
+  if (scope.workspace)
+    s.Bind(1, *scope.workspace);
+  else
+    s.BindNull(1);
+  if (scope.category)
+    s.Bind(2, *scope.category);
+  else
+    s.BindNull(2);
+}
 
 VersionTimes VersionRow::Times() const {
   return {.valid_from_unix_ms = version.valid_from_unix_ms,
@@ -132,16 +145,10 @@ absl::StatusOr<std::vector<VersionRow>> VersionTable::LoadVersions(int64_t memor
 }
 
 absl::StatusOr<std::vector<int64_t>> VersionTable::LoadRetractions(int64_t memory_id) {
-  ASSIGN_OR_RETURN(store::Stmt s,
-                   db_->Prepare("SELECT retracted_at_unix_ms FROM retractions "
-                                "WHERE memory_id = ?1 ORDER BY retracted_at_unix_ms"));
-  s.Bind(1, memory_id);
+  ASSIGN_OR_RETURN(const std::vector<RetractionRow> rows, LoadRetractionRows(memory_id));
   std::vector<int64_t> out;
-  while (true) {
-    ASSIGN_OR_RETURN(bool row, s.Step());
-    if (!row) break;
-    out.push_back(s.Int(0));
-  }
+  out.reserve(rows.size());
+  for (const RetractionRow& row : rows) out.push_back(row.at_unix_ms);
   return out;
 }
 
@@ -164,33 +171,35 @@ absl::Status VersionTable::AppendVersion(const IdentityRow& identity, VersionRow
   }
   v.memory_id = identity.memory_id;
   v.version = identity.version_count + 1;
-  {
-    static const std::string kSql = absl::StrCat(
-        "INSERT INTO versions (id, memory_id, version, body_json, body_hash, type, tags_json, "
-        "source, importance, valid_from_unix_ms, valid_to_unix_ms, recorded_at_unix_ms) VALUES (",
-        NextIdSql("versions", "version_id_deleted_high_water"),
-        ", ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
-    ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare(kSql));
-    s.Bind(1, v.memory_id).Bind(2, v.version).Bind(3, v.body_json);
-    s.Bind(4, static_cast<int64_t>(row.body_hash)).Bind(5, v.type).Bind(6, TagsToJson(v.tags));
-    if (v.source)
-      s.Bind(7, *v.source);
-    else
-      s.BindNull(7);
-    if (v.importance)
-      s.Bind(8, *v.importance);
-    else
-      s.BindNull(8);
-    s.Bind(9, v.valid_from_unix_ms).Bind(10, v.valid_to_unix_ms).Bind(11, v.recorded_at_unix_ms);
-    RETURN_IF_ERROR(s.Run());
-  }
+  v.superseded_at_unix_ms.reset();
+  RETURN_IF_ERROR(InsertVersionRow(row));
+  return SetIdentityState(identity.memory_id, row.version_id, v.version, v.recorded_at_unix_ms);
+}
+
+absl::Status VersionTable::InsertVersionRow(VersionRow& row) {
+  const Version& v = row.version;
+  static const std::string kSql = absl::StrCat(
+      "INSERT INTO versions (id, memory_id, version, body_json, body_hash, type, tags_json, "
+      "source, importance, valid_from_unix_ms, valid_to_unix_ms, recorded_at_unix_ms, "
+      "superseded_at_unix_ms) VALUES (",
+      NextIdSql("versions", "version_id_deleted_high_water"),
+      ", ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
+  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare(kSql));
+  s.Bind(1, v.memory_id).Bind(2, v.version).Bind(3, v.body_json);
+  s.Bind(4, static_cast<int64_t>(row.body_hash)).Bind(5, v.type).Bind(6, TagsToJson(v.tags));
+  if (v.source)
+    s.Bind(7, *v.source);
+  else
+    s.BindNull(7);
+  if (v.importance)
+    s.Bind(8, *v.importance);
+  else
+    s.BindNull(8);
+  s.Bind(9, v.valid_from_unix_ms).Bind(10, v.valid_to_unix_ms).Bind(11, v.recorded_at_unix_ms);
+  s.Bind(12, v.superseded_at_unix_ms);
+  RETURN_IF_ERROR(s.Run());
   row.version_id = db_->LastInsertRowId();
-  ASSIGN_OR_RETURN(store::Stmt s,
-                   db_->Prepare("UPDATE memories SET current_version_id = ?1, version_count = ?2, "
-                                "last_event_at_unix_ms = ?3 WHERE id = ?4"));
-  s.Bind(1, row.version_id).Bind(2, v.version).Bind(3, v.recorded_at_unix_ms);
-  s.Bind(4, identity.memory_id);
-  return s.Run();
+  return absl::OkStatus();
 }
 
 absl::Status VersionTable::Retract(const IdentityRow& identity, int64_t at_unix_ms,
@@ -201,21 +210,116 @@ absl::Status VersionTable::Retract(const IdentityRow& identity, int64_t at_unix_
     s.Bind(1, at_unix_ms).Bind(2, *identity.current_version_id);
     RETURN_IF_ERROR(s.Run());
   }
-  {
-    ASSIGN_OR_RETURN(store::Stmt s,
-                     db_->Prepare("INSERT INTO retractions (memory_id, retracted_at_unix_ms, "
-                                  "reason) VALUES (?1, ?2, ?3)"));
-    s.Bind(1, identity.memory_id).Bind(2, at_unix_ms);
-    if (reason.empty())
-      s.BindNull(3);
-    else
-      s.Bind(3, reason);
-    RETURN_IF_ERROR(s.Run());
-  }
+  RETURN_IF_ERROR(InsertRetraction(
+      identity.memory_id,
+      {.at_unix_ms = at_unix_ms,
+       .reason = reason.empty() ? std::nullopt : std::optional<std::string>(reason)}));
   ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare("UPDATE memories SET current_version_id = NULL, "
                                                "last_event_at_unix_ms = ?1 WHERE id = ?2"));
   s.Bind(1, at_unix_ms).Bind(2, identity.memory_id);
   return s.Run();
+}
+
+absl::StatusOr<int64_t> VersionTable::InsertIdentityAt(const Identity& identity,
+                                                       int64_t preferred_id,
+                                                       int64_t created_at_unix_ms,
+                                                       int64_t last_event_at_unix_ms) {
+  ASSIGN_OR_RETURN(
+      store::Stmt s,
+      db_->Prepare("INSERT INTO memories (id, category, key, workspace, created_at_unix_ms, "
+                   "last_event_at_unix_ms) SELECT CASE WHEN ?1 > CAST(value AS INTEGER) AND "
+                   "NOT EXISTS (SELECT 1 FROM memories WHERE id = ?1) THEN ?1 ELSE MAX(COALESCE("
+                   "(SELECT MAX(id) FROM memories), 0), CAST(value AS INTEGER)) + 1 END, ?2, ?3, "
+                   "?4, ?5, ?6 FROM meta WHERE name = 'memory_id_deleted_high_water'"));
+  s.Bind(1, preferred_id).Bind(2, identity.category).Bind(3, identity.key);
+  s.Bind(4, identity.workspace).Bind(5, created_at_unix_ms).Bind(6, last_event_at_unix_ms);
+  RETURN_IF_ERROR(s.Run());
+  if (db_->Changes() != 1) return absl::InternalError("memory_id_deleted_high_water is missing");
+  return db_->LastInsertRowId();
+}
+
+absl::Status VersionTable::InsertVersionAsIs(VersionRow& row) { return InsertVersionRow(row); }
+
+absl::Status VersionTable::InsertRetraction(int64_t memory_id, const RetractionRow& retraction) {
+  ASSIGN_OR_RETURN(store::Stmt s,
+                   db_->Prepare("INSERT INTO retractions (memory_id, retracted_at_unix_ms, "
+                                "reason) VALUES (?1, ?2, ?3)"));
+  s.Bind(1, memory_id).Bind(2, retraction.at_unix_ms);
+  if (retraction.reason)
+    s.Bind(3, *retraction.reason);
+  else
+    s.BindNull(3);
+  return s.Run();
+}
+
+absl::Status VersionTable::SetIdentityState(int64_t memory_id,
+                                            std::optional<int64_t> current_version_id,
+                                            int64_t version_count, int64_t last_event_at_unix_ms) {
+  ASSIGN_OR_RETURN(store::Stmt s,
+                   db_->Prepare("UPDATE memories SET current_version_id = ?1, version_count = ?2, "
+                                "last_event_at_unix_ms = ?3 WHERE id = ?4"));
+  s.Bind(1, current_version_id).Bind(2, version_count).Bind(3, last_event_at_unix_ms);
+  s.Bind(4, memory_id);
+  return s.Run();
+}
+
+absl::StatusOr<std::vector<RetractionRow>> VersionTable::LoadRetractionRows(int64_t memory_id) {
+  ASSIGN_OR_RETURN(store::Stmt s,
+                   db_->Prepare("SELECT retracted_at_unix_ms, reason FROM retractions "
+                                "WHERE memory_id = ?1 ORDER BY retracted_at_unix_ms"));
+  s.Bind(1, memory_id);
+  std::vector<RetractionRow> out;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) break;
+    RetractionRow r{.at_unix_ms = s.Int(0)};
+    if (!s.IsNull(1)) r.reason = std::string(s.Text(1));
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+absl::StatusOr<ScopeCounts> VersionTable::Count(const Scope& scope) {
+  ASSIGN_OR_RETURN(
+      store::Stmt s,
+      db_->Prepare("SELECT count(*), coalesce(sum(version_count), 0), coalesce(sum((SELECT "
+                   "count(*) FROM retractions r WHERE r.memory_id = m.id)), 0) FROM memories m "
+                   "WHERE (?1 IS NULL OR m.workspace = ?1) AND (?2 IS NULL OR m.category = ?2)"));
+  BindScope(s, scope);
+  ASSIGN_OR_RETURN(bool row, s.Step());
+  if (!row) return absl::InternalError("count(*) returned no row");
+  return ScopeCounts{.memories = s.Int(0), .versions = s.Int(1), .retractions = s.Int(2)};
+}
+
+absl::StatusOr<IdentityScan> IdentityScan::Start(store::Db& db, const Scope& scope) {
+  // Rowid order on memories, the (memory_id, version) index on versions: no sort.
+  static const std::string sql = absl::StrCat(
+      "SELECT m.id, m.category, m.key, m.workspace, m.last_event_at_unix_ms, "
+      "m.current_version_id, m.version_count, m.created_at_unix_ms, ",
+      kVersionColumns,
+      " FROM memories m LEFT JOIN versions v ON v.memory_id = m.id WHERE (?1 IS NULL OR "
+      "m.workspace = ?1) AND (?2 IS NULL OR m.category = ?2) ORDER BY m.id, v.version");
+  ASSIGN_OR_RETURN(store::Stmt s, db.Prepare(sql));
+  BindScope(s, scope);
+  return IdentityScan(std::move(s));
+}
+
+absl::StatusOr<bool> IdentityScan::Next(ScannedIdentity& out) {
+  if (!has_row_ && !done_) {
+    ASSIGN_OR_RETURN(has_row_, stmt_.Step());
+    done_ = !has_row_;
+  }
+  if (done_) return false;
+  out.row = ReadIdentity(stmt_);
+  out.created_at_unix_ms = stmt_.Int(7);
+  out.versions.clear();
+  const int64_t memory_id = out.row.memory_id;
+  while (has_row_ && stmt_.Int(0) == memory_id) {
+    if (!stmt_.IsNull(8)) out.versions.push_back(ReadVersion(stmt_, 8));
+    ASSIGN_OR_RETURN(has_row_, stmt_.Step());
+  }
+  done_ = !has_row_;
+  return true;
 }
 
 absl::Status VersionTable::DeleteIdentity(int64_t memory_id) {

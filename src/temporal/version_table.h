@@ -31,6 +31,54 @@ struct VersionRow {
   VersionTimes Times() const;
 };
 
+// A forget event of an identity.
+struct RetractionRow {
+  int64_t at_unix_ms = 0;
+  std::optional<std::string> reason;
+  bool operator==(const RetractionRow&) const = default;
+};
+
+// An identity as a whole-store scan yields it: its row, when it was created, and every
+// version, oldest first.
+struct ScannedIdentity {
+  IdentityRow row;
+  int64_t created_at_unix_ms = 0;
+  std::vector<VersionRow> versions;
+};
+
+// How many of each row a scan of a scope covers (an export's header counts).
+struct ScopeCounts {
+  int64_t memories = 0;
+  int64_t versions = 0;
+  int64_t retractions = 0;
+};
+
+// Which identities a scan covers: all when a field is absent.
+struct Scope {
+  std::optional<std::string> workspace;
+  std::optional<std::string> category;
+};
+
+// Binds `scope` to parameters ?1 (workspace) and ?2 (category) of a statement that reads
+// NULL as "any".
+void BindScope(store::Stmt& s, const Scope& scope);
+
+// Every identity of a scope with its versions, in memory id order, read through one
+// statement (one cursor; memory stays constant however many identities there are).
+// Thread safety: as the Db it borrows; the Db runs no other statement of this class's meanwhile.
+class IdentityScan {
+ public:
+  static absl::StatusOr<IdentityScan> Start(store::Db& db, const Scope& scope);
+  // The next identity into `out`; false when there are no more.
+  absl::StatusOr<bool> Next(ScannedIdentity& out);
+
+ private:
+  explicit IdentityScan(store::Stmt stmt) : stmt_(std::move(stmt)) {}
+  store::Stmt stmt_;
+  bool has_row_ = false;  // stmt_ holds a row not yet returned.
+  bool done_ = false;
+};
+
 // One identity's versions (oldest recorded first), their times, and its retractions: what
 // the time-axis rules of timeline.h take.
 struct Timeline {
@@ -61,10 +109,33 @@ class VersionTable {
   absl::Status AppendVersion(const IdentityRow& identity, VersionRow& row);
   // Ends belief in the current version at `at_unix_ms` and records the retraction.
   absl::Status Retract(const IdentityRow& identity, int64_t at_unix_ms, const std::string& reason);
+  // ---- Rows restored as they were (import of a strata export). None restamps a time. ----
+
+  // Creates the identity row with the given times. It takes `preferred_id` when no memory
+  // has it and it is above every purged memory's id (schema migration 7), else a new id.
+  // Returns the id.
+  absl::StatusOr<int64_t> InsertIdentityAt(const Identity& identity, int64_t preferred_id,
+                                           int64_t created_at_unix_ms,
+                                           int64_t last_event_at_unix_ms);
+  // Inserts `row.version` with its number and both time axes as given, superseded_at
+  // included; the identity row is not touched (SetIdentityState). Fills row.version_id.
+  absl::Status InsertVersionAsIs(VersionRow& row);
+  absl::Status InsertRetraction(int64_t memory_id, const RetractionRow& retraction);
+  // Sets what AppendVersion and Retract maintain: the current version (absent when the
+  // identity is forgotten), the number of versions and the latest event's time.
+  absl::Status SetIdentityState(int64_t memory_id, std::optional<int64_t> current_version_id,
+                                int64_t version_count, int64_t last_event_at_unix_ms);
+  // The identity's forget events with their reasons, oldest first.
+  absl::StatusOr<std::vector<RetractionRow>> LoadRetractionRows(int64_t memory_id);
+  absl::StatusOr<ScopeCounts> Count(const Scope& scope);
+
   // Deletes the identity and, by cascade, its versions and retractions.
   absl::Status DeleteIdentity(int64_t memory_id);
 
  private:
+  // Inserts a version row (id by schema migration 5's rule); fills row.version_id.
+  absl::Status InsertVersionRow(VersionRow& row);
+
   store::Db* db_;  // Not owned; outlives this.
 };
 

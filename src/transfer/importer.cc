@@ -1,0 +1,322 @@
+#include "transfer/importer.h"
+
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "dedup/index.h"
+#include "temporal/supersession_table.h"
+#include "temporal/version_table.h"
+#include "text/body_text.h"
+#include "text/fts_index.h"
+#include "transfer/record.h"
+#include "util/status_macros.h"
+
+namespace strata::transfer {
+namespace {
+
+enum class Outcome { kCreated, kUnchanged, kUpdated };
+
+// A parsed line, or why it is bad.
+struct Line {
+  int64_t number = 0;
+  absl::StatusOr<MemoryRecord> record;
+};
+
+std::string Name(const Identity& id) {
+  return absl::StrCat(
+      "memory \"", id.category, "/", id.key, "\"",
+      id.workspace.empty() ? "" : absl::StrCat(" in workspace \"", id.workspace, "\""));
+}
+
+// Whether two versions are the same stored version (ids aside).
+bool SameVersion(const Version& a, const Version& b) {
+  return a.version == b.version && a.body_json == b.body_json && a.type == b.type &&
+         a.tags == b.tags && a.source == b.source && a.importance == b.importance &&
+         a.valid_from_unix_ms == b.valid_from_unix_ms && a.valid_to_unix_ms == b.valid_to_unix_ms &&
+         a.recorded_at_unix_ms == b.recorded_at_unix_ms &&
+         a.superseded_at_unix_ms == b.superseded_at_unix_ms;
+}
+
+// The time rules a stored history keeps (docs/design.md §3), checked before anything is
+// written; fills `bodies` with each version's parse.
+absl::Status Validate(const MemoryRecord& r, std::vector<text::ParsedBody>& bodies) {
+  if (r.identity.category.empty()) return absl::InvalidArgumentError("category: empty");
+  if (r.identity.key.empty()) return absl::InvalidArgumentError("key: empty");
+  if (r.versions.empty()) return absl::InvalidArgumentError("versions: empty");
+  bodies.clear();
+  for (size_t i = 0; i < r.versions.size(); ++i) {
+    const Version& v = r.versions[i];
+    const std::string at = absl::StrCat("versions[", i, "]");
+    if (v.version != static_cast<int64_t>(i) + 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(at, ".version: expected ", i + 1, ", got ", v.version));
+    }
+    if (i > 0 && v.recorded_at_unix_ms <= r.versions[i - 1].recorded_at_unix_ms) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(at, ".recorded_at: must be after the previous version's"));
+    }
+    if (v.superseded_at_unix_ms ? *v.superseded_at_unix_ms <= v.recorded_at_unix_ms
+                                : i + 1 < r.versions.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          at, ".superseded_at: must be after recorded_at, and null only for the last version"));
+    }
+    if (v.valid_to_unix_ms && *v.valid_to_unix_ms <= v.valid_from_unix_ms) {
+      return absl::InvalidArgumentError(absl::StrCat(at, ".valid_to: must be after valid_from"));
+    }
+    if (v.type.empty()) return absl::InvalidArgumentError(absl::StrCat(at, ".type: empty"));
+    absl::StatusOr<text::ParsedBody> body = text::ParseBody(v.body_json);
+    if (!body.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(at, ".body_json: ", body.status().message()));
+    }
+    bodies.push_back(*std::move(body));
+  }
+  for (size_t i = 1; i < r.retractions.size(); ++i) {
+    if (r.retractions[i].at_unix_ms <= r.retractions[i - 1].at_unix_ms) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("retractions[", i, "].at: must be after the previous one's"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Thread safety: as the Db it borrows.
+class Importer {
+ public:
+  explicit Importer(store::Db* db) : versions_(db), supersessions_(db), dedup_(db), fts_(db) {}
+
+  // Writes one record; InvalidArgument or FailedPrecondition when it cannot be (the caller
+  // rolls its savepoint back).
+  absl::StatusOr<Outcome> Apply(const MemoryRecord& r) {
+    RETURN_IF_ERROR(Validate(r, bodies_));
+    refresh_.clear();
+    Outcome outcome = Outcome::kUnchanged;
+    int64_t memory_id = 0;
+    ASSIGN_OR_RETURN(std::optional<temporal::IdentityRow> existing,
+                     versions_.FindIdentity(r.identity));
+    if (existing) {
+      memory_id = existing->memory_id;
+      RETURN_IF_ERROR(CheckSameHistory(r, memory_id));
+    } else {
+      ASSIGN_OR_RETURN(memory_id, Create(r));
+      outcome = Outcome::kCreated;
+      refresh_.insert(memory_id);
+    }
+    bool added = false;
+    for (const AliasRecord& alias : r.aliases) {
+      ASSIGN_OR_RETURN(const bool put, PutAlias(alias, memory_id, r.identity));
+      added = added || put;
+    }
+    for (const LinkRecord& link : r.supersedes) {
+      ASSIGN_OR_RETURN(const bool linked, Link(link, memory_id, /*this_is_successor=*/true));
+      added = added || linked;
+    }
+    for (const LinkRecord& link : r.superseded_by) {
+      ASSIGN_OR_RETURN(const bool linked, Link(link, memory_id, /*this_is_successor=*/false));
+      added = added || linked;
+    }
+    for (const int64_t id : refresh_) RETURN_IF_ERROR(RefreshBands(id));
+    if (outcome == Outcome::kUnchanged && added) outcome = Outcome::kUpdated;
+    return outcome;
+  }
+
+ private:
+  absl::Status CheckSameHistory(const MemoryRecord& r, int64_t memory_id) {
+    ASSIGN_OR_RETURN(const std::vector<temporal::VersionRow> stored,
+                     versions_.LoadVersions(memory_id));
+    ASSIGN_OR_RETURN(const std::vector<temporal::RetractionRow> retractions,
+                     versions_.LoadRetractionRows(memory_id));
+    std::string difference;
+    if (stored.size() != r.versions.size()) {
+      difference = absl::StrCat("this store has ", stored.size(), " version(s), the line ",
+                                r.versions.size());
+    } else if (retractions != r.retractions) {
+      difference = "its forgets differ";
+    } else {
+      for (size_t i = 0; i < stored.size() && difference.empty(); ++i) {
+        if (!SameVersion(stored[i].version, r.versions[i])) {
+          difference = absl::StrCat("version ", i + 1, " differs");
+        }
+      }
+    }
+    if (difference.empty()) return absl::OkStatus();
+    return absl::FailedPreconditionError(absl::StrCat(
+        Name(r.identity), " is in this store with another history (", difference,
+        "); nothing of this line was written. Keep both: export this store's copy first; take "
+        "the file's: purge the memory, then import again"));
+  }
+
+  absl::StatusOr<int64_t> Create(const MemoryRecord& r) {
+    ASSIGN_OR_RETURN(std::optional<int64_t> alias_of, dedup_.FindAlias(r.identity));
+    if (alias_of) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          Name(r.identity),
+          " is an alias in this store (a key merged into another memory); nothing of this "
+          "line was written. Forget the alias to import the memory"));
+    }
+    ASSIGN_OR_RETURN(const int64_t id,
+                     versions_.InsertIdentityAt(r.identity, r.id, r.created_at_unix_ms,
+                                                r.last_event_at_unix_ms));
+    std::optional<int64_t> current;
+    for (size_t i = 0; i < r.versions.size(); ++i) {
+      temporal::VersionRow row{.body_hash = bodies_[i].normal_hash, .version = r.versions[i]};
+      row.version.memory_id = id;
+      RETURN_IF_ERROR(versions_.InsertVersionAsIs(row));
+      RETURN_IF_ERROR(
+          fts_.Add(row.version_id, bodies_[i].text, r.identity.key, r.identity.category));
+      current =
+          row.version.superseded_at_unix_ms ? std::nullopt : std::optional<int64_t>(row.version_id);
+    }
+    for (const temporal::RetractionRow& t : r.retractions) {
+      RETURN_IF_ERROR(versions_.InsertRetraction(id, t));
+    }
+    RETURN_IF_ERROR(versions_.SetIdentityState(id, current, static_cast<int64_t>(r.versions.size()),
+                                               r.last_event_at_unix_ms));
+    return id;
+  }
+
+  // True when the alias was added; present already (to the same memory) is no change.
+  absl::StatusOr<bool> PutAlias(const AliasRecord& alias, int64_t memory_id,
+                                const Identity& owner) {
+    ASSIGN_OR_RETURN(std::optional<temporal::IdentityRow> memory,
+                     versions_.FindIdentity(alias.identity));
+    ASSIGN_OR_RETURN(std::optional<int64_t> target, dedup_.FindAlias(alias.identity));
+    if (memory || (target && *target != memory_id)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "aliases: ", Name(alias.identity), " is ",
+          memory ? "a memory of its own" : "an alias of another memory",
+          " in this store, not an alias of ", Name(owner), "; nothing of this line was written"));
+    }
+    if (target) return false;
+    RETURN_IF_ERROR(
+        dedup_.PutAlias(alias.identity, memory_id, alias.similarity, alias.created_at_unix_ms));
+    return true;
+  }
+
+  // True when the supersession was added. A link whose other memory is not in the store
+  // (yet) is left to that memory's line, which names it too.
+  absl::StatusOr<bool> Link(const LinkRecord& link, int64_t memory_id, bool this_is_successor) {
+    ASSIGN_OR_RETURN(std::optional<temporal::IdentityRow> other,
+                     versions_.FindIdentity(link.other));
+    if (!other) return false;
+    const temporal::SupersessionRow row{
+        .predecessor_id = this_is_successor ? other->memory_id : memory_id,
+        .successor_id = this_is_successor ? memory_id : other->memory_id,
+        .at_unix_ms = link.at_unix_ms,
+        .valid_from_unix_ms = link.valid_from_unix_ms};
+    ASSIGN_OR_RETURN(const std::vector<temporal::SupersessionRow> present,
+                     supersessions_.Successors(row.predecessor_id));
+    for (const temporal::SupersessionRow& p : present) {
+      if (p.at_unix_ms != row.at_unix_ms) continue;
+      if (p.successor_id == row.successor_id && p.valid_from_unix_ms == row.valid_from_unix_ms) {
+        return false;
+      }
+      return absl::FailedPreconditionError(
+          absl::StrCat(this_is_successor ? "supersedes" : "superseded_by", ": ", Name(link.other),
+                       " has another correction recorded at ", row.at_unix_ms,
+                       " in this store; nothing of this line was written"));
+    }
+    RETURN_IF_ERROR(supersessions_.Insert(row));
+    refresh_.insert(row.predecessor_id);
+    return true;
+  }
+
+  // Makes the memory's band keys what the write path leaves: its current version's, unless
+  // it is forgotten or superseded since that version (RebuildSignatures's rule).
+  absl::Status RefreshBands(int64_t memory_id) {
+    ASSIGN_OR_RETURN(std::optional<temporal::IdentityRow> row,
+                     versions_.FindIdentityById(memory_id));
+    if (!row || !row->current_version_id) return absl::OkStatus();
+    ASSIGN_OR_RETURN(const temporal::VersionRow current,
+                     versions_.LoadVersion(*row->current_version_id));
+    const std::vector<int64_t> keys = dedup::StoredVersionKeys(current);
+    ASSIGN_OR_RETURN(const std::vector<temporal::SupersessionRow> successors,
+                     supersessions_.Successors(memory_id));
+    for (const temporal::SupersessionRow& s : successors) {
+      if (s.at_unix_ms >= current.version.recorded_at_unix_ms)
+        return dedup_.Remove(memory_id, keys);
+    }
+    return dedup_.Add(memory_id, keys);
+  }
+
+  temporal::VersionTable versions_;
+  temporal::SupersessionTable supersessions_;
+  dedup::DedupIndex dedup_;
+  text::FtsIndex fts_;
+  std::vector<text::ParsedBody> bodies_;  // Of the record being applied.
+  std::set<int64_t> refresh_;             // Memories whose band keys the record may change.
+};
+
+// Reads up to `max` non-blank lines after line `number`, parsed.
+std::vector<Line> ReadBatch(std::istream& in, int64_t max, int64_t& number) {
+  std::vector<Line> batch;
+  std::string text;
+  while (static_cast<int64_t>(batch.size()) < max && std::getline(in, text)) {
+    ++number;
+    if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
+    batch.push_back({.number = number, .record = ParseRecord(text)});
+  }
+  return batch;
+}
+
+bool IsLineError(const absl::Status& s) {
+  return absl::IsInvalidArgument(s) || absl::IsFailedPrecondition(s);
+}
+
+}  // namespace
+
+absl::StatusOr<ImportSummary> Import(store::Db& db, std::istream& in,
+                                     const ImportOptions& options) {
+  std::string first;
+  if (!std::getline(in, first)) {
+    return absl::InvalidArgumentError("line 1: the input is empty; expected a strata export");
+  }
+  if (absl::StatusOr<Header> header = ParseHeader(first); !header.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("line 1: ", header.status().message()));
+  }
+  int64_t number = 1;
+  ImportSummary summary;
+  Importer importer(&db);
+  const int64_t batch_lines = std::max<int64_t>(1, options.batch_lines);
+  while (true) {
+    std::vector<Line> batch = ReadBatch(in, batch_lines, number);
+    if (batch.empty()) break;
+    ImportSummary done;  // This batch's, added once it commits.
+    ASSIGN_OR_RETURN(store::Transaction txn, store::Transaction::Begin(db));
+    for (Line& line : batch) {
+      ++summary.read;
+      absl::Status error = line.record.status();
+      if (error.ok()) {
+        RETURN_IF_ERROR(txn.Savepoint());
+        absl::StatusOr<Outcome> outcome = importer.Apply(*line.record);
+        if (outcome.ok()) {
+          RETURN_IF_ERROR(txn.ReleaseSavepoint());
+          ++(*outcome == Outcome::kCreated     ? done.created
+             : *outcome == Outcome::kUnchanged ? done.unchanged
+                                               : done.updated);
+          continue;
+        }
+        if (!IsLineError(outcome.status())) return outcome.status();
+        RETURN_IF_ERROR(txn.RollbackToSavepoint());
+        error = outcome.status();
+      }
+      ++summary.failed;
+      if (options.on_error) options.on_error(line.number, error);
+      if (options.stop_on_error) {
+        summary.stopped = true;
+        return summary;  // The batch rolls back with txn.
+      }
+    }
+    RETURN_IF_ERROR(txn.Commit());
+    summary.created += done.created;
+    summary.unchanged += done.unchanged;
+    summary.updated += done.updated;
+    if (options.progress) options.progress(summary);
+  }
+  if (in.bad()) return absl::UnavailableError("import: cannot read the input");
+  return summary;
+}
+
+}  // namespace strata::transfer
