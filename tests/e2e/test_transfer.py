@@ -1,0 +1,185 @@
+"""strata export / import / backup / restore through the real binary: a round trip gives the
+same bytes, a second import reports every memory unchanged, bad lines are reported by number
+on stderr (and stop the import, or are skipped), a backup taken while a server writes holds
+every acknowledged write, and restore refuses while a server has the file open.
+
+Run: python3 tests/e2e/test_transfer.py <path-to-strata-binary>
+"""
+
+import json
+import os
+import random
+import sqlite3
+import subprocess
+import sys
+import threading
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import mcp_client  # noqa: E402
+from mcp_client import StrataTestCase  # noqa: E402
+
+RUN_TIMEOUT = 120  # only against hangs
+
+
+class Transfer(StrataTestCase):
+
+    def run_cli(self, db, *args, input=None):
+        argv = [mcp_client.BINARY, "--db", db] + list(args)
+        return subprocess.run(argv, input=input, capture_output=True, timeout=RUN_TIMEOUT,
+                              cwd=self.tmp)
+
+    def ok(self, db, *args, input=None):
+        p = self.run_cli(db, *args, input=input)
+        self.assertEqual(p.returncode, 0, "strata %s: exit %d, stderr %r"
+                         % (" ".join(args), p.returncode, p.stderr.decode()))
+        return p
+
+    def fill(self, db):
+        """Several versions of one key (out of order in valid time), a forget and a revival,
+        a supersedes link, an alias and two workspaces."""
+        r = lambda *a: self.ok(db, "remember", *a)  # noqa: E731
+        r("--category", "people", "--key", "alice", "--body", "senior engineer",
+          "--valid-from", "2025-01-01", "--valid-to", "2025-10-01")
+        r("--category", "people", "--key", "alice", "--body", "staff engineer",
+          "--valid-from", "2025-10-01")
+        r("--category", "models", "--key", "current", "--body", "opus-4-8",
+          "--valid-from", "2026-02-20")
+        r("--category", "models", "--key", "current", "--body", "opus-4-7",
+          "--valid-from", "2025-12-01", "--valid-to", "2026-02-20")
+        r("--category", "projects", "--key", "x", "--body", "on track")
+        client = self.serve(db=db)
+        self.call_ok(client, "forget", {"category": "projects", "key": "x"})
+        client.close()
+        r("--category", "projects", "--key", "x", "--body", "revived")
+        notes = ("The storage service keeps every segment on three replicas across two "
+                 "zones and compacts them nightly")
+        r("--category", "notes", "--key", "storage", "--body", notes)
+        merged = r("--category", "notes", "--key", "storage-copy", "--body", notes)
+        self.assertIn("deduped", merged.stdout.decode())
+        r("--category", "prefs", "--key", "go", "--body", "Maria prefers Go",
+          "--valid-from", "2025-06-01")
+        r("--category", "prefs", "--key", "rust", "--body", "Maria prefers Rust",
+          "--valid-from", "2026-01-01", "--supersedes", "prefs/go")
+        r("--category", "team", "--key", "lead", "--body", "bob")
+        r("--category", "team", "--key", "lead", "--body", "carol", "--workspace", "w2")
+
+    def test_round_trip_and_reimport(self):
+        self.fill(self.db)
+        first = self.ok(self.db, "export").stdout
+        lines = first.decode("utf-8").splitlines()
+        header = json.loads(lines[0])
+        self.assertEqual(header["format"], "strata-export")
+        self.assertEqual(header["format_version"], 1)
+        self.assertEqual(header["counts"]["memories"], len(lines) - 1)
+        alice = json.loads(lines[1])
+        self.assertEqual([v["version"] for v in alice["versions"]], [1, 2])
+
+        path = os.path.join(self.tmp, "export.jsonl")
+        self.ok(self.db, "export", "--out", path)
+        with open(path, "rb") as f:
+            self.assertEqual(f.read(), first)
+
+        fresh = os.path.join(self.tmp, "fresh.db")
+        p = self.ok(fresh, "import", path)
+        self.assertIn("created %d" % (len(lines) - 1), p.stderr.decode())
+        self.assertEqual(self.ok(fresh, "export").stdout, first)
+        # The time-axis reads agree: history of the out-of-order key, and valid_at recall.
+        for db in (self.db, fresh):
+            out = self.ok(db, "recall", "opus", "--valid-at", "2026-01-15", "--json").stdout
+            items = json.loads(out)["items"]
+            self.assertEqual([i["body"] for i in items], ["opus-4-7"])
+
+        p = self.ok(fresh, "import", "-", input=first)
+        self.assertIn("created 0, unchanged %d" % (len(lines) - 1), p.stderr.decode())
+        self.assertEqual(self.ok(fresh, "export").stdout, first)
+
+    def test_bad_lines_are_reported_by_number(self):
+        self.fill(self.db)
+        lines = self.ok(self.db, "export").stdout.split(b"\n")
+        lines[2] = lines[2][:len(lines[2]) // 2]                          # truncated
+        lines[3] = lines[3].replace(b'"type":"insight"', b'"type":7', 1)  # wrong type
+        lines[4] = lines[4].replace(b'"key":"', b'"key":"\xc3\x28', 1)    # invalid UTF-8
+        bad = b"\n".join(lines)
+
+        fresh = os.path.join(self.tmp, "stop.db")
+        p = self.run_cli(fresh, "import", "-", input=bad)
+        self.assertNotEqual(p.returncode, 0)
+        err = p.stderr.decode("utf-8", "replace")
+        self.assertIn("line 3:", err)
+        self.assertNotIn("line 4:", err)
+        counts = json.loads(self.ok(fresh, "stats", "--json").stdout)
+        self.assertEqual(counts["active_memories"] + counts["forgotten_memories"], 0)
+
+        fresh = os.path.join(self.tmp, "skip.db")
+        p = self.run_cli(fresh, "import", "-", "--on-error", "skip", input=bad)
+        self.assertNotEqual(p.returncode, 0)  # something failed, and the summary says so
+        err = p.stderr.decode("utf-8", "replace")
+        for n in (3, 4, 5):
+            self.assertIn("line %d:" % n, err)
+        self.assertIn("type: expected a string, got number", err)
+        good = len([l for l in lines[1:] if l]) - 3
+        self.assertIn("created %d" % good, err)
+        self.assertIn("failed 3", err)
+
+        p = self.run_cli(fresh, "import", "-", input=b'{"format":"strata-export","format_version":9}\n')
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("line 1: format_version", p.stderr.decode())
+
+    def test_backup_during_writes_and_restore(self):
+        server = self.serve()
+        acknowledged = []
+        stop = threading.Event()
+        rng = random.Random(16)
+
+        def write():
+            i = 0
+            while not stop.is_set() or i < 300:
+                key = "k%05d" % i
+                self.call_ok(server, "remember", {"category": "load", "key": key,
+                                                  "body": mcp_client.sentence(rng, 12),
+                                                  "dedup": False})
+                acknowledged.append(key)
+                i += 1
+
+        writer = threading.Thread(target=write)
+        writer.start()
+        while len(acknowledged) < 150:
+            threading.Event().wait(0.01)
+        before = list(acknowledged)
+        backup = os.path.join(self.tmp, "backup.db")
+        self.ok(self.db, "backup", backup)
+        stop.set()
+        writer.join()
+
+        p = self.run_cli(self.db, "backup", backup)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("--force", p.stderr.decode())
+
+        self.assertEqual(mcp_client.integrity(backup), "ok")
+        self.assertFalse(os.path.exists(backup + "-wal"))
+        db = sqlite3.connect(backup)
+        keys = {row[0] for row in db.execute("SELECT key FROM memories WHERE category='load'")}
+        db.close()
+        self.assertTrue(set(before) <= keys, "acknowledged before the backup, missing from it")
+
+        # The server still has the file open: restore refuses and changes nothing.
+        p = self.run_cli(self.db, "restore", backup)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("open in another process", p.stderr.decode())
+        total = len(acknowledged)
+        server.close()
+        stats = json.loads(self.ok(self.db, "stats", "--json").stdout)
+        self.assertEqual(stats["active_memories"], total)
+
+        self.ok(self.db, "restore", backup)
+        self.assertEqual(mcp_client.integrity(self.db), "ok")
+        stats = json.loads(self.ok(self.db, "stats", "--json").stdout)
+        self.assertEqual(stats["active_memories"], len(keys))
+        # Recall works on the restored store.
+        out = self.ok(self.db, "recall", mcp_client.WORDS[0], "--json").stdout
+        self.assertIsInstance(json.loads(out)["items"], list)
+
+
+if __name__ == "__main__":
+    mcp_client.run_tests()
