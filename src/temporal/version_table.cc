@@ -226,15 +226,16 @@ absl::StatusOr<int64_t> VersionTable::InsertIdentityAt(const Identity& identity,
                                                        int64_t last_event_at_unix_ms) {
   ASSIGN_OR_RETURN(
       store::Stmt s,
+      // One row of VALUES: an INSERT ... SELECT would open a statement journal, and with it
+      // a savepoint that flushes FTS5's pending terms into a segment per memory.
       db_->Prepare("INSERT INTO memories (id, category, key, workspace, created_at_unix_ms, "
-                   "last_event_at_unix_ms) SELECT CASE WHEN ?1 > CAST(value AS INTEGER) AND "
-                   "NOT EXISTS (SELECT 1 FROM memories WHERE id = ?1) THEN ?1 ELSE MAX(COALESCE("
-                   "(SELECT MAX(id) FROM memories), 0), CAST(value AS INTEGER)) + 1 END, ?2, ?3, "
-                   "?4, ?5, ?6 FROM meta WHERE name = 'memory_id_deleted_high_water'"));
+                   "last_event_at_unix_ms) VALUES ((SELECT CASE WHEN ?1 > CAST(value AS INTEGER) "
+                   "AND NOT EXISTS (SELECT 1 FROM memories WHERE id = ?1) THEN ?1 ELSE MAX("
+                   "COALESCE((SELECT MAX(id) FROM memories), 0), CAST(value AS INTEGER)) + 1 END "
+                   "FROM meta WHERE name = 'memory_id_deleted_high_water'), ?2, ?3, ?4, ?5, ?6)"));
   s.Bind(1, preferred_id).Bind(2, identity.category).Bind(3, identity.key);
   s.Bind(4, identity.workspace).Bind(5, created_at_unix_ms).Bind(6, last_event_at_unix_ms);
   RETURN_IF_ERROR(s.Run());
-  if (db_->Changes() != 1) return absl::InternalError("memory_id_deleted_high_water is missing");
   return db_->LastInsertRowId();
 }
 

@@ -6,7 +6,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "dedup/content.h"
 #include "dedup/index.h"
+#include "dedup/signature.h"
 #include "temporal/supersession_table.h"
 #include "temporal/version_table.h"
 #include "text/body_text.h"
@@ -73,6 +75,20 @@ absl::Status Validate(const MemoryRecord& r, std::vector<text::ParsedBody>& bodi
     }
     bodies.push_back(*std::move(body));
   }
+  for (const AliasRecord& alias : r.aliases) {
+    if (alias.identity.category == r.identity.category && alias.identity.key == r.identity.key &&
+        alias.identity.workspace == r.identity.workspace) {
+      return absl::InvalidArgumentError("aliases: names the memory itself");
+    }
+  }
+  for (size_t i = 1; i < r.superseded_by.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (r.superseded_by[i].at_unix_ms == r.superseded_by[j].at_unix_ms) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("superseded_by[", i, "].at: two corrections at one instant"));
+      }
+    }
+  }
   for (size_t i = 1; i < r.retractions.size(); ++i) {
     if (r.retractions[i].at_unix_ms <= r.retractions[i - 1].at_unix_ms) {
       return absl::InvalidArgumentError(
@@ -82,47 +98,59 @@ absl::Status Validate(const MemoryRecord& r, std::vector<text::ParsedBody>& bodi
   return absl::OkStatus();
 }
 
+// Writes records. Each is checked against the store before its first write, so that a bad
+// line writes nothing and needs no savepoint (releasing one would flush FTS5's pending
+// terms into a segment per line).
 // Thread safety: as the Db it borrows.
 class Importer {
  public:
   explicit Importer(store::Db* db) : versions_(db), supersessions_(db), dedup_(db), fts_(db) {}
 
-  // Writes one record; InvalidArgument or FailedPrecondition when it cannot be (the caller
-  // rolls its savepoint back).
+  // Writes one record. InvalidArgument or FailedPrecondition: the record cannot be written,
+  // and nothing of it was. Any other error may leave part of it written (the caller rolls the
+  // transaction back).
   absl::StatusOr<Outcome> Apply(const MemoryRecord& r) {
     RETURN_IF_ERROR(Validate(r, bodies_));
-    refresh_.clear();
-    Outcome outcome = Outcome::kUnchanged;
-    int64_t memory_id = 0;
     ASSIGN_OR_RETURN(std::optional<temporal::IdentityRow> existing,
                      versions_.FindIdentity(r.identity));
     if (existing) {
-      memory_id = existing->memory_id;
-      RETURN_IF_ERROR(CheckSameHistory(r, memory_id));
+      RETURN_IF_ERROR(CheckSameHistory(r, existing->memory_id));
     } else {
-      ASSIGN_OR_RETURN(memory_id, Create(r));
-      outcome = Outcome::kCreated;
-      refresh_.insert(memory_id);
+      RETURN_IF_ERROR(CheckNotAnAlias(r.identity));
     }
-    bool added = false;
+    const int64_t known_id = existing ? existing->memory_id : 0;  // 0: not created yet.
+    std::vector<const AliasRecord*> aliases;
     for (const AliasRecord& alias : r.aliases) {
-      ASSIGN_OR_RETURN(const bool put, PutAlias(alias, memory_id, r.identity));
-      added = added || put;
+      ASSIGN_OR_RETURN(const bool missing, AliasMissing(alias, known_id, r.identity));
+      if (missing) aliases.push_back(&alias);
     }
+    std::vector<PlannedLink> links;
     for (const LinkRecord& link : r.supersedes) {
-      ASSIGN_OR_RETURN(const bool linked, Link(link, memory_id, /*this_is_successor=*/true));
-      added = added || linked;
+      RETURN_IF_ERROR(PlanLink(link, known_id, /*this_is_successor=*/true, links));
     }
     for (const LinkRecord& link : r.superseded_by) {
-      ASSIGN_OR_RETURN(const bool linked, Link(link, memory_id, /*this_is_successor=*/false));
-      added = added || linked;
+      RETURN_IF_ERROR(PlanLink(link, known_id, /*this_is_successor=*/false, links));
     }
-    for (const int64_t id : refresh_) RETURN_IF_ERROR(RefreshBands(id));
-    if (outcome == Outcome::kUnchanged && added) outcome = Outcome::kUpdated;
-    return outcome;
+    absl::Status written = Write(r, known_id, aliases, links);
+    if (!written.ok() &&
+        (absl::IsInvalidArgument(written) || absl::IsFailedPrecondition(written))) {
+      // Checked for above: a failure now is ours, and the caller must not go on.
+      return absl::InternalError(absl::StrCat("writing a checked line: ", written.message()));
+    }
+    RETURN_IF_ERROR(written);
+    if (!existing) return Outcome::kCreated;
+    return aliases.empty() && links.empty() ? Outcome::kUnchanged : Outcome::kUpdated;
   }
 
  private:
+  // A supersession to insert: the other memory's id, and which end this record is.
+  struct PlannedLink {
+    int64_t other_id = 0;
+    bool this_is_successor = false;
+    int64_t at_unix_ms = 0;
+    int64_t valid_from_unix_ms = 0;
+  };
+
   absl::Status CheckSameHistory(const MemoryRecord& r, int64_t memory_id) {
     ASSIGN_OR_RETURN(const std::vector<temporal::VersionRow> stored,
                      versions_.LoadVersions(memory_id));
@@ -148,14 +176,95 @@ class Importer {
         "the file's: purge the memory, then import again"));
   }
 
-  absl::StatusOr<int64_t> Create(const MemoryRecord& r) {
-    ASSIGN_OR_RETURN(std::optional<int64_t> alias_of, dedup_.FindAlias(r.identity));
-    if (alias_of) {
+  absl::Status CheckNotAnAlias(const Identity& identity) {
+    ASSIGN_OR_RETURN(std::optional<int64_t> alias_of, dedup_.FindAlias(identity));
+    if (!alias_of) return absl::OkStatus();
+    return absl::FailedPreconditionError(absl::StrCat(
+        Name(identity),
+        " is an alias in this store (a key merged into another memory); nothing of this line "
+        "was written. Forget the alias to import the memory"));
+  }
+
+  // True when the alias is still to be added; an alias of this memory already is no change.
+  absl::StatusOr<bool> AliasMissing(const AliasRecord& alias, int64_t memory_id,
+                                    const Identity& owner) {
+    ASSIGN_OR_RETURN(std::optional<temporal::IdentityRow> memory,
+                     versions_.FindIdentity(alias.identity));
+    ASSIGN_OR_RETURN(std::optional<int64_t> target, dedup_.FindAlias(alias.identity));
+    if (memory || (target && *target != memory_id)) {
       return absl::FailedPreconditionError(absl::StrCat(
-          Name(r.identity),
-          " is an alias in this store (a key merged into another memory); nothing of this "
-          "line was written. Forget the alias to import the memory"));
+          "aliases: ", Name(alias.identity), " is ",
+          memory ? "a memory of its own" : "an alias of another memory",
+          " in this store, not an alias of ", Name(owner), "; nothing of this line was written"));
     }
+    return !target;
+  }
+
+  // Adds the link to `links` unless it is recorded already. A link whose other memory is not
+  // in the store (yet) is left to that memory's line, which names it too.
+  absl::Status PlanLink(const LinkRecord& link, int64_t memory_id, bool this_is_successor,
+                        std::vector<PlannedLink>& links) {
+    ASSIGN_OR_RETURN(std::optional<temporal::IdentityRow> other,
+                     versions_.FindIdentity(link.other));
+    if (!other) return absl::OkStatus();
+    const int64_t predecessor = this_is_successor ? other->memory_id : memory_id;
+    if (predecessor != 0) {
+      ASSIGN_OR_RETURN(const std::vector<temporal::SupersessionRow> present,
+                       supersessions_.Successors(predecessor));
+      for (const temporal::SupersessionRow& p : present) {
+        if (p.at_unix_ms != link.at_unix_ms) continue;
+        const int64_t successor = this_is_successor ? memory_id : other->memory_id;
+        if (p.successor_id == successor && p.valid_from_unix_ms == link.valid_from_unix_ms) {
+          return absl::OkStatus();
+        }
+        return absl::FailedPreconditionError(
+            absl::StrCat(this_is_successor ? "supersedes" : "superseded_by", ": ", Name(link.other),
+                         " has another correction recorded at ", link.at_unix_ms,
+                         " in this store; nothing of this line was written"));
+      }
+    }
+    links.push_back({.other_id = other->memory_id,
+                     .this_is_successor = this_is_successor,
+                     .at_unix_ms = link.at_unix_ms,
+                     .valid_from_unix_ms = link.valid_from_unix_ms});
+    return absl::OkStatus();
+  }
+
+  absl::Status Write(const MemoryRecord& r, int64_t memory_id,
+                     const std::vector<const AliasRecord*>& aliases,
+                     const std::vector<PlannedLink>& links) {
+    const bool created = memory_id == 0;
+    if (created) {
+      ASSIGN_OR_RETURN(memory_id, Create(r));
+    }
+    for (const AliasRecord* alias : aliases) {
+      RETURN_IF_ERROR(dedup_.PutAlias(alias->identity, memory_id, alias->similarity,
+                                      alias->created_at_unix_ms));
+    }
+    // Memories whose band keys a new link may change: the predecessors.
+    std::set<int64_t> refresh;
+    for (const PlannedLink& link : links) {
+      const temporal::SupersessionRow row{
+          .predecessor_id = link.this_is_successor ? link.other_id : memory_id,
+          .successor_id = link.this_is_successor ? memory_id : link.other_id,
+          .at_unix_ms = link.at_unix_ms,
+          .valid_from_unix_ms = link.valid_from_unix_ms};
+      RETURN_IF_ERROR(supersessions_.Insert(row));
+      refresh.insert(row.predecessor_id);
+    }
+    // A new memory's keys come from the body parsed already, unless a link changed what it
+    // should have (then RefreshBands decides).
+    if (created && !refresh.contains(memory_id) && !r.versions.back().superseded_at_unix_ms) {
+      const text::ParsedBody& body = bodies_.back();
+      RETURN_IF_ERROR(dedup_.Add(
+          memory_id, dedup::BandKeys(dedup::Analyze(body), body.normal_hash,
+                                     dedup::ScopeHash(r.identity.category, r.identity.workspace))));
+    }
+    for (const int64_t id : refresh) RETURN_IF_ERROR(RefreshBands(id));
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<int64_t> Create(const MemoryRecord& r) {
     ASSIGN_OR_RETURN(const int64_t id,
                      versions_.InsertIdentityAt(r.identity, r.id, r.created_at_unix_ms,
                                                 r.last_event_at_unix_ms));
@@ -177,52 +286,6 @@ class Importer {
     return id;
   }
 
-  // True when the alias was added; present already (to the same memory) is no change.
-  absl::StatusOr<bool> PutAlias(const AliasRecord& alias, int64_t memory_id,
-                                const Identity& owner) {
-    ASSIGN_OR_RETURN(std::optional<temporal::IdentityRow> memory,
-                     versions_.FindIdentity(alias.identity));
-    ASSIGN_OR_RETURN(std::optional<int64_t> target, dedup_.FindAlias(alias.identity));
-    if (memory || (target && *target != memory_id)) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "aliases: ", Name(alias.identity), " is ",
-          memory ? "a memory of its own" : "an alias of another memory",
-          " in this store, not an alias of ", Name(owner), "; nothing of this line was written"));
-    }
-    if (target) return false;
-    RETURN_IF_ERROR(
-        dedup_.PutAlias(alias.identity, memory_id, alias.similarity, alias.created_at_unix_ms));
-    return true;
-  }
-
-  // True when the supersession was added. A link whose other memory is not in the store
-  // (yet) is left to that memory's line, which names it too.
-  absl::StatusOr<bool> Link(const LinkRecord& link, int64_t memory_id, bool this_is_successor) {
-    ASSIGN_OR_RETURN(std::optional<temporal::IdentityRow> other,
-                     versions_.FindIdentity(link.other));
-    if (!other) return false;
-    const temporal::SupersessionRow row{
-        .predecessor_id = this_is_successor ? other->memory_id : memory_id,
-        .successor_id = this_is_successor ? memory_id : other->memory_id,
-        .at_unix_ms = link.at_unix_ms,
-        .valid_from_unix_ms = link.valid_from_unix_ms};
-    ASSIGN_OR_RETURN(const std::vector<temporal::SupersessionRow> present,
-                     supersessions_.Successors(row.predecessor_id));
-    for (const temporal::SupersessionRow& p : present) {
-      if (p.at_unix_ms != row.at_unix_ms) continue;
-      if (p.successor_id == row.successor_id && p.valid_from_unix_ms == row.valid_from_unix_ms) {
-        return false;
-      }
-      return absl::FailedPreconditionError(
-          absl::StrCat(this_is_successor ? "supersedes" : "superseded_by", ": ", Name(link.other),
-                       " has another correction recorded at ", row.at_unix_ms,
-                       " in this store; nothing of this line was written"));
-    }
-    RETURN_IF_ERROR(supersessions_.Insert(row));
-    refresh_.insert(row.predecessor_id);
-    return true;
-  }
-
   // Makes the memory's band keys what the write path leaves: its current version's, unless
   // it is forgotten or superseded since that version (RebuildSignatures's rule).
   absl::Status RefreshBands(int64_t memory_id) {
@@ -235,8 +298,9 @@ class Importer {
     ASSIGN_OR_RETURN(const std::vector<temporal::SupersessionRow> successors,
                      supersessions_.Successors(memory_id));
     for (const temporal::SupersessionRow& s : successors) {
-      if (s.at_unix_ms >= current.version.recorded_at_unix_ms)
+      if (s.at_unix_ms >= current.version.recorded_at_unix_ms) {
         return dedup_.Remove(memory_id, keys);
+      }
     }
     return dedup_.Add(memory_id, keys);
   }
@@ -246,7 +310,6 @@ class Importer {
   dedup::DedupIndex dedup_;
   text::FtsIndex fts_;
   std::vector<text::ParsedBody> bodies_;  // Of the record being applied.
-  std::set<int64_t> refresh_;             // Memories whose band keys the record may change.
 };
 
 // Reads up to `max` non-blank lines after line `number`, parsed.
@@ -289,17 +352,14 @@ absl::StatusOr<ImportSummary> Import(store::Db& db, std::istream& in,
       ++summary.read;
       absl::Status error = line.record.status();
       if (error.ok()) {
-        RETURN_IF_ERROR(txn.Savepoint());
         absl::StatusOr<Outcome> outcome = importer.Apply(*line.record);
         if (outcome.ok()) {
-          RETURN_IF_ERROR(txn.ReleaseSavepoint());
           ++(*outcome == Outcome::kCreated     ? done.created
              : *outcome == Outcome::kUnchanged ? done.unchanged
                                                : done.updated);
           continue;
         }
         if (!IsLineError(outcome.status())) return outcome.status();
-        RETURN_IF_ERROR(txn.RollbackToSavepoint());
         error = outcome.status();
       }
       ++summary.failed;

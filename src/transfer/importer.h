@@ -10,8 +10,7 @@
 
 namespace strata::transfer {
 
-// Reads the header, then memory lines, options.batch_lines to a transaction, each line
-// applied alone (a savepoint). A bad line (not JSON, a field of the wrong type, broken time
+// Reads the header, then memory lines, options.batch_lines to a transaction. A bad line (not JSON, a field of the wrong type, broken time
 // rules, a memory present with another history) is reported to options.on_error and
 // counted; then the import stops (its batch rolled back) or skips it, as options say.
 // Memory ids are kept where free in `db` (README, "Export and import"); links name
