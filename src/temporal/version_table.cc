@@ -331,6 +331,7 @@ absl::Status VersionTable::DeleteIdentity(int64_t memory_id) {
 
 std::vector<std::string> ParseTags(std::string_view tags_json) {
   std::vector<std::string> tags;
+  if (tags_json == "[]") return tags;  // Most memories: no parse.
   nlohmann::json parsed = nlohmann::json::parse(tags_json, nullptr, /*allow_exceptions=*/false);
   if (!parsed.is_array()) return tags;
   for (const auto& t : parsed) {

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <initializer_list>
 #include <limits>
 
@@ -21,6 +22,13 @@ using nlohmann::json;
 bool IsUtf8(std::string_view s) {
   size_t i = 0;
   while (i < s.size()) {
+    // Eight ASCII bytes at a time: most text is.
+    uint64_t word;
+    while (i + sizeof word <= s.size() &&
+           (std::memcpy(&word, s.data() + i, sizeof word), (word & 0x8080808080808080u) == 0)) {
+      i += sizeof word;
+    }
+    if (i >= s.size()) break;
     const auto c = static_cast<unsigned char>(s[i]);
     if (c < 0x80) {
       ++i;
@@ -116,8 +124,13 @@ class LineWriter {
           absl::StrCat(ToAbsl(what), " is not valid UTF-8, which JSON cannot carry"));
     }
     out_ += '"';
-    for (const char ch : s) {
-      const auto c = static_cast<unsigned char>(ch);
+    // Runs of characters that need no escape are appended whole.
+    size_t run = 0;
+    for (size_t i = 0; i < s.size(); ++i) {
+      const auto c = static_cast<unsigned char>(s[i]);
+      if (c >= 0x20 && c != '"' && c != '\\') continue;
+      out_.append(s.data() + run, i - run);
+      run = i + 1;
       switch (c) {
         case '"':
           out_ += "\\\"";
@@ -134,17 +147,14 @@ class LineWriter {
         case '\t':
           out_ += "\\t";
           break;
-        default:
-          if (c < 0x20) {
-            static constexpr char kHex[] = "0123456789abcdef";
-            out_ += "\\u00";
-            out_ += kHex[c >> 4];
-            out_ += kHex[c & 0xf];
-          } else {
-            out_ += ch;
-          }
+        default: {
+          static constexpr char kHex[] = "0123456789abcdef";
+          const char escape[] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xf]};
+          out_.append(escape, sizeof escape);
+        }
       }
     }
+    out_.append(s.data() + run, s.size() - run);
     out_ += '"';
     return *this;
   }

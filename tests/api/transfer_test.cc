@@ -321,6 +321,21 @@ TEST_F(TransferTest, ABrokenTimeRuleIsABadLine) {
   EXPECT_THAT(messages[0], HasSubstr("versions[1].recorded_at"));
 }
 
+TEST_F(TransferTest, TextThatIsNotUtf8FailsTheExportNamingTheMemory) {
+  // Keys of every UTF-8 length round-trip; a stray byte after eight ASCII ones does not.
+  Write(*source_, Id("people", "ascii-then-\xc3\xa9-\xe2\x82\xac-\xf0\x9f\x98\x80"), R"("ok")");
+  const std::string exported = Export(*source_);
+  ASSERT_OK(Import(*target_, exported));
+  EXPECT_EQ(Export(*target_), exported);
+  Write(*source_, Id("people", "abcdefghij\xff"), R"("bad")");
+  std::ostringstream out;
+  EXPECT_THAT(source_->Export({}, out),
+              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("memory 2: key is not valid UTF-8")));
+  Write(*source_, Id("people", "overlong-\xc0\xaf"), R"("bad")");
+  EXPECT_THAT(source_->Export({.category = "people"}, out),
+              StatusIs(absl::StatusCode::kDataLoss, _));
+}
+
 TEST_F(TransferTest, AForeignOrNewerHeaderIsRefused) {
   EXPECT_THAT(Import(*target_, ""), StatusIs(absl::StatusCode::kInvalidArgument, _));
   EXPECT_THAT(Import(*target_, "{\"type\":\"entity\",\"name\":\"x\"}\n"),
