@@ -782,7 +782,14 @@ const char* WriteActionName(WriteAction action) {
 }
 
 absl::Status RestoreBackup(const std::string& backup_path, const std::string& db_path) {
-  return store::RestoreDatabase(backup_path, db_path);
+  // The saved vector index described the old database: it goes before any server can open
+  // the new one, and is rebuilt from the restored vectors at the next start.
+  return store::RestoreDatabase(backup_path, db_path, [&db_path] {
+    const std::string index = vector::VectorService::IndexPath(db_path);
+    std::error_code ec;
+    std::filesystem::remove(index, ec);
+    std::filesystem::remove(index + ".meta", ec);
+  });
 }
 
 absl::StatusOr<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) {

@@ -396,7 +396,10 @@ int RunExport(const CommandLine& cl, Store& store) {
   if (!summary.ok()) {
     std::cerr << "strata export: " << summary.status().message() << "\n";
     // A partial export is no export.
-    if (out_path != "-") std::filesystem::remove(out_path);
+    if (out_path != "-") {
+      std::error_code ec;
+      std::filesystem::remove(out_path, ec);
+    }
     return 1;
   }
   std::cerr << "exported " << summary->memories << " memories, " << summary->versions

@@ -261,7 +261,8 @@ absl::Status Db::BackupTo(const std::string& path, bool overwrite) {
   return absl::OkStatus();
 }
 
-absl::Status RestoreDatabase(const std::string& source_path, const std::string& target_path) {
+absl::Status RestoreDatabase(const std::string& source_path, const std::string& target_path,
+                             const std::function<void()>& while_locked) {
   RawHandle source;
   if (sqlite3_open_v2(source_path.c_str(), &source.handle, SQLITE_OPEN_READONLY, nullptr) !=
       SQLITE_OK) {
@@ -306,6 +307,7 @@ absl::Status RestoreDatabase(const std::string& source_path, const std::string& 
     return absl::UnavailableError(
         absl::StrCat("cannot copy ", source_path, " over ", target_path, ": ", target.Error()));
   }
+  if (while_locked) while_locked();
   return absl::OkStatus();
 }
 

@@ -156,9 +156,12 @@ class ReadSnapshot {
 // Replaces the database at `target_path` (created when absent) with a copy of the one at
 // `source_path`, holding the target's exclusive lock throughout, so no other connection
 // sees a half-copied file; a -wal left by a crashed process is recovered, then overwritten.
-// Errors: FailedPrecondition when another connection (a running server) has the target
-// open; DataLoss when the source fails PRAGMA quick_check or is not a database.
-absl::Status RestoreDatabase(const std::string& source_path, const std::string& target_path);
+// `while_locked`, when given, runs after the copy and before the lock is released (to remove
+// files derived from the old database). Errors: FailedPrecondition when another connection
+// (a running server) has the target open; DataLoss when the source fails PRAGMA quick_check
+// or is not a database.
+absl::Status RestoreDatabase(const std::string& source_path, const std::string& target_path,
+                             const std::function<void()>& while_locked = nullptr);
 
 // A write transaction (BEGIN IMMEDIATE) that rolls back unless committed.
 // Thread safety: as its Db.

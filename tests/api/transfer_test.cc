@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -405,7 +406,10 @@ TEST_F(TransferTest, RestoreRefusesAnOpenStoreAndReplacesAClosedOne) {
   EXPECT_THAT(RestoreBackup(backup, target_path_),
               StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("open")));
   target_.reset();
+  // A saved vector index of the old database (stands for one) is removed with it.
+  { std::ofstream(target_path_ + ".hnsw") << "index of the old database"; }
   ASSERT_OK(RestoreBackup(backup, target_path_));
+  EXPECT_FALSE(std::filesystem::exists(target_path_ + ".hnsw"));
   ASSERT_OK_AND_ASSIGN(target_, Open(target_path_));
   EXPECT_EQ(Export(*target_), exported);
   // A file that is not a database is no backup.
