@@ -19,6 +19,7 @@
 #include "store/db.h"
 #include "store/schema.h"
 #include "strata/strata.h"
+#include "temporal/fields.h"
 #include "temporal/supersession_table.h"
 #include "temporal/timeline.h"
 #include "temporal/version_table.h"
@@ -33,54 +34,17 @@
 namespace strata {
 namespace {
 
-constexpr size_t kMaxCategoryBytes = 256;
-constexpr size_t kMaxKeyBytes = 1024;
-constexpr size_t kMaxTypeBytes = 128;
-constexpr size_t kMaxTags = 64;
-constexpr size_t kMaxTagBytes = 256;
 // The WAL is checkpointed in the background once it holds this many pages (16 MiB at 4 KiB).
 constexpr int kCheckpointPages = 4096;
 // A batch write reports progress, and checks for cancellation, every this many items.
 constexpr int64_t kProgressStep = 64;
 
-absl::Status ValidateIdentity(const Identity& identity) {
-  if (identity.category.empty()) {
-    return absl::InvalidArgumentError("category: must be a non-empty string");
-  }
-  if (identity.category.size() > kMaxCategoryBytes) {
-    return absl::InvalidArgumentError(absl::StrCat("category: at most ", kMaxCategoryBytes,
-                                                   " bytes, got ", identity.category.size()));
-  }
-  if (identity.key.empty()) return absl::InvalidArgumentError("key: must be a non-empty string");
-  if (identity.key.size() > kMaxKeyBytes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("key: at most ", kMaxKeyBytes, " bytes, got ", identity.key.size()));
-  }
-  if (identity.workspace.size() > kMaxCategoryBytes) {
-    return absl::InvalidArgumentError(absl::StrCat("workspace: at most ", kMaxCategoryBytes,
-                                                   " bytes, got ", identity.workspace.size()));
-  }
-  return absl::OkStatus();
-}
+using temporal::ValidateIdentity;
 
 absl::Status ValidateWrite(const WriteRequest& r) {
   RETURN_IF_ERROR(ValidateIdentity(r.identity));
-  if (r.type.empty() || r.type.size() > kMaxTypeBytes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("type: must be a non-empty string of at most ", kMaxTypeBytes, " bytes"));
-  }
-  if (r.tags.size() > kMaxTags) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("tags: at most ", kMaxTags, " tags, got ", r.tags.size()));
-  }
-  for (const std::string& tag : r.tags) {
-    if (tag.size() > kMaxTagBytes) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("tags: each tag at most ", kMaxTagBytes, " bytes, got ", tag.size()));
-    }
-  }
   // Valid bounds are checked in RememberInTransaction, where a missing valid_from defaults.
-  return absl::OkStatus();
+  return temporal::ValidateTypeAndTags(r.type, r.tags);
 }
 
 // Whether the stored band keys were made by this build's signature scheme. A store without

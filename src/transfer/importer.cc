@@ -9,6 +9,7 @@
 #include "dedup/content.h"
 #include "dedup/index.h"
 #include "dedup/signature.h"
+#include "temporal/fields.h"
 #include "temporal/supersession_table.h"
 #include "temporal/version_table.h"
 #include "text/body_text.h"
@@ -45,8 +46,7 @@ bool SameVersion(const Version& a, const Version& b) {
 // The time rules a stored history keeps (docs/design.md §3), checked before anything is
 // written; fills `bodies` with each version's parse.
 absl::Status Validate(const MemoryRecord& r, std::vector<text::ParsedBody>& bodies) {
-  if (r.identity.category.empty()) return absl::InvalidArgumentError("category: empty");
-  if (r.identity.key.empty()) return absl::InvalidArgumentError("key: empty");
+  RETURN_IF_ERROR(temporal::ValidateIdentity(r.identity));
   if (r.versions.empty()) return absl::InvalidArgumentError("versions: empty");
   bodies.clear();
   for (size_t i = 0; i < r.versions.size(); ++i) {
@@ -68,7 +68,9 @@ absl::Status Validate(const MemoryRecord& r, std::vector<text::ParsedBody>& bodi
     if (v.valid_to_unix_ms && *v.valid_to_unix_ms <= v.valid_from_unix_ms) {
       return absl::InvalidArgumentError(absl::StrCat(at, ".valid_to: must be after valid_from"));
     }
-    if (v.type.empty()) return absl::InvalidArgumentError(absl::StrCat(at, ".type: empty"));
+    if (absl::Status s = temporal::ValidateTypeAndTags(v.type, v.tags); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(at, ".", s.message()));
+    }
     absl::StatusOr<text::ParsedBody> body = text::ParseBody(v.body_json);
     if (!body.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(at, ".body_json: ", body.status().message()));
@@ -76,9 +78,20 @@ absl::Status Validate(const MemoryRecord& r, std::vector<text::ParsedBody>& bodi
     bodies.push_back(*std::move(body));
   }
   for (const AliasRecord& alias : r.aliases) {
+    if (absl::Status s = temporal::ValidateIdentity(alias.identity); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("aliases.", s.message()));
+    }
     if (alias.identity.category == r.identity.category && alias.identity.key == r.identity.key &&
         alias.identity.workspace == r.identity.workspace) {
       return absl::InvalidArgumentError("aliases: names the memory itself");
+    }
+  }
+  for (const auto* links : {&r.supersedes, &r.superseded_by}) {
+    for (const LinkRecord& link : *links) {
+      if (absl::Status s = temporal::ValidateIdentity(link.other); !s.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(links == &r.supersedes ? "supersedes." : "superseded_by.", s.message()));
+      }
     }
   }
   for (size_t i = 1; i < r.superseded_by.size(); ++i) {

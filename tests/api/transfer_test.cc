@@ -337,6 +337,22 @@ TEST_F(TransferTest, TextThatIsNotUtf8FailsTheExportNamingTheMemory) {
               StatusIs(absl::StatusCode::kDataLoss, _));
 }
 
+TEST_F(TransferTest, AFieldPastTheWritePathsBoundIsABadLine) {
+  ASSERT_NO_FATAL_FAILURE(FillSource());
+  std::string text = Export(*source_, {.category = "people"});
+  const size_t at = text.find(R"("key":"alice")");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, 13, absl::StrCat(R"("key":")", std::string(2000, 'k'), "\""));
+  std::vector<int64_t> bad;
+  std::vector<std::string> messages;
+  ASSERT_OK_AND_ASSIGN(const ImportSummary summary,
+                       Import(*target_, text, /*stop=*/false, &bad, &messages));
+  EXPECT_THAT(bad, ElementsAre(2));
+  ASSERT_EQ(messages.size(), 1u);
+  EXPECT_THAT(messages[0], HasSubstr("key: at most 1024 bytes, got 2000"));
+  EXPECT_EQ(summary.created, 0);
+}
+
 TEST_F(TransferTest, AForeignOrNewerHeaderIsRefused) {
   EXPECT_THAT(Import(*target_, ""), StatusIs(absl::StatusCode::kInvalidArgument, _));
   EXPECT_THAT(Import(*target_, "{\"type\":\"entity\",\"name\":\"x\"}\n"),

@@ -86,7 +86,8 @@ class Transfer(StrataTestCase):
         self.assertEqual(self.ok(fresh, "export").stdout, first)
         # The time-axis reads agree: history of the out-of-order key, and valid_at recall.
         for db in (self.db, fresh):
-            out = self.ok(db, "recall", "opus", "--valid-at", "2026-01-15", "--json").stdout
+            out = self.ok(db, "recall", "opus", "--valid-at", "2026-01-15", "--mode", "fts5",
+                          "--json").stdout
             items = json.loads(out)["items"]
             self.assertEqual([i["body"] for i in items], ["opus-4-7"])
 
