@@ -1,5 +1,6 @@
 #include "transfer/importer.h"
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <utility>
@@ -76,6 +77,15 @@ absl::Status Validate(const MemoryRecord& r, std::vector<text::ParsedBody>& bodi
       return absl::InvalidArgumentError(absl::StrCat(at, ".body_json: ", body.status().message()));
     }
     bodies.push_back(*std::move(body));
+  }
+  // The next event of the identity is stamped after last_event_at, so it must not be earlier
+  // than any event the line records.
+  int64_t latest = r.versions.back().recorded_at_unix_ms;
+  if (!r.retractions.empty()) latest = std::max(latest, r.retractions.back().at_unix_ms);
+  if (r.last_event_at_unix_ms < latest) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("last_event_at: must not be before the line's latest event (", latest,
+                     "), got ", r.last_event_at_unix_ms));
   }
   for (const AliasRecord& alias : r.aliases) {
     if (absl::Status s = temporal::ValidateIdentity(alias.identity); !s.ok()) {

@@ -320,6 +320,14 @@ TEST_F(TransferTest, ABrokenTimeRuleIsABadLine) {
               ::strata::testing::IsOk());
   ASSERT_EQ(messages.size(), 1u);
   EXPECT_THAT(messages[0], HasSubstr("versions[1].recorded_at"));
+  // A last event before the line's latest version would let the next write go back in time.
+  std::string early = Export(*source_, {.category = "models"});
+  const size_t at = early.find("\"last_event_at\":") + 16;
+  early.replace(at, 13, "1000000000000");
+  messages.clear();
+  EXPECT_THAT(Import(*target_, early, true, nullptr, &messages), ::strata::testing::IsOk());
+  ASSERT_EQ(messages.size(), 1u);
+  EXPECT_THAT(messages[0], HasSubstr("last_event_at: must not be before"));
 }
 
 TEST_F(TransferTest, TextThatIsNotUtf8FailsTheExportNamingTheMemory) {
