@@ -311,22 +311,6 @@ absl::Status RestoreDatabase(const std::string& source_path, const std::string& 
   return absl::OkStatus();
 }
 
-absl::StatusOr<ReadSnapshot> ReadSnapshot::Begin(Db& db) {
-  if (sqlite3_get_autocommit(db.handle_) == 0) {
-    return absl::FailedPreconditionError(
-        "a transaction is already open on this connection; transactions do not nest");
-  }
-  RETURN_IF_ERROR(db.Exec("BEGIN DEFERRED"));
-  ReadSnapshot snapshot(&db);
-  // The snapshot is taken at the first read, so read now.
-  RETURN_IF_ERROR(db.Exec("SELECT count(*) FROM sqlite_schema"));
-  return snapshot;
-}
-
-ReadSnapshot::~ReadSnapshot() {
-  if (db_ != nullptr) db_->Exec("ROLLBACK").IgnoreError();
-}
-
 int64_t Db::LastInsertRowId() const { return sqlite3_last_insert_rowid(handle_); }
 int64_t Db::Changes() const { return sqlite3_changes64(handle_); }
 

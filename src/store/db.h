@@ -136,23 +136,6 @@ class Db {
   std::function<void(int)> wal_hook_;
 };
 
-// A read transaction: every statement until it ends sees the database as of its start,
-// while other connections keep writing. Ends (rolls back) when destroyed.
-// Thread safety: as its Db.
-class ReadSnapshot {
- public:
-  // Errors: FailedPrecondition when `db` is in a transaction already.
-  static absl::StatusOr<ReadSnapshot> Begin(Db& db);
-  ReadSnapshot(ReadSnapshot&& other) noexcept : db_(other.db_) { other.db_ = nullptr; }
-  ReadSnapshot(const ReadSnapshot&) = delete;
-  ReadSnapshot& operator=(const ReadSnapshot&) = delete;
-  ~ReadSnapshot();
-
- private:
-  explicit ReadSnapshot(Db* db) : db_(db) {}
-  Db* db_;  // Not owned; null once moved from.
-};
-
 // Replaces the database at `target_path` (created when absent) with a copy of the one at
 // `source_path`, holding the target's exclusive lock throughout, so no other connection
 // sees a half-copied file; a -wal left by a crashed process is recovered, then overwritten.

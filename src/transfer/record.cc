@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "util/json_text.h"
 #include "util/status_macros.h"
 #include "util/sv.h"
 
@@ -16,52 +17,6 @@ namespace strata::transfer {
 namespace {
 
 using nlohmann::json;
-
-// Whether `s` is well-formed UTF-8 (no overlong forms, surrogates or code points past
-// U+10FFFF): exactly what a JSON parser accepts back.
-bool IsUtf8(std::string_view s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    // Eight ASCII bytes at a time: most text is.
-    uint64_t word;
-    while (i + sizeof word <= s.size() &&
-           (std::memcpy(&word, s.data() + i, sizeof word), (word & 0x8080808080808080u) == 0)) {
-      i += sizeof word;
-    }
-    if (i >= s.size()) break;
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    int extra;
-    uint32_t cp;
-    if (c >= 0xc2 && c <= 0xdf) {
-      extra = 1;
-      cp = c & 0x1f;
-    } else if (c >= 0xe0 && c <= 0xef) {
-      extra = 2;
-      cp = c & 0x0f;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-      extra = 3;
-      cp = c & 0x07;
-    } else {
-      return false;
-    }
-    if (i + extra >= s.size()) return false;
-    for (int k = 1; k <= extra; ++k) {
-      const auto cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc & 0xc0) != 0x80) return false;
-      cp = (cp << 6) | (cc & 0x3f);
-    }
-    if ((extra == 2 && cp < 0x800) || (extra == 3 && cp < 0x10000) || cp > 0x10ffff ||
-        (cp >= 0xd800 && cp <= 0xdfff)) {
-      return false;
-    }
-    i += extra + 1;
-  }
-  return true;
-}
 
 // Builds one JSON line. Strings are checked for UTF-8 as they are written; the first bad
 // one is kept in `error`.
@@ -119,43 +74,13 @@ class LineWriter {
   }
   LineWriter& String(std::string_view s, std::string_view what) {
     Separate();
-    if (!IsUtf8(s) && error_.ok()) {
-      error_ = absl::DataLossError(
-          absl::StrCat(ToAbsl(what), " is not valid UTF-8, which JSON cannot carry"));
-    }
-    out_ += '"';
-    // Runs of characters that need no escape are appended whole.
-    size_t run = 0;
-    for (size_t i = 0; i < s.size(); ++i) {
-      const auto c = static_cast<unsigned char>(s[i]);
-      if (c >= 0x20 && c != '"' && c != '\\') continue;
-      out_.append(s.data() + run, i - run);
-      run = i + 1;
-      switch (c) {
-        case '"':
-          out_ += "\\\"";
-          break;
-        case '\\':
-          out_ += "\\\\";
-          break;
-        case '\n':
-          out_ += "\\n";
-          break;
-        case '\r':
-          out_ += "\\r";
-          break;
-        case '\t':
-          out_ += "\\t";
-          break;
-        default: {
-          static constexpr char kHex[] = "0123456789abcdef";
-          const char escape[] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xf]};
-          out_.append(escape, sizeof escape);
-        }
+    if (!AppendJsonStringIfUtf8(s, out_)) {
+      if (error_.ok()) {
+        error_ = absl::DataLossError(
+            absl::StrCat(ToAbsl(what), " is not valid UTF-8, which JSON cannot carry"));
       }
+      out_ += "null";
     }
-    out_.append(s.data() + run, s.size() - run);
-    out_ += '"';
     return *this;
   }
   LineWriter& OptString(const std::optional<std::string>& s, std::string_view what) {
@@ -295,18 +220,22 @@ class Fields {
   std::string path_;
 };
 
-// Parses one line as a JSON object; nlohmann's exceptions stop here.
+// Parses one line as a JSON object; nlohmann's exceptions stop here (its parser runs only
+// on a line that is not JSON, to say where and why).
 absl::StatusOr<json> ParseObject(std::string_view line) {
-  json parsed;
-  try {
-    parsed = json::parse(line.begin(), line.end());
-  } catch (const json::parse_error& e) {
-    // e.what() is "[json.exception.parse_error.101] parse error at line 1, column N: ...".
-    std::string_view what = e.what();
-    if (const size_t at = what.find("parse error"); at != std::string_view::npos) {
-      what.remove_prefix(at);
+  json parsed = ParseJsonText(line);
+  if (parsed.is_discarded()) {
+    try {
+      parsed = json::parse(line.begin(), line.end());
+    } catch (const json::parse_error& e) {
+      // e.what() is "[json.exception.parse_error.101] parse error at line 1, column N: ...".
+      std::string_view what = e.what();
+      if (const size_t at = what.find("parse error"); at != std::string_view::npos) {
+        what.remove_prefix(at);
+      }
+      return absl::InvalidArgumentError(absl::StrCat("not JSON: ", ToAbsl(what)));
     }
-    return absl::InvalidArgumentError(absl::StrCat("not JSON: ", ToAbsl(what)));
+    return absl::InternalError("nlohmann's parser accepted a line it had refused");
   }
   if (!parsed.is_object()) {
     return absl::InvalidArgumentError(

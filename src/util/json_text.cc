@@ -215,15 +215,19 @@ json ParseJsonText(std::string_view text) {
 }
 
 void AppendJsonString(std::string_view text, std::string& out) {
+  if (!AppendJsonStringIfUtf8(text, out)) out += NlohmannText(json(std::string(text)));
+}
+
+bool AppendJsonStringIfUtf8(std::string_view text, std::string& out) {
   const size_t start = out.size();
   out.reserve(start + text.size() + 2);
   out += '"';
   if (!AppendEscaped(text, out)) {
     out.resize(start);
-    out += NlohmannText(json(std::string(text)));
-    return;
+    return false;
   }
   out += '"';
+  return true;
 }
 
 void AppendJsonText(const json& value, std::string& out) {

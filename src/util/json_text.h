@@ -27,6 +27,10 @@ void AppendJsonText(const nlohmann::json& value, std::string& out);
 // Appends `text` as a JSON string literal (quoted and escaped) to `out`.
 void AppendJsonString(std::string_view text, std::string& out);
 
+// The same for a `text` that is valid UTF-8 (RFC 3629); false, with nothing appended, for
+// one that is not (where AppendJsonString would write U+FFFD for the bad bytes).
+bool AppendJsonStringIfUtf8(std::string_view text, std::string& out);
+
 // Parses JSON text into nlohmann::json several times faster than nlohmann's own parser
 // (simdjson underneath, its buffers kept from call to call). Non-negative integers come back
 // as signed where they fit (nlohmann's parser makes them unsigned; they compare and print
