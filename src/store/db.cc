@@ -43,6 +43,12 @@ Stmt& Stmt::Bind(int index, double value) {
 Stmt& Stmt::Bind(int index, std::optional<int64_t> value) {
   return value ? Bind(index, *value) : BindNull(index);
 }
+Stmt& Stmt::Bind(int index, const std::optional<std::string>& value) {
+  return value ? Bind(index, std::string_view(*value)) : BindNull(index);
+}
+Stmt& Stmt::Bind(int index, std::optional<double> value) {
+  return value ? Bind(index, *value) : BindNull(index);
+}
 Stmt& Stmt::BindNull(int index) {
   sqlite3_bind_null(stmt_, index);
   return *this;

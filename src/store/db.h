@@ -46,8 +46,12 @@ class Stmt {
 
   Stmt& Bind(int index, int64_t value);
   Stmt& Bind(int index, std::string_view value);
+  Stmt& Bind(int index, const std::string& value) { return Bind(index, std::string_view(value)); }
   Stmt& Bind(int index, double value);
+  // An empty optional binds NULL.
   Stmt& Bind(int index, std::optional<int64_t> value);
+  Stmt& Bind(int index, const std::optional<std::string>& value);
+  Stmt& Bind(int index, std::optional<double> value);
   Stmt& BindNull(int index);
   Stmt& BindBlob(int index, std::string_view bytes);
   // 1-based index of the named parameter (":name"), or 0 when the statement has none.

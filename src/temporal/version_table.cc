@@ -65,14 +65,7 @@ std::string NextIdSql(const char* table, const char* deleted_mark) {
 }  // namespace
 
 void BindScope(store::Stmt& s, const Scope& scope) {
-  if (scope.workspace)
-    s.Bind(1, *scope.workspace);
-  else
-    s.BindNull(1);
-  if (scope.category)
-    s.Bind(2, *scope.category);
-  else
-    s.BindNull(2);
+  s.Bind(1, scope.workspace).Bind(2, scope.category);
 }
 
 VersionTimes VersionRow::Times() const {
@@ -187,14 +180,7 @@ absl::Status VersionTable::InsertVersionRow(VersionRow& row) {
   ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare(kSql));
   s.Bind(1, v.memory_id).Bind(2, v.version).Bind(3, v.body_json);
   s.Bind(4, static_cast<int64_t>(row.body_hash)).Bind(5, v.type).Bind(6, TagsToJson(v.tags));
-  if (v.source)
-    s.Bind(7, *v.source);
-  else
-    s.BindNull(7);
-  if (v.importance)
-    s.Bind(8, *v.importance);
-  else
-    s.BindNull(8);
+  s.Bind(7, v.source).Bind(8, v.importance);
   s.Bind(9, v.valid_from_unix_ms).Bind(10, v.valid_to_unix_ms).Bind(11, v.recorded_at_unix_ms);
   s.Bind(12, v.superseded_at_unix_ms);
   RETURN_IF_ERROR(s.Run());
@@ -246,10 +232,7 @@ absl::Status VersionTable::InsertRetraction(int64_t memory_id, const RetractionR
                    db_->Prepare("INSERT INTO retractions (memory_id, retracted_at_unix_ms, "
                                 "reason) VALUES (?1, ?2, ?3)"));
   s.Bind(1, memory_id).Bind(2, retraction.at_unix_ms);
-  if (retraction.reason)
-    s.Bind(3, *retraction.reason);
-  else
-    s.BindNull(3);
+  s.Bind(3, retraction.reason);
   return s.Run();
 }
 
