@@ -1,0 +1,206 @@
+#include "embed/bert/encoder.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "util/status_macros.h"
+
+namespace strata::embed::bert {
+namespace {
+
+// Where one text's tokens sit in the stacked matrix.
+struct Span {
+  int begin = 0;
+  int length = 0;
+};
+
+// Each row of x[rows x width] normalized to mean 0 and variance 1, then scaled and shifted.
+void LayerNorm(float* x, int rows, int width, const float* weight, const float* bias, float eps) {
+  for (int r = 0; r < rows; ++r) {
+    float* row = x + static_cast<long>(r) * width;
+    float mean = 0;
+    for (int i = 0; i < width; ++i) mean += row[i];
+    mean /= static_cast<float>(width);
+    float variance = 0;
+    for (int i = 0; i < width; ++i) variance += (row[i] - mean) * (row[i] - mean);
+    variance /= static_cast<float>(width);
+    const float inverse = 1.0f / std::sqrt(variance + eps);
+    for (int i = 0; i < width; ++i) row[i] = (row[i] - mean) * inverse * weight[i] + bias[i];
+  }
+}
+
+void AddBias(float* x, int rows, int width, const float* bias) {
+  for (int r = 0; r < rows; ++r) {
+    float* row = x + static_cast<long>(r) * width;
+    for (int i = 0; i < width; ++i) row[i] += bias[i];
+  }
+}
+
+// residual += x + bias, row by row: the sublayer's output joins the stream it came from.
+void AddBiasResidual(const float* x, int rows, int width, const float* bias, float* residual) {
+  for (int r = 0; r < rows; ++r) {
+    const float* in = x + static_cast<long>(r) * width;
+    float* out = residual + static_cast<long>(r) * width;
+    for (int i = 0; i < width; ++i) out[i] += in[i] + bias[i];
+  }
+}
+
+// GELU as BERT defines it, with erf (not the tanh approximation), after adding the bias.
+void BiasGelu(float* x, int rows, int width, const float* bias) {
+  constexpr float kInverseSqrt2 = 0.70710678118654752f;
+  for (int r = 0; r < rows; ++r) {
+    float* row = x + static_cast<long>(r) * width;
+    for (int i = 0; i < width; ++i) {
+      const float v = row[i] + bias[i];
+      row[i] = 0.5f * v * (1.0f + std::erf(v * kInverseSqrt2));
+    }
+  }
+}
+
+void SoftmaxRows(float* x, int rows, int width) {
+  for (int r = 0; r < rows; ++r) {
+    float* row = x + static_cast<long>(r) * width;
+    const float top = *std::max_element(row, row + width);
+    float sum = 0;
+    for (int i = 0; i < width; ++i) {
+      row[i] = std::exp(row[i] - top);
+      sum += row[i];
+    }
+    const float inverse = 1.0f / sum;
+    for (int i = 0; i < width; ++i) row[i] *= inverse;
+  }
+}
+
+}  // namespace
+
+BertEncoder::BertEncoder(BertConfig config, std::unique_ptr<SafetensorsFile> file,
+                         BertWeights weights, EncoderOptions options)
+    : config_(config), file_(std::move(file)), weights_(std::move(weights)), options_(options) {}
+
+absl::StatusOr<std::unique_ptr<BertEncoder>> BertEncoder::Open(const std::filesystem::path& dir,
+                                                               EncoderOptions options) {
+  ASSIGN_OR_RETURN(BertConfig config, ReadBertConfig(dir));
+  ASSIGN_OR_RETURN(std::unique_ptr<SafetensorsFile> file,
+                   SafetensorsFile::Open((dir / "model.safetensors").string()));
+  ASSIGN_OR_RETURN(BertWeights weights, LoadBertWeights(*file, config));
+  return std::unique_ptr<BertEncoder>(
+      new BertEncoder(config, std::move(file), std::move(weights), options));
+}
+
+absl::StatusOr<std::vector<float>> BertEncoder::Encode(
+    std::span<const std::vector<int32_t>> texts) const {
+  const int hidden = config_.hidden_size;
+  const int heads = config_.num_heads;
+  const int head_size = hidden / heads;
+  const int inner = config_.intermediate_size;
+
+  std::vector<Span> spans;
+  spans.reserve(texts.size());
+  int total = 0;
+  int longest = 0;
+  for (size_t t = 0; t < texts.size(); ++t) {
+    const std::vector<int32_t>& ids = texts[t];
+    if (ids.empty()) return absl::InvalidArgumentError(absl::StrCat("text ", t, " has no tokens"));
+    if (ids.size() > static_cast<size_t>(config_.max_seq_length)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("text ", t, " has ", ids.size(), " tokens, over the model's max_seq_length ",
+                       config_.max_seq_length, " (truncate it when tokenizing)"));
+    }
+    for (size_t p = 0; p < ids.size(); ++p) {
+      if (ids[p] < 0 || ids[p] >= config_.vocab_size) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("text ", t, ": token id ", ids[p], " at position ", p,
+                         " is outside the vocabulary [0, ", config_.vocab_size, ")"));
+      }
+    }
+    spans.push_back({.begin = total, .length = static_cast<int>(ids.size())});
+    total += static_cast<int>(ids.size());
+    longest = std::max(longest, static_cast<int>(ids.size()));
+  }
+  std::vector<float> out(texts.size() * hidden);
+  if (texts.empty()) return out;
+
+  // The residual stream, one row per token of every text.
+  std::vector<float> x(static_cast<size_t>(total) * hidden);
+  const float* type0 = weights_.token_type_embeddings.data();
+  for (size_t t = 0; t < texts.size(); ++t) {
+    for (int p = 0; p < spans[t].length; ++p) {
+      float* row = x.data() + static_cast<size_t>(spans[t].begin + p) * hidden;
+      const float* word =
+          weights_.word_embeddings.data() + static_cast<size_t>(texts[t][p]) * hidden;
+      const float* position = weights_.position_embeddings.data() + static_cast<size_t>(p) * hidden;
+      for (int i = 0; i < hidden; ++i) row[i] = word[i] + position[i] + type0[i];
+    }
+  }
+  LayerNorm(x.data(), total, hidden, weights_.embedding_norm_weight.data(),
+            weights_.embedding_norm_bias.data(), config_.layer_norm_eps);
+
+  std::vector<float> q(x.size()), k(x.size()), v(x.size()), context(x.size()), sub(x.size());
+  std::vector<float> up(static_cast<size_t>(total) * inner);
+  std::vector<float> scores(static_cast<size_t>(longest) * longest);
+  const GemmBackend gemm = options_.gemm;
+  // out[total x n] = in[total x width] * weight^T, weight [n x width].
+  auto linear = [&](const float* in, int width, const FloatTensor& weight, int n, float* result) {
+    Gemm(gemm, /*transpose_b=*/true, total, n, width, 1.0f, in, width, weight.data(), width, 0.0f,
+         result, n);
+  };
+  const float scale = 1.0f / std::sqrt(static_cast<float>(head_size));
+
+  for (const BertLayerWeights& layer : weights_.layers) {
+    linear(x.data(), hidden, layer.query_weight, hidden, q.data());
+    linear(x.data(), hidden, layer.key_weight, hidden, k.data());
+    linear(x.data(), hidden, layer.value_weight, hidden, v.data());
+    AddBias(q.data(), total, hidden, layer.query_bias.data());
+    AddBias(k.data(), total, hidden, layer.key_bias.data());
+    AddBias(v.data(), total, hidden, layer.value_bias.data());
+    for (const Span& span : spans) {
+      const size_t at = static_cast<size_t>(span.begin) * hidden;
+      for (int h = 0; h < heads; ++h) {
+        const size_t column = at + static_cast<size_t>(h) * head_size;
+        Gemm(gemm, /*transpose_b=*/true, span.length, span.length, head_size, scale,
+             q.data() + column, hidden, k.data() + column, hidden, 0.0f, scores.data(),
+             span.length);
+        SoftmaxRows(scores.data(), span.length, span.length);
+        Gemm(gemm, /*transpose_b=*/false, span.length, head_size, span.length, 1.0f, scores.data(),
+             span.length, v.data() + column, hidden, 0.0f, context.data() + column, hidden);
+      }
+    }
+    linear(context.data(), hidden, layer.attention_output_weight, hidden, sub.data());
+    AddBiasResidual(sub.data(), total, hidden, layer.attention_output_bias.data(), x.data());
+    LayerNorm(x.data(), total, hidden, layer.attention_norm_weight.data(),
+              layer.attention_norm_bias.data(), config_.layer_norm_eps);
+
+    linear(x.data(), hidden, layer.intermediate_weight, inner, up.data());
+    BiasGelu(up.data(), total, inner, layer.intermediate_bias.data());
+    linear(up.data(), inner, layer.output_weight, hidden, sub.data());
+    AddBiasResidual(sub.data(), total, hidden, layer.output_bias.data(), x.data());
+    LayerNorm(x.data(), total, hidden, layer.output_norm_weight.data(),
+              layer.output_norm_bias.data(), config_.layer_norm_eps);
+  }
+
+  for (size_t t = 0; t < texts.size(); ++t) {
+    float* pooled = out.data() + t * hidden;
+    const float* first = x.data() + static_cast<size_t>(spans[t].begin) * hidden;
+    if (config_.pooling == Pooling::kCls) {
+      std::copy(first, first + hidden, pooled);
+    } else {
+      for (int p = 0; p < spans[t].length; ++p) {
+        const float* row = first + static_cast<size_t>(p) * hidden;
+        for (int i = 0; i < hidden; ++i) pooled[i] += row[i];
+      }
+      for (int i = 0; i < hidden; ++i) pooled[i] /= static_cast<float>(spans[t].length);
+    }
+    double norm = 0;
+    for (int i = 0; i < hidden; ++i) norm += static_cast<double>(pooled[i]) * pooled[i];
+    if (norm > 0) {
+      const float inverse = static_cast<float>(1.0 / std::sqrt(norm));
+      for (int i = 0; i < hidden; ++i) pooled[i] *= inverse;
+    }
+  }
+  return out;
+}
+
+}  // namespace strata::embed::bert
