@@ -17,7 +17,9 @@
 namespace strata::embed::bert {
 
 struct EncoderOptions {
-  // Tests run both; kBlas means kPortable in a build without OpenBLAS.
+  // Tests run both; kBlas means kPortable in a build without OpenBLAS. kPortable keeps
+  // transposed copies of the Linear weights (its kernel is faster on them) instead of
+  // reading them from the mapping.
   GemmBackend gemm = DefaultGemmBackend();
 };
 
