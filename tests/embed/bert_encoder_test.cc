@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "embed/bert/config.h"
+#include "embed/bert/int8.h"
 #include "testing/bert_model.h"
 #include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
@@ -340,6 +341,67 @@ TEST_F(BertModelTest, RefusesPoolingItDoesNotRun) {
                                                                       "Pooling module")));
   std::filesystem::remove(dir_.path() / "modules.json");
   EXPECT_THAT(Open(), StatusIs(absl::StatusCode::kNotFound, HasSubstr("modules.json")));
+}
+
+TEST(Int8Linear, IsExactOnTheQuantizedValues) {
+  // 7 rows (a block of four and three alone) by 40 columns (a padded tail) times 70 outputs
+  // (a block of 64 and a rest).
+  constexpr int kRows = 7, kCols = 40, kOut = 70;
+  strata::testing::SplitMix64 rng(5);
+  auto uniform = [&rng](size_t n) {
+    std::vector<float> v(n);
+    for (float& x : v)
+      x = static_cast<float>(static_cast<double>(rng.Next() >> 40) / (1 << 24) - 0.5);
+    return v;
+  };
+  const std::vector<float> in = uniform(kRows * kCols);
+  const std::vector<float> weight = uniform(kOut * kCols);
+  const Int8Matrix w = QuantizeRows(FloatTensor::View({kOut, kCols}, weight.data()));
+  const Int8Matrix x = QuantizeRows(FloatTensor::View({kRows, kCols}, in.data()));
+  ASSERT_EQ(w.stride, 64);
+  std::vector<float> out(kRows * kOut);
+  Int8Linear(in.data(), kRows, w, out.data());
+  for (int i = 0; i < kRows; ++i) {
+    for (int j = 0; j < kOut; ++j) {
+      int32_t dot = 0;
+      double exact = 0;
+      for (int c = 0; c < kCols; ++c) {
+        dot += int32_t{x.values[i * x.stride + c]} * w.values[j * w.stride + c];
+        exact += double{in[i * kCols + c]} * weight[j * kCols + c];
+      }
+      EXPECT_EQ(out[i * kOut + j], static_cast<float>(dot) * x.scales[i] * w.scales[j]);
+      EXPECT_NEAR(out[i * kOut + j], exact, 0.02) << i << " " << j;
+    }
+  }
+}
+
+TEST_F(BertModelTest, Int8KeepsItsSelfCheckOrFallsBack) {
+  const auto texts = RandomTexts({3, 30, 11, 32}, spec_.shape.vocab_size);
+  ASSERT_OK_AND_ASSIGN(auto fp32, Open());
+  ASSERT_OK_AND_ASSIGN(const std::vector<float> reference, fp32->Encode(texts));
+  EXPECT_FALSE(fp32->int8());
+
+  ASSERT_OK_AND_ASSIGN(auto int8, BertEncoder::Open(dir_.path(), {.int8 = true}));
+  EXPECT_GT(int8->int8_probe_cosine(), 0.9);
+  EXPECT_LT(int8->int8_probe_cosine(), 1.0);
+  EXPECT_EQ(int8->int8(), int8->int8_probe_cosine() >= 0.99);
+  ASSERT_OK_AND_ASSIGN(const std::vector<float> quantized, int8->Encode(texts));
+  const int dim = int8->dimension();
+  for (size_t t = 0; t < texts.size(); ++t) {
+    double dot = 0, norm = 0;
+    for (int i = 0; i < dim; ++i) {
+      dot += double{reference[t * dim + i]} * quantized[t * dim + i];
+      norm += double{quantized[t * dim + i]} * quantized[t * dim + i];
+    }
+    EXPECT_NEAR(norm, 1.0, 1e-5);
+    EXPECT_GT(dot, 0.97) << "text " << t;
+  }
+
+  // A check that cannot hold leaves the encoder in fp32, exactly.
+  ASSERT_OK_AND_ASSIGN(auto strict,
+                       BertEncoder::Open(dir_.path(), {.int8 = true, .int8_min_cosine = 1.1}));
+  EXPECT_FALSE(strict->int8());
+  EXPECT_THAT(strict->Encode(texts), strata::testing::IsOkAndHolds(reference));
 }
 
 }  // namespace

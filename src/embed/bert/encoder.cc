@@ -133,6 +133,18 @@ absl::StatusOr<std::unique_ptr<BertEncoder>> BertEncoder::Open(const std::filesy
   ASSIGN_OR_RETURN(std::unique_ptr<SafetensorsFile> file,
                    SafetensorsFile::Open((dir / "model.safetensors").string()));
   ASSIGN_OR_RETURN(BertWeights weights, LoadBertWeights(*file, config));
+  // Quantized from the weights as torch keeps them, before the portable backend's transpose.
+  std::vector<Int8Layer> int8_layers;
+  if (options.int8) {
+    for (const BertLayerWeights& l : weights.layers) {
+      int8_layers.push_back({.query = QuantizeRows(l.query_weight),
+                             .key = QuantizeRows(l.key_weight),
+                             .value = QuantizeRows(l.value_weight),
+                             .attention_output = QuantizeRows(l.attention_output_weight),
+                             .intermediate = QuantizeRows(l.intermediate_weight),
+                             .output = QuantizeRows(l.output_weight)});
+    }
+  }
   if (!BlasCompiledIn()) options.gemm = GemmBackend::kPortable;
   if (options.gemm == GemmBackend::kPortable) {
     // The portable kernel runs twice as fast over rows of B as over dot products with them.
@@ -144,8 +156,38 @@ absl::StatusOr<std::unique_ptr<BertEncoder>> BertEncoder::Open(const std::filesy
       }
     }
   }
-  return std::unique_ptr<BertEncoder>(
+  std::unique_ptr<BertEncoder> encoder(
       new BertEncoder(config, std::move(file), std::move(weights), options));
+  if (options.int8) encoder->TryInt8(std::move(int8_layers));
+  return encoder;
+}
+
+void BertEncoder::TryInt8(std::vector<Int8Layer> layers) {
+  // Probe texts of several lengths, ids spread over the vocabulary.
+  std::vector<std::vector<int32_t>> probe;
+  for (int length : {4, 12, 30, 64}) {
+    std::vector<int32_t>& ids = probe.emplace_back();
+    for (int i = 0; i < std::min(length, config_.max_seq_length); ++i) {
+      ids.push_back(static_cast<int32_t>((static_cast<int64_t>(i + 1) * 7919 + length * 104729) %
+                                         config_.vocab_size));
+    }
+  }
+  const std::vector<float> reference = *Encode(probe);
+  int8_layers_ = std::move(layers);
+  int8_ = true;
+  const std::vector<float> quantized = *Encode(probe);
+  const int dim = dimension();
+  double worst = 1.0;
+  for (size_t t = 0; t < probe.size(); ++t) {
+    double dot = 0;
+    for (int i = 0; i < dim; ++i) dot += double{reference[t * dim + i]} * quantized[t * dim + i];
+    worst = std::min(worst, dot);  // Both are unit vectors.
+  }
+  int8_probe_cosine_ = worst;
+  if (worst < options_.int8_min_cosine) {
+    int8_ = false;
+    int8_layers_.clear();
+  }
 }
 
 absl::StatusOr<std::vector<float>> BertEncoder::Encode(
@@ -203,16 +245,27 @@ absl::StatusOr<std::vector<float>> BertEncoder::Encode(
   // out[total x n] = in[total x width] * weight^T, weight [n x width] as torch keeps it, or
   // its transpose [width x n] for the portable kernel.
   const bool transposed = gemm == GemmBackend::kPortable;
-  auto linear = [&](const float* in, int width, const FloatTensor& weight, int n, float* result) {
+  auto linear = [&](const float* in, int width, const FloatTensor& weight, const Int8Matrix* q,
+                    int n, float* result) {
+    if (q != nullptr) {
+      Int8Linear(in, total, *q, result);
+      return;
+    }
     Gemm(gemm, /*transpose_b=*/!transposed, total, n, width, 1.0f, in, width, weight.data(),
          transposed ? n : width, 0.0f, result, n);
   };
   const float scale = 1.0f / std::sqrt(static_cast<float>(head_size));
 
-  for (const BertLayerWeights& layer : weights_.layers) {
-    linear(x.data(), hidden, layer.query_weight, hidden, q.data());
-    linear(x.data(), hidden, layer.key_weight, hidden, k.data());
-    linear(x.data(), hidden, layer.value_weight, hidden, v.data());
+  for (size_t l = 0; l < weights_.layers.size(); ++l) {
+    const BertLayerWeights& layer = weights_.layers[l];
+    const Int8Layer* quantized = int8_ ? &int8_layers_[l] : nullptr;
+    // The int8 form of a weight, or null to run it in fp32.
+    auto int8_of = [quantized](const Int8Matrix Int8Layer::*member) {
+      return quantized != nullptr ? &(quantized->*member) : nullptr;
+    };
+    linear(x.data(), hidden, layer.query_weight, int8_of(&Int8Layer::query), hidden, q.data());
+    linear(x.data(), hidden, layer.key_weight, int8_of(&Int8Layer::key), hidden, k.data());
+    linear(x.data(), hidden, layer.value_weight, int8_of(&Int8Layer::value), hidden, v.data());
     AddBias(q.data(), total, hidden, layer.query_bias.data());
     AddBias(k.data(), total, hidden, layer.key_bias.data());
     AddBias(v.data(), total, hidden, layer.value_bias.data());
@@ -228,14 +281,16 @@ absl::StatusOr<std::vector<float>> BertEncoder::Encode(
              span.length, v.data() + column, hidden, 0.0f, context.data() + column, hidden);
       }
     }
-    linear(context.data(), hidden, layer.attention_output_weight, hidden, sub.data());
+    linear(context.data(), hidden, layer.attention_output_weight,
+           int8_of(&Int8Layer::attention_output), hidden, sub.data());
     AddBiasResidual(sub.data(), total, hidden, layer.attention_output_bias.data(), x.data());
     LayerNorm(x.data(), total, hidden, layer.attention_norm_weight.data(),
               layer.attention_norm_bias.data(), config_.layer_norm_eps);
 
-    linear(x.data(), hidden, layer.intermediate_weight, inner, up.data());
+    linear(x.data(), hidden, layer.intermediate_weight, int8_of(&Int8Layer::intermediate), inner,
+           up.data());
     BiasGelu(up.data(), total, inner, layer.intermediate_bias.data());
-    linear(up.data(), inner, layer.output_weight, hidden, sub.data());
+    linear(up.data(), inner, layer.output_weight, int8_of(&Int8Layer::output), hidden, sub.data());
     AddBiasResidual(sub.data(), total, hidden, layer.output_bias.data(), x.data());
     LayerNorm(x.data(), total, hidden, layer.output_norm_weight.data(),
               layer.output_norm_bias.data(), config_.layer_norm_eps);

@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "embed/bert/config.h"
 #include "embed/bert/gemm.h"
+#include "embed/bert/int8.h"
 #include "embed/bert/safetensors.h"
 
 namespace strata::embed::bert {
@@ -21,6 +22,10 @@ struct EncoderOptions {
   // transposed copies of the Linear weights (its kernel is faster on them) instead of
   // reading them from the mapping.
   GemmBackend gemm = DefaultGemmBackend();
+  // Run the Linear layers in int8 (int8.h) if, on a fixed probe set, every vector keeps a
+  // cosine of at least int8_min_cosine with fp32's; else stay in fp32.
+  bool int8 = false;
+  double int8_min_cosine = 0.99;
 };
 
 // Thread safety: immutable after Open; Encode may run on several threads at once (each call
@@ -35,6 +40,10 @@ class BertEncoder {
 
   const BertConfig& config() const { return config_; }
   int dimension() const { return config_.hidden_size; }
+  // Whether the Linear layers run in int8 (asked for, and the self-check held).
+  bool int8() const { return int8_; }
+  // The lowest probe cosine between int8 and fp32 vectors; 1 when int8 was not asked for.
+  double int8_probe_cosine() const { return int8_probe_cosine_; }
 
   // texts.size() * dimension() floats: for each text (its token ids, special tokens
   // included, all of token type 0) the mean of its last hidden states or its first one (the
@@ -44,13 +53,22 @@ class BertEncoder {
   absl::StatusOr<std::vector<float>> Encode(std::span<const std::vector<int32_t>> texts) const;
 
  private:
+  struct Int8Layer {
+    Int8Matrix query, key, value, attention_output, intermediate, output;
+  };
+
   BertEncoder(BertConfig config, std::unique_ptr<SafetensorsFile> file, BertWeights weights,
               EncoderOptions options);
+  // Keeps the int8 `layers` if the probe set's vectors hold up against fp32's.
+  void TryInt8(std::vector<Int8Layer> layers);
 
   BertConfig config_;
   std::unique_ptr<SafetensorsFile> file_;  // Mapped for as long as weights_ view it.
   BertWeights weights_;
   EncoderOptions options_;
+  std::vector<Int8Layer> int8_layers_;  // Empty unless int8_.
+  bool int8_ = false;
+  double int8_probe_cosine_ = 1.0;
 };
 
 }  // namespace strata::embed::bert
