@@ -82,7 +82,7 @@ class StoreImpl final : public Store {
         versions_(db_.get()),
         fts_(db_.get()),
         dedup_index_(db_.get()),
-        finder_(db_.get(), dedup_threshold),
+        finder_(db_.get(), &dedup_index_, dedup_threshold),
         recaller_(db_.get(), vectors_.get()),
         supersessions_(db_.get()),
         signatures_complete_(signatures_complete) {}
@@ -223,7 +223,7 @@ class StoreImpl final : public Store {
     }
     if (!row->current_version_id) return false;
     ASSIGN_OR_RETURN(temporal::VersionRow current, versions_.LoadVersion(*row->current_version_id));
-    RETURN_IF_ERROR(dedup_index_.Remove(row->memory_id, SignatureKeys(current)));
+    RETURN_IF_ERROR(dedup_index_.Remove(row->memory_id));
     RETURN_IF_ERROR(versions_.Retract(*row, NextEventTime(*row), reason));
     RETURN_IF_ERROR(txn.Commit());
     return true;
@@ -243,10 +243,8 @@ class StoreImpl final : public Store {
     for (const temporal::VersionRow& v : rows) {
       RETURN_IF_ERROR(
           fts_.Remove(v.version_id, v.version.body_json, identity.key, identity.category));
-      if (row->current_version_id == v.version_id) {
-        RETURN_IF_ERROR(dedup_index_.Remove(row->memory_id, SignatureKeys(v)));
-      }
     }
+    RETURN_IF_ERROR(dedup_index_.Remove(row->memory_id));
     // Versions, retractions, aliases and vectors go with the identity (ON DELETE CASCADE).
     RETURN_IF_ERROR(versions_.DeleteIdentity(row->memory_id));
     RETURN_IF_ERROR(txn.Commit());
@@ -275,7 +273,7 @@ class StoreImpl final : public Store {
     }
     for (int64_t version_id : current) {
       ASSIGN_OR_RETURN(temporal::VersionRow v, versions_.LoadVersion(version_id));
-      RETURN_IF_ERROR(dedup_index_.Add(v.version.memory_id, SignatureKeys(v)));
+      RETURN_IF_ERROR(dedup_index_.Set(v.version.memory_id, SignatureKeys(v)));
     }
     RETURN_IF_ERROR(dedup_index_.SetStoredScheme(dedup::kScheme));
     RETURN_IF_ERROR(txn.Commit());
@@ -471,8 +469,7 @@ class StoreImpl final : public Store {
     }
     RETURN_IF_ERROR(versions_.AppendVersion(identity, row));
     RETURN_IF_ERROR(fts_.Add(row.version_id, body.text, v.identity.key, v.identity.category));
-    if (current) RETURN_IF_ERROR(dedup_index_.Remove(identity.memory_id, SignatureKeys(*current)));
-    RETURN_IF_ERROR(dedup_index_.Add(identity.memory_id, keys));
+    RETURN_IF_ERROR(dedup_index_.Set(identity.memory_id, keys));
     return WriteResult{
         .action = identity.version_count == 0 ? WriteAction::kCreated : WriteAction::kUpdated,
         .version = std::move(row.version),
@@ -483,13 +480,6 @@ class StoreImpl final : public Store {
   static std::vector<int64_t> SignatureKeys(const temporal::VersionRow& row) {
     return dedup::StoredVersionKeys(row);
   }
-  // The same, for a version whose body is already analyzed.
-  static std::vector<int64_t> SignatureKeys(const temporal::VersionRow& row,
-                                            const dedup::ContentUnits& units) {
-    const Identity& id = row.version.identity;
-    return dedup::BandKeys(units, row.body_hash, dedup::ScopeHash(id.category, id.workspace));
-  }
-
   static bool IsUnchanged(const WriteRequest& request, uint64_t hash,
                           const temporal::VersionRow& current) {
     const Version& c = current.version;
@@ -667,8 +657,7 @@ class StoreImpl final : public Store {
     RETURN_IF_ERROR(versions_.AppendVersion(c.predecessor, closing));
     RETURN_IF_ERROR(fts_.Add(closing.version_id, body->text, v.identity.key, v.identity.category));
     // Nothing new is merged into a memory that recall no longer returns.
-    RETURN_IF_ERROR(dedup_index_.Remove(
-        c.predecessor.memory_id, SignatureKeys(c.predecessor_current, dedup::Analyze(*body))));
+    RETURN_IF_ERROR(dedup_index_.Remove(c.predecessor.memory_id));
     return supersessions_.Insert({.predecessor_id = c.predecessor.memory_id,
                                   .successor_id = successor_id,
                                   .at_unix_ms = c.at_unix_ms,

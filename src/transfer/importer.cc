@@ -279,7 +279,7 @@ class Importer {
     // should have (then RefreshBands decides).
     if (created && !refresh.contains(memory_id) && !r.versions.back().superseded_at_unix_ms) {
       const text::ParsedBody& body = bodies_.back();
-      RETURN_IF_ERROR(dedup_.Add(
+      RETURN_IF_ERROR(dedup_.Set(
           memory_id, dedup::BandKeys(dedup::Analyze(body), body.normal_hash,
                                      dedup::ScopeHash(r.identity.category, r.identity.workspace))));
     }
@@ -322,10 +322,10 @@ class Importer {
                      supersessions_.Successors(memory_id));
     for (const temporal::SupersessionRow& s : successors) {
       if (s.at_unix_ms >= current.version.recorded_at_unix_ms) {
-        return dedup_.Remove(memory_id, keys);
+        return dedup_.Remove(memory_id);
       }
     }
-    return dedup_.Add(memory_id, keys);
+    return dedup_.Set(memory_id, keys);
   }
 
   temporal::VersionTable versions_;
