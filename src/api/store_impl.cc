@@ -25,7 +25,9 @@
 #include "temporal/version_table.h"
 #include "text/body_text.h"
 #include "text/fts_index.h"
+#include "transfer/batches.h"
 #include "transfer/exporter.h"
+#include "transfer/foreign.h"
 #include "transfer/importer.h"
 #include "util/clock.h"
 #include "util/status_macros.h"
@@ -385,6 +387,39 @@ class StoreImpl final : public Store {
     return summary;
   }
 
+  absl::StatusOr<ImportSummary> ImportForeign(const ForeignImport& what,
+                                              const ImportOptions& options) override {
+    ASSIGN_OR_RETURN(std::vector<transfer::ForeignRecord> records, transfer::ReadForeign(what));
+    size_t next = 0;
+    absl::StatusOr<ImportSummary> summary = transfer::WriteInBatches<WriteRequest>(
+        *db_, options, {.expected = static_cast<int64_t>(records.size())},
+        [&](int64_t max) {
+          std::vector<transfer::ForeignRecord> batch;
+          for (; next < records.size() && static_cast<int64_t>(batch.size()) < max; ++next) {
+            batch.push_back(std::move(records[next]));
+          }
+          return batch;
+        },
+        [&](const WriteRequest& request) -> absl::StatusOr<transfer::Outcome> {
+          RETURN_IF_ERROR(ValidateWrite(request));
+          ASSIGN_OR_RETURN(const text::ParsedBody body, text::ParseBody(request.body_json));
+          // InvalidArgument from here on means nothing of the record was written.
+          ASSIGN_OR_RETURN(const WriteResult result, WriteInTransaction(request, body));
+          switch (result.action) {
+            case WriteAction::kCreated:
+              return transfer::Outcome::kCreated;
+            case WriteAction::kUnchanged:
+              return transfer::Outcome::kUnchanged;
+            case WriteAction::kUpdated:
+            case WriteAction::kDeduped:  // Not asked for (dedup is off), so not expected.
+              break;
+          }
+          return transfer::Outcome::kUpdated;
+        });
+    if (vectors_) vectors_->Wake();
+    return summary;
+  }
+
   absl::Status Backup(const std::string& path, bool overwrite) override {
     return db_->BackupTo(path, overwrite);
   }
@@ -732,6 +767,45 @@ const char* WriteActionName(WriteAction action) {
       return "deduped";
   }
   return "unknown";
+}
+
+namespace {
+
+struct ImportFormatNames {
+  ImportFormat format;
+  const char* name;         // What --from takes.
+  const char* description;  // For people.
+};
+constexpr ImportFormatNames kImportFormats[] = {
+    {ImportFormat::kStrata, "strata", "a strata export"},
+    {ImportFormat::kServerMemory, "server-memory", "server-memory JSONL"},
+    {ImportFormat::kMarkdown, "markdown", "Markdown"},
+    {ImportFormat::kCsv, "csv", "CSV"},
+    {ImportFormat::kJsonl, "jsonl", "JSONL"},
+};
+
+const ImportFormatNames& NamesOf(ImportFormat format) {
+  for (const ImportFormatNames& names : kImportFormats) {
+    if (names.format == format) return names;
+  }
+  return kImportFormats[0];  // Unreachable: every enumerator is listed.
+}
+
+}  // namespace
+
+const char* ImportFormatName(ImportFormat format) { return NamesOf(format).name; }
+
+const char* ImportFormatDescription(ImportFormat format) { return NamesOf(format).description; }
+
+std::optional<ImportFormat> ImportFormatNamed(const std::string& name) {
+  for (const ImportFormatNames& names : kImportFormats) {
+    if (name == names.name) return names.format;
+  }
+  return std::nullopt;
+}
+
+absl::StatusOr<ImportFormat> DetectImportFormat(const std::string& path) {
+  return transfer::DetectFormat(path);
 }
 
 absl::Status RestoreBackup(const std::string& backup_path, const std::string& db_path) {
