@@ -402,6 +402,11 @@ class StoreImpl final : public Store {
         },
         [&](const WriteRequest& request) -> absl::StatusOr<transfer::Outcome> {
           RETURN_IF_ERROR(ValidateWrite(request));
+          if (request.body_json.size() > temporal::kMaxBodyBytes) {
+            return absl::InvalidArgumentError(absl::StrCat("body: at most ",
+                                                           temporal::kMaxBodyBytes, " bytes, got ",
+                                                           request.body_json.size()));
+          }
           ASSIGN_OR_RETURN(const text::ParsedBody body, text::ParseBody(request.body_json));
           // InvalidArgument from here on means nothing of the record was written.
           ASSIGN_OR_RETURN(const WriteResult result, WriteInTransaction(request, body));

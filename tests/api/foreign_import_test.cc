@@ -300,6 +300,15 @@ TEST_F(ForeignImportTest, JsonlRecordsKeepTheirBodiesAndTimes) {
   EXPECT_THAT(ana.tags, ElementsAre("team", "x"));
   EXPECT_EQ(Body("people", "bo"), "plain text");
 
+  // A body past the write path's bound is a bad record, like any other.
+  const std::string big =
+      Write("big.jsonl", absl::StrCat(R"({"category":"people","key":"big","body":")",
+                                      std::string(1 << 20, 'x'), "\"}\n"));
+  ASSERT_OK_AND_ASSIGN(const ImportSummary too_big, Import(ImportFormat::kJsonl, big));
+  EXPECT_EQ(too_big.failed, 1);
+  ASSERT_EQ(reported_.size(), 1u);
+  EXPECT_THAT(reported_[0].message, HasSubstr("body: at most 1048576 bytes"));
+
   ASSERT_OK_AND_ASSIGN(const ImportSummary again, Import(ImportFormat::kJsonl, path));
   EXPECT_EQ(again.unchanged, 2);
   EXPECT_EQ(again.created + again.updated, 0);
