@@ -385,6 +385,20 @@ TEST_F(ForeignImportTest, MarkdownFrontMatterErrorsNameFileAndLine) {
   EXPECT_EQ(Body("c", "chosen-key"), "ok\n");
 }
 
+TEST_F(ForeignImportTest, TheWorkspaceGoesOnEveryMemory) {
+  const std::string path = Write("memory.jsonl", kGraph);
+  ASSERT_OK_AND_ASSIGN(
+      const ImportSummary s,
+      store_->ImportForeign(
+          {.format = ImportFormat::kServerMemory, .path = path, .workspace = "project-x"}, {}));
+  EXPECT_EQ(s.created, 3);
+  EXPECT_THAT(store_->Get({.category = "person", .key = "Bob"}),
+              StatusIs(absl::StatusCode::kNotFound, _));
+  ASSERT_OK_AND_ASSIGN(const Version bob,
+                       store_->Get({.category = "person", .key = "Bob", .workspace = "project-x"}));
+  EXPECT_EQ(bob.identity.workspace, "project-x");
+}
+
 TEST_F(ForeignImportTest, AnInputPastTheBoundIsRefusedWhole) {
   const std::string path = Write("big.jsonl", "0123456789");
   int64_t budget = 9;

@@ -265,6 +265,33 @@ class Transfer(StrataTestCase):
         self.assertEqual(p.returncode, 2)
         self.assertIn("--from must be", p.stderr.decode())
 
+    def test_progress_line_only_on_a_terminal(self):
+        import pty
+        path = self.write("m.jsonl", "".join(
+            json.dumps({"category": "notes", "key": "k%d" % i, "body": "text %d" % i}) + "\n"
+            for i in range(3)))
+        master, slave = pty.openpty()
+        try:
+            p = subprocess.run([mcp_client.BINARY, "--db", self.db, "import", path],
+                               stdout=subprocess.PIPE, stderr=slave, timeout=RUN_TIMEOUT,
+                               cwd=self.tmp)
+        finally:
+            os.close(slave)
+        err = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO once the terminal's other side is closed and drained
+                break
+            if not chunk:
+                break
+            err += chunk
+        os.close(master)
+        self.assertEqual(p.returncode, 0)
+        err = err.decode()
+        self.assertIn("\rimported 3/3 (100%)", err)  # drawn in place on a terminal...
+        self.assertIn("\r\x1b[Kimport done: read 3, created 3", err)  # ...and erased
+
     def test_export_as_of(self):
         self.fill(self.db)
         lines = self.ok(self.db, "export").stdout.decode().splitlines()
