@@ -123,7 +123,6 @@ absl::StatusOr<json> Value(std::string_view s) {
       }
       return list;
     }
-    std::string_view item;
     if (items[0] == '"' || items[0] == '\'') {
       ASSIGN_OR_RETURN(json v, Scalar(items, rest));
       list.push_back(std::move(v));
@@ -184,7 +183,9 @@ absl::StatusOr<Note> SplitNote(std::string_view text, NoteError& error) {
       if (pending.empty())
         return fail("a \"- item\" line belongs under a \"key:\" line with no value");
       std::string_view after;
-      absl::StatusOr<json> item = Scalar(StripComment(Trim(trimmed.substr(1))), after);
+      std::string_view raw = Trim(trimmed.substr(1));
+      if (!raw.empty() && raw[0] != '"' && raw[0] != '\'') raw = StripComment(raw);
+      absl::StatusOr<json> item = Scalar(raw, after);
       if (item.ok() && !after.empty() && after[0] != '#') {
         item = absl::InvalidArgumentError("text after a quoted string");
       }

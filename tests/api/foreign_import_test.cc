@@ -321,7 +321,7 @@ TEST_F(ForeignImportTest, MarkdownFolderIsOneMemoryPerNote) {
         "type: fact\n"
         "tags:\n"
         "  - team\n"
-        "  - \"with space\"\n"
+        "  - \"with # space\"  # a comment\n"
         "valid_from: 2025-10-01\n"
         "---\n"
         "Ana is a staff engineer.\n");
@@ -341,7 +341,7 @@ TEST_F(ForeignImportTest, MarkdownFolderIsOneMemoryPerNote) {
   ASSERT_OK_AND_ASSIGN(const Version ana, store_->Get({.category = "people", .key = "people/ana"}));
   EXPECT_EQ(ana.body_json, R"("Ana is a staff engineer.\n")");
   EXPECT_EQ(ana.type, "fact");
-  EXPECT_THAT(ana.tags, ElementsAre("team", "with space"));
+  EXPECT_THAT(ana.tags, ElementsAre("team", "with # space"));
   EXPECT_EQ(ana.valid_from_unix_ms, 1759276800000);
   EXPECT_EQ(Body("notes", "ideas/plain"), "# A plain note\n\nNo front matter at all.\n");
   // Front matter strata does not read stays in the body.
