@@ -7,7 +7,6 @@
 
 #include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "nlohmann/json.hpp"
+#include "testing/bert_golden.h"
 #include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
 
@@ -29,8 +29,6 @@ using ::strata::testing::StatusIs;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Optional;
-
-const std::string kTestData = STRATA_TESTS_DIR "/embed/testdata/";
 
 void WriteFile(const std::string& path, std::string_view contents) {
   std::ofstream(path, std::ios::binary) << contents;
@@ -47,28 +45,6 @@ WordPieceTokenizer MakeOrDie(Vocab vocab, TokenizerOptions options = {}) {
       WordPieceTokenizer::Create(std::move(vocab), options);
   EXPECT_THAT(tokenizer, IsOk());
   return std::move(tokenizer).value();
-}
-
-// bert-base-uncased's vocab.txt as far as the golden texts can tell: the entries they may
-// match at their ids, every other line a placeholder no word can match ('[' splits off).
-std::string GoldenVocabText() {
-  std::ifstream in(kTestData + "bert_vocab_sparse.tsv");
-  EXPECT_TRUE(in) << "testdata/bert_vocab_sparse.tsv is missing";
-  std::string key;
-  int size = 0;
-  in >> key >> size;
-  EXPECT_EQ(key, "size");
-  std::vector<std::string> lines(size);
-  for (int id = 0; id < size; ++id) lines[id] = absl::StrCat("[strata-unused-", id, "]");
-  std::string line;
-  std::getline(in, line);
-  while (std::getline(in, line)) {
-    const size_t tab = line.find('\t');
-    const int id = std::stoi(line.substr(0, tab));
-    EXPECT_TRUE(id >= 0 && id < size) << line;
-    if (id >= 0 && id < size) lines[id] = line.substr(tab + 1);
-  }
-  return absl::StrJoin(lines, "\n") + "\n";
 }
 
 TokenizerOptions VariantOptions(const std::string& variant, int max_length) {
@@ -92,38 +68,33 @@ TokenizerOptions VariantOptions(const std::string& variant, int max_length) {
 TEST(BertTokenizer, GoldenIdsFromHuggingFace) {
   // Through a file, as a model directory would give it.
   testing::TempDir dir;
-  WriteFile(dir.File("vocab.txt"), GoldenVocabText());
+  const std::string vocab_text = testing::BertGoldenVocabText();
+  ASSERT_FALSE(vocab_text.empty()) << "testdata/bert_vocab_sparse.tsv is missing or bad";
+  WriteFile(dir.File("vocab.txt"), vocab_text);
   absl::StatusOr<Vocab> vocab = Vocab::Load(dir.File("vocab.txt"));
   ASSERT_THAT(vocab, IsOk());
   EXPECT_EQ(vocab->size(), 30522);
 
-  std::ifstream in(kTestData + "bert_tokenizer_golden.jsonl");
-  ASSERT_TRUE(in) << "testdata/bert_tokenizer_golden.jsonl is missing";
   std::map<std::pair<std::string, int>, WordPieceTokenizer> tokenizers;
   std::map<std::string, int> cases;  // By variant.
-  std::string line;
-  while (std::getline(in, line)) {
-    const nlohmann::json golden = nlohmann::json::parse(line);
-    const std::string text = golden["text"];
-    const std::string variant = golden["variant"];
-    const int max_length = golden["max_length"];
-    auto it = tokenizers.find({variant, max_length});
+  for (const testing::BertGoldenCase& golden : testing::ReadBertGoldenCases()) {
+    const std::pair key = {golden.variant, golden.max_length};
+    auto it = tokenizers.find(key);
     if (it == tokenizers.end()) {
       it = tokenizers
-               .emplace(std::pair{variant, max_length},
-                        MakeOrDie(*vocab, VariantOptions(variant, max_length)))
+               .emplace(key, MakeOrDie(*vocab, VariantOptions(golden.variant, golden.max_length)))
                .first;
     }
-    const std::vector<int32_t> expected = golden["ids"];
-    const std::vector<int32_t> ids = it->second.Encode(text);
-    if (ids != expected) {
+    const std::vector<int32_t> ids = it->second.Encode(golden.text);
+    if (ids != golden.ids) {
       std::vector<std::string> expected_tokens;
-      for (int32_t id : expected) expected_tokens.push_back(vocab->Token(id));
-      ADD_FAILURE() << variant << ", max_length " << max_length << ": " << golden["text"]
+      for (int32_t id : golden.ids) expected_tokens.push_back(vocab->Token(id));
+      ADD_FAILURE() << golden.variant << ", max_length " << golden.max_length << ": "
+                    << nlohmann::json(golden.text)
                     << "\n  expected: " << absl::StrJoin(expected_tokens, " ")
-                    << "\n  got:      " << absl::StrJoin(it->second.Tokens(text), " ");
+                    << "\n  got:      " << absl::StrJoin(it->second.Tokens(golden.text), " ");
     }
-    ++cases[variant];
+    ++cases[golden.variant];
   }
   EXPECT_GE(cases["uncased"], 500);
   EXPECT_GE(cases["cased"], 100);

@@ -143,11 +143,12 @@ std::vector<int32_t> WordPieceTokenizer::Encode(std::string_view text) const {
   const std::u32string decoded = DecodeUtf8(text);
   const std::u32string_view all(decoded);
   std::vector<int32_t> ids = {vocab_.cls_id()};
+  const size_t kept = KeptIds();
 
   // Special tokens are found in the text as written, before any normalization.
   size_t plain_start = 0;
   size_t i = 0;
-  while (i < all.size()) {
+  while (i < all.size() && ids.size() < kept) {
     std::optional<std::pair<size_t, int32_t>> special;  // Its length and id.
     if (all[i] == '[') {
       for (const auto& [token, id] : vocab_.special_tokens()) {
@@ -168,10 +169,9 @@ std::vector<int32_t> WordPieceTokenizer::Encode(std::string_view text) const {
     i += special->first;
     plain_start = i;
   }
-  EncodePlain(all.substr(plain_start), ids);
+  if (ids.size() < kept) EncodePlain(all.substr(plain_start), ids);
 
-  const auto limit = static_cast<size_t>(options_.max_length);
-  if (ids.size() + 1 > limit) ids.resize(limit - 1);
+  if (ids.size() > kept) ids.resize(kept);
   ids.push_back(vocab_.sep_id());
   return ids;
 }
@@ -188,7 +188,11 @@ void WordPieceTokenizer::EncodePlain(std::u32string_view text, std::vector<int32
       Normalize(text, {.lowercase = options_.lowercase,
                        .strip_accents = options_.strips_accents(),
                        .tokenize_chinese_chars = options_.tokenize_chinese_chars});
-  for (std::u32string_view word : PreTokenize(normalized)) EncodeWord(word, ids);
+  // Words past the truncation point would be cut anyway.
+  for (std::u32string_view word : PreTokenize(normalized)) {
+    if (ids.size() >= KeptIds()) return;
+    EncodeWord(word, ids);
+  }
 }
 
 void WordPieceTokenizer::EncodeWord(std::u32string_view word, std::vector<int32_t>& ids) const {

@@ -6,6 +6,7 @@
 // special tokens ([CLS], [SEP], ...) written in a text kept whole, then [CLS] ... [SEP] and
 // truncation. tests/embed/bert_tokenizer_test.cc holds golden ids from the real one.
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -99,7 +100,9 @@ class WordPieceTokenizer {
   WordPieceTokenizer(Vocab vocab, TokenizerOptions options)
       : vocab_(std::move(vocab)), options_(options) {}
 
-  // Appends the ids of one piece of text without special tokens.
+  // How many ids a text keeps before [SEP]: [CLS] and the first tokens.
+  size_t KeptIds() const { return static_cast<size_t>(options_.max_length) - 1; }
+  // Appends the ids of one piece of text without special tokens (none past KeptIds()).
   void EncodePlain(std::u32string_view text, std::vector<int32_t>& ids) const;
   // Appends the ids of one pre-token: its WordPiece pieces, or [UNK].
   void EncodeWord(std::u32string_view word, std::vector<int32_t>& ids) const;
