@@ -239,6 +239,39 @@ TEST(ReadTokenizerOptions, ReadsTokenizerAndSentenceConfigs) {
   EXPECT_EQ(options->max_length, 256);
 }
 
+TEST(ReadTokenizerOptions, LengthIsTheSmallerOfTokenizerAndPositionsWithoutSentenceConfig) {
+  testing::TempDir dir;
+  WriteFile(dir.File("config.json"), R"({"max_position_embeddings": 128})");
+  absl::StatusOr<TokenizerOptions> options = ReadTokenizerOptions(dir.path());
+  ASSERT_THAT(options, IsOk());
+  EXPECT_EQ(options->max_length, 128);
+
+  WriteFile(dir.File("tokenizer_config.json"), R"({"model_max_length": 64})");
+  options = ReadTokenizerOptions(dir.path());
+  ASSERT_THAT(options, IsOk());
+  EXPECT_EQ(options->max_length, 64);
+
+  WriteFile(dir.File("sentence_bert_config.json"), R"({"max_seq_length": 256})");
+  options = ReadTokenizerOptions(dir.path());
+  ASSERT_THAT(options, IsOk());
+  EXPECT_EQ(options->max_length, 256);
+}
+
+TEST(WordPieceTokenizer, LoadsAModelDirectory) {
+  testing::TempDir dir;
+  WriteFile(dir.File("vocab.txt"), kSmallVocab);
+  WriteFile(dir.File("tokenizer_config.json"), R"({"do_lower_case": false})");
+  WriteFile(dir.File("sentence_bert_config.json"), R"({"max_seq_length": 4})");
+  absl::StatusOr<WordPieceTokenizer> tokenizer = WordPieceTokenizer::Load(dir.path());
+  ASSERT_THAT(tokenizer, IsOk());
+  EXPECT_THAT(tokenizer->Tokens("hello Hello world"),
+              ElementsAre("[CLS]", "hello", "[UNK]", "[SEP]"));
+
+  testing::TempDir empty;
+  EXPECT_THAT(WordPieceTokenizer::Load(empty.path()),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("vocab.txt")));
+}
+
 TEST(ReadTokenizerOptions, BadFilesAreErrorsNamingThem) {
   testing::TempDir dir;
   WriteFile(dir.File("tokenizer_config.json"), "{not json");

@@ -108,26 +108,51 @@ absl::StatusOr<TokenizerOptions> ReadTokenizerOptions(const std::filesystem::pat
     }
     options.strip_accents = tokenizer["strip_accents"].get<bool>();
   }
-  // Hugging Face writes 1e30 for "no limit": only a limit a model could have counts.
-  if (tokenizer.contains("model_max_length")) {
-    const nlohmann::json& limit = tokenizer["model_max_length"];
-    if (!limit.is_number()) return wrong_type(tokenizer_config, "model_max_length");
-    if (limit.get<double>() >= 2 && limit.get<double>() <= 1e6) {
-      options.max_length = limit.get<int>();
+  // The length limit as sentence-transformers sets it: the sentence config's max_seq_length,
+  // else the smaller of the tokenizer's model_max_length (where 1e30 means none) and the
+  // model's max_position_embeddings.
+  std::optional<int64_t> limit;
+  const auto at_most = [&limit](int64_t value) {
+    if (!limit || value < *limit) limit = value;
+  };
+  const auto read_limit = [&wrong_type](const nlohmann::json& json,
+                                        const std::filesystem::path& path,
+                                        const char* key) -> absl::StatusOr<std::optional<int64_t>> {
+    if (!json.contains(key)) return std::nullopt;
+    if (!json[key].is_number()) return wrong_type(path, key);
+    const double value = json[key].get<double>();
+    if (value > 1e6) return std::nullopt;
+    if (value < 2) {
+      return absl::DataLossError(
+          absl::StrCat(path.string(), ": \"", key, "\" must be at least 2, got ", value));
     }
-  }
+    return static_cast<int64_t>(value);
+  };
+  ASSIGN_OR_RETURN(const std::optional<int64_t> model_max_length,
+                   read_limit(tokenizer, tokenizer_config, "model_max_length"));
+  if (model_max_length) at_most(*model_max_length);
+
+  const std::filesystem::path model_config = model_dir / "config.json";
+  ASSIGN_OR_RETURN(const nlohmann::json model, read(model_config));
+  ASSIGN_OR_RETURN(const std::optional<int64_t> positions,
+                   read_limit(model, model_config, "max_position_embeddings"));
+  if (positions) at_most(*positions);
 
   const std::filesystem::path sentence_config = model_dir / "sentence_bert_config.json";
   ASSIGN_OR_RETURN(const nlohmann::json sentence, read(sentence_config));
-  if (sentence.contains("max_seq_length")) {
-    const nlohmann::json& limit = sentence["max_seq_length"];
-    if (!limit.is_number_integer() || limit.get<int64_t>() < 2 ||
-        limit.get<int64_t>() > 1'000'000) {
-      return wrong_type(sentence_config, "max_seq_length");
-    }
-    options.max_length = limit.get<int>();
-  }
+  ASSIGN_OR_RETURN(const std::optional<int64_t> max_seq_length,
+                   read_limit(sentence, sentence_config, "max_seq_length"));
+  if (max_seq_length) limit = *max_seq_length;
+
+  if (limit) options.max_length = static_cast<int>(*limit);
   return options;
+}
+
+absl::StatusOr<WordPieceTokenizer> WordPieceTokenizer::Load(
+    const std::filesystem::path& model_dir) {
+  ASSIGN_OR_RETURN(Vocab vocab, Vocab::Load(model_dir / "vocab.txt"));
+  ASSIGN_OR_RETURN(const TokenizerOptions options, ReadTokenizerOptions(model_dir));
+  return Create(std::move(vocab), options);
 }
 
 absl::StatusOr<WordPieceTokenizer> WordPieceTokenizer::Create(Vocab vocab,

@@ -74,10 +74,12 @@ struct TokenizerOptions {
   bool strips_accents() const { return strip_accents.value_or(lowercase); }
 };
 
-// Reads the options from a model directory: tokenizer_config.json (do_lower_case,
-// strip_accents, tokenize_chinese_chars, model_max_length) and sentence_bert_config.json
-// (max_seq_length, which wins), each optional; what neither says keeps its default.
-// Errors: DataLoss naming a file that is not JSON or a key of the wrong type.
+// Reads the options from a model directory, as sentence-transformers would:
+// tokenizer_config.json (do_lower_case, strip_accents, tokenize_chinese_chars), and for
+// max_length sentence_bert_config.json's max_seq_length, else the smaller of
+// tokenizer_config.json's model_max_length and config.json's max_position_embeddings. Each
+// file is optional; what none says keeps its default. Errors: DataLoss naming a file that is
+// not a JSON object or a key of the wrong type (or a length below 2).
 absl::StatusOr<TokenizerOptions> ReadTokenizerOptions(const std::filesystem::path& model_dir);
 
 // Thread safety: immutable; Encode and Tokens may be called from several threads at once.
@@ -85,6 +87,9 @@ class WordPieceTokenizer {
  public:
   // Errors: InvalidArgument if options.max_length < 2.
   static absl::StatusOr<WordPieceTokenizer> Create(Vocab vocab, TokenizerOptions options);
+  // model_dir's vocab.txt, tokenized as its JSON files say (ReadTokenizerOptions). Errors:
+  // those of Vocab::Load and ReadTokenizerOptions.
+  static absl::StatusOr<WordPieceTokenizer> Load(const std::filesystem::path& model_dir);
 
   // The ids of [CLS], the text's tokens and [SEP], at most options().max_length of them. Text
   // that is not valid UTF-8 is read as if each bad byte were U+FFFD, which cleaning drops, so
