@@ -9,7 +9,10 @@ competes), then times `strata export --out FILE` of that store, `strata import F
 fresh store, and `strata import FILE` again into the same store (every memory unchanged). Each
 is wall clock of the whole command (opening the store included). The answer is checked: the
 import reports N created then N unchanged, and the second store's export is byte-identical
-to the first. Python standard library only; a JSON summary goes to stdout, progress to stderr.
+to the first. Then the official server-memory format: a graph of N entities (two
+observations each) and N relations, relations first, imported into a fresh store (N created)
+and again (N unchanged). Python standard library only; a JSON summary goes to stdout, progress
+to stderr.
 """
 import argparse
 import json
@@ -46,6 +49,19 @@ def load(binary, db, n, batch=1000):
     session.proc.wait()
 
 
+def write_graph(path, n):
+    """server-memory JSONL: relations before the entities they name, as the importer allows."""
+    with open(path, "w", encoding="utf-8") as f:
+        for i in range(n):
+            f.write(json.dumps({"type": "relation", "from": f"entity-{i}",
+                                "to": f"entity-{(i * 7919 + 1) % n}",
+                                "relationType": "knows"}) + "\n")
+        for i in range(n):
+            text = corpus.body(i)
+            f.write(json.dumps({"type": "entity", "name": f"entity-{i}", "entityType": "person",
+                                "observations": [text["text"], text["detail"]]}) + "\n")
+
+
 def timed(argv):
     start = time.perf_counter()
     p = subprocess.run(argv, capture_output=True)
@@ -53,6 +69,15 @@ def timed(argv):
     if p.returncode != 0:
         raise RuntimeError(f"{' '.join(argv)}: exit {p.returncode}: {p.stderr.decode()[-2000:]}")
     return seconds, p.stderr.decode()
+
+
+def timed_import(binary, db, path, expected, what, n, unit):
+    """Seconds `strata import PATH` took; its summary must say `expected`."""
+    seconds, summary = timed([binary, "--db", db, "import", path])
+    if expected not in summary:
+        raise RuntimeError(f"{what}: the summary does not say {expected!r}: {summary[-500:]}")
+    log(f"{what}: {seconds:.2f} s, {n / seconds:,.0f} {unit}/s")
+    return seconds
 
 
 def main():
@@ -77,19 +102,23 @@ def main():
     export_s, _ = timed([args.binary, "--db", source, "export", "--out", export])
     log(f"export: {export_s:.2f} s, {n / export_s:,.0f} memories/s, "
         f"{os.path.getsize(export) / 1e6:.1f} MB")
-    import_s, summary = timed([args.binary, "--db", target, "import", export])
-    if f"created {n}," not in summary:
-        raise RuntimeError(f"import did not create {n}: {summary[-500:]}")
-    log(f"import into an empty store: {import_s:.2f} s, {n / import_s:,.0f} memories/s")
-    reimport_s, summary = timed([args.binary, "--db", target, "import", export])
-    if f"unchanged {n}," not in summary:
-        raise RuntimeError(f"re-import did not find {n} unchanged: {summary[-500:]}")
-    log(f"re-import (all unchanged): {reimport_s:.2f} s, {n / reimport_s:,.0f} memories/s")
+    import_s = timed_import(args.binary, target, export, f"created {n},",
+                            "import into an empty store", n, "memories")
+    reimport_s = timed_import(args.binary, target, export, f"unchanged {n},",
+                              "re-import (all unchanged)", n, "memories")
     timed([args.binary, "--db", target, "export", "--out", again])
     with open(export, "rb") as a, open(again, "rb") as b:
         if a.read() != b.read():
             raise RuntimeError("the imported store's export differs from the original")
     log("round trip: byte-identical")
+
+    graph = os.path.join(workdir, "memory.jsonl")
+    graph_db = os.path.join(workdir, "graph.db")
+    write_graph(graph, n)
+    graph_s = timed_import(args.binary, graph_db, graph, f"created {n},",
+                           "server-memory import", n, "entities")
+    graph_again_s = timed_import(args.binary, graph_db, graph, f"unchanged {n},",
+                                 "server-memory re-import (all unchanged)", n, "entities")
     json.dump({"memories": n,
                "export_bytes": os.path.getsize(export),
                "export": {"seconds": round(export_s, 2), "memories_per_s": round(n / export_s)},
@@ -97,7 +126,12 @@ def main():
                                 "memories_per_s": round(n / import_s)},
                "reimport_unchanged": {"seconds": round(reimport_s, 2),
                                       "memories_per_s": round(n / reimport_s)},
-               "round_trip_identical": True}, sys.stdout, indent=2)
+               "round_trip_identical": True,
+               "server_memory_import": {"seconds": round(graph_s, 2),
+                                        "entities_per_s": round(n / graph_s)},
+               "server_memory_reimport_unchanged": {
+                   "seconds": round(graph_again_s, 2),
+                   "entities_per_s": round(n / graph_again_s)}}, sys.stdout, indent=2)
     print()
 
 

@@ -234,6 +234,11 @@ struct EmbedResult {
 struct ExportOptions {
   std::optional<std::string> workspace;
   std::optional<std::string> category;
+  // The store as it was believed then (transaction time): only what was recorded at or
+  // before it, each memory's last such version still believed unless forgotten by then.
+  std::optional<int64_t> as_of_unix_ms;
+  // Called now and then with (memories written, memories in scope).
+  std::function<void(int64_t done, int64_t total)> progress;
 };
 
 struct ExportSummary {
@@ -242,24 +247,61 @@ struct ExportSummary {
 };
 
 struct ImportSummary {
-  int64_t read = 0;       // Memory lines read (the header and blank lines not counted).
+  int64_t read = 0;       // Records read (memory lines; the header and blank lines not counted).
   int64_t created = 0;    // Memories that were not in the store.
-  int64_t unchanged = 0;  // Memories already there with the same history.
-  int64_t updated = 0;    // Same history; aliases or supersession links added.
-  int64_t failed = 0;     // Bad lines: reported, not written.
-  bool stopped = false;   // stop_on_error stopped at a bad line; later lines were not read.
+  int64_t unchanged = 0;  // Memories already there with the same history (or, for a foreign
+                          // format, the same current version).
+  int64_t updated = 0;    // A strata export: same history, aliases or links added. A foreign
+                          // format: a new version of a memory already there.
+  int64_t failed = 0;     // Bad records: reported, not written.
+  bool stopped = false;   // stop_on_error stopped at a bad record; later ones were not written.
+  int64_t expected = 0;   // Records the input holds, when it says (0: unknown).
 };
 
-// How Store::Import treats a bad line (README, "Export and import").
+// Where a bad record was read: its file ("" for the one input of Store::Import) and the
+// 1-based line it starts on.
+struct SourceLine {
+  std::string file;
+  int64_t line = 0;
+};
+
+// How Store::Import and Store::ImportForeign treat a bad record (README, "Export and import").
 struct ImportOptions {
-  // True: stop at the first bad line, writing nothing of its batch. False: skip it.
+  // True: stop at the first bad record, writing nothing of its batch. False: skip it.
   bool stop_on_error = true;
-  // Lines per transaction.
+  // Records per transaction.
   int64_t batch_lines = 1000;
-  // Called for each bad line with its number (1-based, the header is line 1) and why.
-  std::function<void(int64_t line, const absl::Status& error)> on_error;
+  // Called for each bad record with where it is (a strata export's header is line 1) and why.
+  std::function<void(const SourceLine& at, const absl::Status& error)> on_error;
   // Called after each committed batch with the summary so far.
   std::function<void(const ImportSummary&)> progress;
+};
+
+// The formats `strata import` reads (README, "Export and import").
+enum class ImportFormat {
+  kStrata,        // A strata export (JSONL, lossless).
+  kServerMemory,  // @modelcontextprotocol/server-memory's knowledge graph (JSONL).
+  kMarkdown,      // A Markdown file or folder, YAML front matter optional (a vault).
+  kCsv,           // category,key,body[,valid_from,valid_to,tags,type] with a header row.
+  kJsonl,         // One object a line with the CSV's field names.
+};
+// "strata", "server-memory", "markdown", "csv", "jsonl": the names --from takes.
+const char* ImportFormatName(ImportFormat format);
+// "a strata export", "server-memory JSONL", ...: for people.
+const char* ImportFormatDescription(ImportFormat format);
+// The format named `name`, or nullopt.
+std::optional<ImportFormat> ImportFormatNamed(const std::string& name);
+// The format of the file or directory at `path`, from its name and first line. Errors:
+// InvalidArgument (cannot tell, listing the formats), NotFound.
+absl::StatusOr<ImportFormat> DetectImportFormat(const std::string& path);
+
+// What Store::ImportForeign reads, and the defaults it fills in.
+struct ForeignImport {
+  ImportFormat format = ImportFormat::kJsonl;  // Not kStrata (that is Store::Import).
+  std::string path;                            // A file; for kMarkdown, a file or a folder.
+  std::string workspace;                       // Of every memory imported.
+  // The category of a record that names none (a note without `category` front matter).
+  std::optional<std::string> default_category;
 };
 
 // Reads by an alias identity (a new key merged into an existing memory by dedup) find the
@@ -331,6 +373,13 @@ class Store {
   // unchanged; with a different one, its line fails (nothing of either side is lost).
   // Errors (the whole import): InvalidArgument for a missing or unknown header, Unavailable.
   virtual absl::StatusOr<ImportSummary> Import(std::istream& in, const ImportOptions& options) = 0;
+  // Remembers the memories of another system's file (at most 1 GiB, read whole first): each
+  // record through the write path's checks, never merged by dedup into another memory. A
+  // record equal to its memory's current version is unchanged, a different one a new
+  // version. Errors (the whole import): InvalidArgument (kStrata, unreadable layout, too
+  // large), NotFound, Unavailable.
+  virtual absl::StatusOr<ImportSummary> ImportForeign(const ForeignImport& what,
+                                                      const ImportOptions& options) = 0;
   // Copies the whole database, consistently, to a new file at `path` while writes go on.
   // Errors: AlreadyExists when `path` exists and !overwrite; Unavailable.
   virtual absl::Status Backup(const std::string& path, bool overwrite) = 0;

@@ -25,7 +25,9 @@
 #include "temporal/version_table.h"
 #include "text/body_text.h"
 #include "text/fts_index.h"
+#include "transfer/batches.h"
 #include "transfer/exporter.h"
+#include "transfer/foreign.h"
 #include "transfer/importer.h"
 #include "util/clock.h"
 #include "util/status_macros.h"
@@ -82,7 +84,7 @@ class StoreImpl final : public Store {
         versions_(db_.get()),
         fts_(db_.get()),
         dedup_index_(db_.get()),
-        finder_(db_.get(), dedup_threshold),
+        finder_(db_.get(), &dedup_index_, dedup_threshold),
         recaller_(db_.get(), vectors_.get()),
         supersessions_(db_.get()),
         signatures_complete_(signatures_complete) {}
@@ -223,7 +225,7 @@ class StoreImpl final : public Store {
     }
     if (!row->current_version_id) return false;
     ASSIGN_OR_RETURN(temporal::VersionRow current, versions_.LoadVersion(*row->current_version_id));
-    RETURN_IF_ERROR(dedup_index_.Remove(row->memory_id, SignatureKeys(current)));
+    RETURN_IF_ERROR(dedup_index_.Remove(row->memory_id));
     RETURN_IF_ERROR(versions_.Retract(*row, NextEventTime(*row), reason));
     RETURN_IF_ERROR(txn.Commit());
     return true;
@@ -243,10 +245,8 @@ class StoreImpl final : public Store {
     for (const temporal::VersionRow& v : rows) {
       RETURN_IF_ERROR(
           fts_.Remove(v.version_id, v.version.body_json, identity.key, identity.category));
-      if (row->current_version_id == v.version_id) {
-        RETURN_IF_ERROR(dedup_index_.Remove(row->memory_id, SignatureKeys(v)));
-      }
     }
+    RETURN_IF_ERROR(dedup_index_.Remove(row->memory_id));
     // Versions, retractions, aliases and vectors go with the identity (ON DELETE CASCADE).
     RETURN_IF_ERROR(versions_.DeleteIdentity(row->memory_id));
     RETURN_IF_ERROR(txn.Commit());
@@ -275,7 +275,7 @@ class StoreImpl final : public Store {
     }
     for (int64_t version_id : current) {
       ASSIGN_OR_RETURN(temporal::VersionRow v, versions_.LoadVersion(version_id));
-      RETURN_IF_ERROR(dedup_index_.Add(v.version.memory_id, SignatureKeys(v)));
+      RETURN_IF_ERROR(dedup_index_.Set(v.version.memory_id, SignatureKeys(v)));
     }
     RETURN_IF_ERROR(dedup_index_.SetStoredScheme(dedup::kScheme));
     RETURN_IF_ERROR(txn.Commit());
@@ -387,6 +387,44 @@ class StoreImpl final : public Store {
     return summary;
   }
 
+  absl::StatusOr<ImportSummary> ImportForeign(const ForeignImport& what,
+                                              const ImportOptions& options) override {
+    ASSIGN_OR_RETURN(std::vector<transfer::ForeignRecord> records, transfer::ReadForeign(what));
+    size_t next = 0;
+    absl::StatusOr<ImportSummary> summary = transfer::WriteInBatches<WriteRequest>(
+        *db_, options, {.expected = static_cast<int64_t>(records.size())},
+        [&](int64_t max) {
+          std::vector<transfer::ForeignRecord> batch;
+          for (; next < records.size() && static_cast<int64_t>(batch.size()) < max; ++next) {
+            batch.push_back(std::move(records[next]));
+          }
+          return batch;
+        },
+        [&](const WriteRequest& request) -> absl::StatusOr<transfer::Outcome> {
+          RETURN_IF_ERROR(ValidateWrite(request));
+          if (request.body_json.size() > temporal::kMaxBodyBytes) {
+            return absl::InvalidArgumentError(absl::StrCat("body: at most ",
+                                                           temporal::kMaxBodyBytes, " bytes, got ",
+                                                           request.body_json.size()));
+          }
+          ASSIGN_OR_RETURN(const text::ParsedBody body, text::ParseBody(request.body_json));
+          // InvalidArgument from here on means nothing of the record was written.
+          ASSIGN_OR_RETURN(const WriteResult result, WriteInTransaction(request, body));
+          switch (result.action) {
+            case WriteAction::kCreated:
+              return transfer::Outcome::kCreated;
+            case WriteAction::kUnchanged:
+              return transfer::Outcome::kUnchanged;
+            case WriteAction::kUpdated:
+            case WriteAction::kDeduped:  // Not asked for (dedup is off), so not expected.
+              break;
+          }
+          return transfer::Outcome::kUpdated;
+        });
+    if (vectors_) vectors_->Wake();
+    return summary;
+  }
+
   absl::Status Backup(const std::string& path, bool overwrite) override {
     return db_->BackupTo(path, overwrite);
   }
@@ -471,8 +509,7 @@ class StoreImpl final : public Store {
     }
     RETURN_IF_ERROR(versions_.AppendVersion(identity, row));
     RETURN_IF_ERROR(fts_.Add(row.version_id, body.text, v.identity.key, v.identity.category));
-    if (current) RETURN_IF_ERROR(dedup_index_.Remove(identity.memory_id, SignatureKeys(*current)));
-    RETURN_IF_ERROR(dedup_index_.Add(identity.memory_id, keys));
+    RETURN_IF_ERROR(dedup_index_.Set(identity.memory_id, keys));
     return WriteResult{
         .action = identity.version_count == 0 ? WriteAction::kCreated : WriteAction::kUpdated,
         .version = std::move(row.version),
@@ -483,13 +520,6 @@ class StoreImpl final : public Store {
   static std::vector<int64_t> SignatureKeys(const temporal::VersionRow& row) {
     return dedup::StoredVersionKeys(row);
   }
-  // The same, for a version whose body is already analyzed.
-  static std::vector<int64_t> SignatureKeys(const temporal::VersionRow& row,
-                                            const dedup::ContentUnits& units) {
-    const Identity& id = row.version.identity;
-    return dedup::BandKeys(units, row.body_hash, dedup::ScopeHash(id.category, id.workspace));
-  }
-
   static bool IsUnchanged(const WriteRequest& request, uint64_t hash,
                           const temporal::VersionRow& current) {
     const Version& c = current.version;
@@ -667,8 +697,7 @@ class StoreImpl final : public Store {
     RETURN_IF_ERROR(versions_.AppendVersion(c.predecessor, closing));
     RETURN_IF_ERROR(fts_.Add(closing.version_id, body->text, v.identity.key, v.identity.category));
     // Nothing new is merged into a memory that recall no longer returns.
-    RETURN_IF_ERROR(dedup_index_.Remove(
-        c.predecessor.memory_id, SignatureKeys(c.predecessor_current, dedup::Analyze(*body))));
+    RETURN_IF_ERROR(dedup_index_.Remove(c.predecessor.memory_id));
     return supersessions_.Insert({.predecessor_id = c.predecessor.memory_id,
                                   .successor_id = successor_id,
                                   .at_unix_ms = c.at_unix_ms,
@@ -743,6 +772,45 @@ const char* WriteActionName(WriteAction action) {
       return "deduped";
   }
   return "unknown";
+}
+
+namespace {
+
+struct ImportFormatNames {
+  ImportFormat format;
+  const char* name;         // What --from takes.
+  const char* description;  // For people.
+};
+constexpr ImportFormatNames kImportFormats[] = {
+    {ImportFormat::kStrata, "strata", "a strata export"},
+    {ImportFormat::kServerMemory, "server-memory", "server-memory JSONL"},
+    {ImportFormat::kMarkdown, "markdown", "Markdown"},
+    {ImportFormat::kCsv, "csv", "CSV"},
+    {ImportFormat::kJsonl, "jsonl", "JSONL"},
+};
+
+const ImportFormatNames& NamesOf(ImportFormat format) {
+  for (const ImportFormatNames& names : kImportFormats) {
+    if (names.format == format) return names;
+  }
+  return kImportFormats[0];  // Unreachable: every enumerator is listed.
+}
+
+}  // namespace
+
+const char* ImportFormatName(ImportFormat format) { return NamesOf(format).name; }
+
+const char* ImportFormatDescription(ImportFormat format) { return NamesOf(format).description; }
+
+std::optional<ImportFormat> ImportFormatNamed(const std::string& name) {
+  for (const ImportFormatNames& names : kImportFormats) {
+    if (name == names.name) return names.format;
+  }
+  return std::nullopt;
+}
+
+absl::StatusOr<ImportFormat> DetectImportFormat(const std::string& path) {
+  return transfer::DetectFormat(path);
 }
 
 absl::Status RestoreBackup(const std::string& backup_path, const std::string& db_path) {

@@ -1,11 +1,15 @@
 #include "dedup/content.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "absl/container/node_hash_map.h"
+#include "absl/strings/str_cat.h"
 #include "text/analyzer.h"
 #include "util/hash.h"
+#include "util/sv.h"
 
 namespace strata::dedup {
 namespace {
@@ -82,6 +86,33 @@ std::string_view ExpandContractedNegations(std::string_view text, std::string& o
   return out;
 }
 
+// What Analyze makes of a word (after "cannot" -> "not"). Texts repeat their words, and the
+// analysis (two set lookups, a Snowball stem, a hash) cost ten times a cached lookup: a
+// thread keeps the facts of the words it met, and forgets them all at once when there are
+// many, which bounds the memory.
+struct WordFacts {
+  bool filler = false;
+  std::optional<uint64_t> negation;  // Its unit, when the word is a negation.
+  uint64_t term = 0;                 // The unit of its stem.
+  std::string stem;
+};
+
+const WordFacts& Facts(const std::string& word) {
+  constexpr size_t kMaxCachedWords = 1 << 16;
+  // Node-based: Analyze holds pointers to entries while it adds others.
+  thread_local absl::node_hash_map<std::string, WordFacts> cache;
+  if (auto it = cache.find(word); it != cache.end()) return it->second;
+  WordFacts facts;
+  facts.filler = text::IsFillerWord(word);
+  if (!facts.filler) {
+    if (text::IsNegation(word)) facts.negation = UnitHash('w', word);
+    facts.stem = text::Stem(word);
+    facts.term = UnitHash('w', facts.stem);
+  }
+  if (cache.size() >= kMaxCachedWords) cache.clear();
+  return cache.emplace(word, std::move(facts)).first->second;
+}
+
 void SortUnique(std::vector<uint64_t>& v) {
   std::sort(v.begin(), v.end());
   v.erase(std::unique(v.begin(), v.end()), v.end());
@@ -95,14 +126,19 @@ ContentUnits Analyze(const text::ParsedBody& body) {
   std::vector<uint64_t> members;
   for (const text::BodyValue& v : body.values) {
     if (!v.member.empty()) members.push_back(UnitHash('k', v.member));
-    std::vector<std::string> terms;
+    // The value's content terms: their units, and their stems while a member's value may
+    // still be short enough to be a unit of its own.
+    std::vector<uint64_t> term_units;
+    std::vector<std::string_view> stems;
     if (v.is_string) {
       std::string expanded;
       for (std::string& word : text::Words(ExpandContractedNegations(v.value, expanded))) {
         if (word == "cannot") word = "not";
-        if (text::IsFillerWord(word)) continue;
-        if (text::IsNegation(word)) out.negations.push_back(UnitHash('w', word));
-        terms.push_back(text::Stem(word));
+        const WordFacts& facts = Facts(word);
+        if (facts.filler) continue;
+        if (facts.negation) out.negations.push_back(*facts.negation);
+        term_units.push_back(facts.term);
+        if (!v.member.empty() && stems.size() <= kMaxValueTerms) stems.push_back(facts.stem);
       }
       size_t start = 0;
       while (start < v.value.size()) {
@@ -116,22 +152,23 @@ ContentUnits Analyze(const text::ParsedBody& body) {
         start = end + 1;
       }
     } else {
-      terms.push_back(v.value);  // A number or boolean, as JSON writes it.
+      // A number or boolean, as JSON writes it.
+      term_units.push_back(UnitHash('w', v.value));
+      stems.push_back(v.value);
     }
-    const bool member_value = !v.member.empty() && terms.size() <= kMaxValueTerms;
-    const bool label = !v.member.empty() && terms.size() <= kMaxLabelTerms;
-    for (const std::string& term : terms) {
-      const uint64_t h = UnitHash('w', term);
+    const bool member_value = !v.member.empty() && term_units.size() <= kMaxValueTerms;
+    const bool label = !v.member.empty() && term_units.size() <= kMaxLabelTerms;
+    for (const uint64_t h : term_units) {
       values.push_back(h);
       out.terms.push_back(h);
       if (!label) out.band_units.push_back(h);
     }
     if (member_value) {
-      std::vector<std::string> sorted = terms;
+      std::vector<std::string_view> sorted = stems;
       std::sort(sorted.begin(), sorted.end());
       sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
       std::string value = v.member + "=";
-      for (const std::string& term : sorted) value += term + " ";
+      for (const std::string_view term : sorted) absl::StrAppend(&value, ToAbsl(term), " ");
       members.push_back(UnitHash('v', value));
       if (label) out.band_units.push_back(members.back());
     }

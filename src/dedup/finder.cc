@@ -12,7 +12,7 @@ absl::StatusOr<Resemblance> DuplicateFinder::Find(const Identity& identity,
                                                   const text::ParsedBody& body,
                                                   const ContentUnits& units,
                                                   const std::vector<int64_t>& keys) {
-  ASSIGN_OR_RETURN(std::vector<int64_t> candidates, index_.Candidates(keys, kMaxCandidates));
+  ASSIGN_OR_RETURN(std::vector<int64_t> candidates, index_->Candidates(keys, kMaxCandidates));
   ++checks_;
   candidates_verified_ += static_cast<int64_t>(candidates.size());
   ++histogram_[candidates.size()];

@@ -41,8 +41,9 @@ struct Resemblance {
 // Thread safety: as the Db it borrows.
 class DuplicateFinder {
  public:
-  DuplicateFinder(store::Db* db, double threshold)
-      : db_(db), threshold_(threshold), index_(db), versions_(db) {}
+  // `index` holds the band keys; both outlive this.
+  DuplicateFinder(store::Db* db, DedupIndex* index, double threshold)
+      : db_(db), threshold_(threshold), index_(index), versions_(db) {}
 
   // What `body` (with `units`, its Analyze) resembles in `identity`'s category and
   // workspace. Candidates share one of `keys` (the body's BandKeys).
@@ -59,7 +60,7 @@ class DuplicateFinder {
  private:
   store::Db* db_;  // Not owned; outlives this.
   double threshold_;
-  DedupIndex index_;
+  DedupIndex* index_;  // Not owned.
   temporal::VersionTable versions_;
   int64_t checks_ = 0;
   int64_t candidates_verified_ = 0;

@@ -5,6 +5,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "dedup/band_map.h"
 #include "dedup/content.h"
 #include "dedup/signature.h"
 #include "text/body_text.h"
@@ -13,11 +14,28 @@
 namespace strata::dedup {
 namespace {
 
-// "?2, ?3, ..., ?(n+1)": the keys' placeholders after ?1.
-std::string Placeholders(size_t n) {
-  std::string out;
-  for (size_t i = 0; i < n; ++i) absl::StrAppend(&out, i ? ", ?" : "?", i + 2);
+// dedup_keys.keys: the keys as 8-byte little-endian integers, in order.
+std::string EncodeKeys(const std::vector<int64_t>& keys) {
+  std::string out(keys.size() * 8, '\0');
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const uint64_t k = static_cast<uint64_t>(keys[i]);
+    for (int b = 0; b < 8; ++b) out[i * 8 + b] = static_cast<char>(k >> (8 * b));
+  }
   return out;
+}
+
+absl::StatusOr<std::vector<int64_t>> DecodeKeys(std::string_view blob, int64_t memory_id) {
+  if (blob.size() % 8 != 0) {
+    return absl::DataLossError(absl::StrCat("dedup_keys of memory ", memory_id, ": ",
+                                            blob.size(), " bytes, not a multiple of 8"));
+  }
+  std::vector<int64_t> keys(blob.size() / 8);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    uint64_t k = 0;
+    for (int b = 7; b >= 0; --b) k = k << 8 | static_cast<unsigned char>(blob[i * 8 + b]);
+    keys[i] = static_cast<int64_t>(k);
+  }
+  return keys;
 }
 
 }  // namespace
@@ -29,42 +47,165 @@ std::vector<int64_t> StoredVersionKeys(const temporal::VersionRow& row) {
                   ScopeHash(id.category, id.workspace));
 }
 
-absl::Status DedupIndex::Add(int64_t memory_id, const std::vector<int64_t>& keys) {
-  if (keys.empty()) return absl::OkStatus();
-  std::string sql = "INSERT OR IGNORE INTO dedup_bands (band_key, memory_id) VALUES ";
-  for (size_t i = 0; i < keys.size(); ++i)
-    absl::StrAppend(&sql, i ? ", " : "", "(?", i + 2, ", ?1)");
-  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare(sql));
+struct DedupIndex::Loaded {
+  BandMap map;
+  int64_t versions_seen = 0;  // The newest version id whose memory's keys are in `map`.
+  int64_t generation = 0;     // Of the table `map` was loaded from (Clear counts them).
+};
+
+DedupIndex::DedupIndex(store::Db* db) : db_(db) {}
+DedupIndex::~DedupIndex() = default;
+DedupIndex::DedupIndex(DedupIndex&&) noexcept = default;
+DedupIndex& DedupIndex::operator=(DedupIndex&&) noexcept = default;
+
+absl::Status DedupIndex::MoveBandRows() {
+  ASSIGN_OR_RETURN(store::Stmt rows, db_->Prepare("SELECT memory_id, band_key FROM "
+                                                  "dedup_bands ORDER BY memory_id"));
+  ASSIGN_OR_RETURN(store::Stmt put,
+                   db_->Prepare("INSERT OR IGNORE INTO dedup_keys (memory_id, keys) "
+                                "VALUES (?1, ?2)"));
+  int64_t memory_id = 0;
+  std::vector<int64_t> keys;
+  auto flush = [&]() -> absl::Status {
+    if (keys.empty()) return absl::OkStatus();
+    const std::string blob = EncodeKeys(keys);
+    put.Bind(1, memory_id).BindBlob(2, blob);
+    keys.clear();
+    return put.Run();
+  };
+  while (true) {
+    ASSIGN_OR_RETURN(bool more, rows.Step());
+    if (!more) break;
+    if (rows.Int(0) != memory_id) {
+      RETURN_IF_ERROR(flush());
+      memory_id = rows.Int(0);
+    }
+    keys.push_back(rows.Int(1));
+  }
+  return flush();
+}
+
+absl::Status DedupIndex::EnsureUpgraded() {
+  if (upgraded_) return absl::OkStatus();
+  bool old_table = false;
+  {
+    ASSIGN_OR_RETURN(store::Stmt exists,
+                     db_->Prepare("SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE type = "
+                                  "'table' AND name = 'dedup_bands')"));
+    ASSIGN_OR_RETURN(bool row, exists.Step());
+    old_table = row && exists.Int(0) != 0;
+  }
+  if (old_table) {
+    // Stores before schema version 8 kept one row per (band key, memory): gathered per
+    // memory, in one savepoint (inside the caller's transaction, or its own).
+    RETURN_IF_ERROR(db_->Exec("SAVEPOINT dedup_upgrade"));
+    absl::Status status = [&]() -> absl::Status {
+      RETURN_IF_ERROR(MoveBandRows());
+      return db_->Exec("DROP TABLE dedup_bands");
+    }();
+    if (!status.ok()) {
+      db_->Exec("ROLLBACK TO dedup_upgrade").IgnoreError();
+      db_->Exec("RELEASE dedup_upgrade").IgnoreError();
+      return status;
+    }
+    RETURN_IF_ERROR(db_->Exec("RELEASE dedup_upgrade"));
+  }
+  upgraded_ = true;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<int64_t>> DedupIndex::StoredKeys(int64_t memory_id) {
+  ASSIGN_OR_RETURN(store::Stmt s,
+                   db_->Prepare("SELECT keys FROM dedup_keys WHERE memory_id = ?1"));
   s.Bind(1, memory_id);
-  for (size_t i = 0; i < keys.size(); ++i) s.Bind(static_cast<int>(i + 2), keys[i]);
+  ASSIGN_OR_RETURN(bool row, s.Step());
+  if (!row) return std::vector<int64_t>{};
+  return DecodeKeys(s.Blob(0), memory_id);
+}
+
+absl::Status DedupIndex::Set(int64_t memory_id, const std::vector<int64_t>& keys) {
+  if (memory_id <= 0 || memory_id > BandMap::kMaxMemoryId) {
+    return absl::OutOfRangeError(
+        absl::StrCat("dedup index: memory id ", memory_id, " is beyond ", BandMap::kMaxMemoryId));
+  }
+  RETURN_IF_ERROR(EnsureUpgraded());
+  if (loaded_) {
+    ASSIGN_OR_RETURN(const std::vector<int64_t> old, StoredKeys(memory_id));
+    for (int64_t key : old) loaded_->map.Erase(key, memory_id);
+  }
+  if (keys.empty()) return Remove(memory_id);
+  const std::string blob = EncodeKeys(keys);
+  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare("INSERT OR REPLACE INTO dedup_keys (memory_id, "
+                                               "keys) VALUES (?1, ?2)"));
+  s.Bind(1, memory_id).BindBlob(2, blob);
+  RETURN_IF_ERROR(s.Run());
+  if (loaded_) {
+    for (int64_t key : keys) loaded_->map.Insert(key, memory_id);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status DedupIndex::Remove(int64_t memory_id) {
+  RETURN_IF_ERROR(EnsureUpgraded());
+  if (loaded_) {
+    ASSIGN_OR_RETURN(const std::vector<int64_t> old, StoredKeys(memory_id));
+    for (int64_t key : old) loaded_->map.Erase(key, memory_id);
+  }
+  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare("DELETE FROM dedup_keys WHERE memory_id = ?1"));
+  s.Bind(1, memory_id);
   return s.Run();
 }
 
-absl::Status DedupIndex::Remove(int64_t memory_id, const std::vector<int64_t>& keys) {
-  if (keys.empty()) return absl::OkStatus();
-  ASSIGN_OR_RETURN(store::Stmt s,
-                   db_->Prepare(absl::StrCat("DELETE FROM dedup_bands WHERE memory_id = ?1 AND "
-                                             "band_key IN (",
-                                             Placeholders(keys.size()), ")")));
-  s.Bind(1, memory_id);
-  for (size_t i = 0; i < keys.size(); ++i) s.Bind(static_cast<int>(i + 2), keys[i]);
-  return s.Run();
+absl::StatusOr<DedupIndex::Loaded*> DedupIndex::Current() {
+  RETURN_IF_ERROR(EnsureUpgraded());
+  ASSIGN_OR_RETURN(store::Stmt g, db_->Prepare("SELECT CAST(value AS INTEGER) FROM meta WHERE "
+                                               "name = 'dedup_generation'"));
+  ASSIGN_OR_RETURN(bool has_generation, g.Step());
+  const int64_t generation = has_generation ? g.Int(0) : 0;
+  if (!loaded_ || loaded_->generation != generation) {
+    auto fresh = std::make_unique<Loaded>();
+    fresh->generation = generation;
+    ASSIGN_OR_RETURN(store::Stmt newest,
+                     db_->Prepare("SELECT COALESCE(MAX(id), 0) FROM versions"));
+    ASSIGN_OR_RETURN(bool row, newest.Step());
+    fresh->versions_seen = row ? newest.Int(0) : 0;
+    ASSIGN_OR_RETURN(store::Stmt all, db_->Prepare("SELECT memory_id, keys FROM dedup_keys"));
+    while (true) {
+      ASSIGN_OR_RETURN(bool more, all.Step());
+      if (!more) break;
+      const int64_t memory_id = all.Int(0);
+      ASSIGN_OR_RETURN(const std::vector<int64_t> keys, DecodeKeys(all.Blob(1), memory_id));
+      for (int64_t key : keys) fresh->map.Insert(key, memory_id);
+    }
+    loaded_ = std::move(fresh);
+    return loaded_.get();
+  }
+  // Versions written since (by any connection, this one's own included: their keys are
+  // already in, and inserting is idempotent).
+  ASSIGN_OR_RETURN(store::Stmt since,
+                   db_->Prepare("SELECT v.id, v.memory_id, d.keys FROM versions v LEFT JOIN "
+                                "dedup_keys d ON d.memory_id = v.memory_id WHERE v.id > ?1 "
+                                "ORDER BY v.id"));
+  since.Bind(1, loaded_->versions_seen);
+  while (true) {
+    ASSIGN_OR_RETURN(bool more, since.Step());
+    if (!more) break;
+    loaded_->versions_seen = since.Int(0);
+    if (since.IsNull(2)) continue;
+    const int64_t memory_id = since.Int(1);
+    ASSIGN_OR_RETURN(const std::vector<int64_t> keys, DecodeKeys(since.Blob(2), memory_id));
+    for (int64_t key : keys) loaded_->map.Insert(key, memory_id);
+  }
+  return loaded_.get();
 }
 
 absl::StatusOr<std::vector<int64_t>> DedupIndex::Candidates(const std::vector<int64_t>& keys,
                                                             size_t max) {
   std::vector<int64_t> out;
   if (keys.empty()) return out;
-  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare(absl::StrCat(
-                                      "SELECT memory_id FROM dedup_bands WHERE band_key IN (",
-                                      Placeholders(keys.size()), ")")));
-  for (size_t i = 0; i < keys.size(); ++i) s.Bind(static_cast<int>(i + 2), keys[i]);
+  ASSIGN_OR_RETURN(Loaded * loaded, Current());
   absl::flat_hash_map<int64_t, int> hits;
-  while (true) {
-    ASSIGN_OR_RETURN(bool row, s.Step());
-    if (!row) break;
-    ++hits[s.Int(0)];
-  }
+  for (int64_t key : keys) loaded->map.ForEach(key, [&](int64_t id) { ++hits[id]; });
   std::vector<std::pair<int, int64_t>> ranked;
   ranked.reserve(hits.size());
   for (const auto& [id, count] : hits) ranked.emplace_back(-count, id);
@@ -73,7 +214,17 @@ absl::StatusOr<std::vector<int64_t>> DedupIndex::Candidates(const std::vector<in
   return out;
 }
 
-absl::Status DedupIndex::Clear() { return db_->Exec("DELETE FROM dedup_bands"); }
+absl::Status DedupIndex::Clear() {
+  RETURN_IF_ERROR(EnsureUpgraded());
+  RETURN_IF_ERROR(db_->Exec("DELETE FROM dedup_keys"));
+  // Other connections' maps reload when they see the generation change.
+  RETURN_IF_ERROR(db_->Exec(
+      "INSERT OR REPLACE INTO meta (name, value) VALUES ('dedup_generation', "
+      "COALESCE((SELECT CAST(value AS INTEGER) FROM meta WHERE name = 'dedup_generation'), 0) "
+      "+ 1)"));
+  loaded_.reset();
+  return absl::OkStatus();
+}
 
 absl::StatusOr<std::optional<int64_t>> DedupIndex::FindAlias(const Identity& identity) {
   ASSIGN_OR_RETURN(store::Stmt s,

@@ -1,8 +1,9 @@
 #pragma once
-// The near-duplicate index kept in SQLite: band keys of current versions, and aliases (keys
-// merged into another memory).
+// The near-duplicate index: band keys of current versions, and aliases (keys merged into
+// another memory).
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,17 +28,28 @@ struct AliasRow {
 // still yields its exact-content key.
 std::vector<int64_t> StoredVersionKeys(const temporal::VersionRow& row);
 
-// Rows of dedup_bands and aliases. Callers own transactions.
+// The band keys of current memories, and aliases. Band keys are kept in table dedup_keys,
+// one row per memory (a write dirties one page, not one per key), and looked up in a BandMap
+// loaded from it on first use. Before each lookup the map takes in what other connections
+// wrote since: the keys of memories with versions newer than any it has seen, or all of them
+// again after a Clear. It does not see their removals; the keys left behind only name
+// candidates that the finder verifies and skips. Callers own transactions; a lookup belongs
+// in the write transaction whose write it checks, so that nothing commits in between.
 // Thread safety: as the Db it borrows.
 class DedupIndex {
  public:
-  explicit DedupIndex(store::Db* db) : db_(db) {}
+  explicit DedupIndex(store::Db* db);
+  ~DedupIndex();
+  DedupIndex(DedupIndex&&) noexcept;
+  DedupIndex& operator=(DedupIndex&&) noexcept;
 
-  absl::Status Add(int64_t memory_id, const std::vector<int64_t>& keys);
-  absl::Status Remove(int64_t memory_id, const std::vector<int64_t>& keys);
-  // Distinct memories sharing at least one of `keys`, most shared keys first (ties by id),
-  // at most `max`.
+  // Makes `keys` the memory's band keys (none: it has none).
+  absl::Status Set(int64_t memory_id, const std::vector<int64_t>& keys);
+  absl::Status Remove(int64_t memory_id);
+  // Distinct memories that may share at least one of `keys`, most shared keys first (ties
+  // by id), at most `max`. May name a memory that no longer has them.
   absl::StatusOr<std::vector<int64_t>> Candidates(const std::vector<int64_t>& keys, size_t max);
+  // Removes every memory's keys.
   absl::Status Clear();
 
   // The memory an alias identity was merged into, if it is an alias.
@@ -55,7 +67,17 @@ class DedupIndex {
   absl::Status SetStoredScheme(const std::string& scheme);
 
  private:
-  store::Db* db_;  // Not owned; outlives this.
+  struct Loaded;
+  // Moves the keys of a store from before schema version 8 (table dedup_bands) into dedup_keys.
+  absl::Status EnsureUpgraded();
+  absl::Status MoveBandRows();
+  // The map, loaded or brought up to date with what other connections wrote.
+  absl::StatusOr<Loaded*> Current();
+  absl::StatusOr<std::vector<int64_t>> StoredKeys(int64_t memory_id);
+
+  store::Db* db_;                   // Not owned; outlives this.
+  std::unique_ptr<Loaded> loaded_;  // Null until first needed.
+  bool upgraded_ = false;
 };
 
 }  // namespace strata::dedup

@@ -17,8 +17,8 @@ namespace strata::dedup {
 // word changed in 40 leaves s near 0.9, and filler words are not terms. Pairs, unlike single
 // words, separate bodies drawn from a small shared vocabulary: two random 80-word bodies over
 // 60 words share most of their words but few of their ~3,600 possible pairs (s ~ 0.01), a
-// band about once in 10^7 comparisons. Each band key is a row in a B-tree that a write
-// updates at a random place (a page written per key), so there are no more bands than
+// band about once in 10^7 comparisons. Every band key of every current memory is an entry
+// of an in-memory map (dedup/band_map.h, 8 bytes each), so there are no more bands than
 // recall needs.
 inline constexpr int kBands = 8;
 inline constexpr int kRowsPerBand = 4;

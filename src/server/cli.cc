@@ -20,6 +20,7 @@
 #include "absl/strings/str_split.h"
 #include "mcp/dispatcher.h"
 #include "server/parent_watch.h"
+#include "server/progress.h"
 #include "server/stdio_loop.h"
 #include "strata/strata.h"
 #include "tools/registry.h"
@@ -46,13 +47,16 @@ usage:
                                     give vectors now to memories without one (progress on
                                     stderr; the server also does this in the background)
   strata check-index [--queries N]  the vector index's recall@10 against an exact scan
-  strata export [--out FILE|-] [--workspace W] [--category C]
+  strata export [--out FILE|-] [--workspace W] [--category C] [--as-of T]
                                     write every memory, all versions and both time axes, as
-                                    JSONL (default: to stdout); see README "Export and import"
-  strata import FILE|- [--on-error stop|skip]
-                                    restore an export: memories already there with the same
-                                    history are unchanged; a bad line is reported by number
-                                    and stops the import (stop, the default) or is skipped
+                                    JSONL (default: to stdout), or the store as believed at T;
+                                    see README "Export and import"
+  strata import FILE|- [--from KIND] [--on-error stop|skip] [--category C] [--workspace W]
+                                    restore an export, or bring in another memory's file:
+                                    KIND strata, server-memory, markdown (a file or folder),
+                                    csv or jsonl, detected when not given; a record already
+                                    there is unchanged; a bad one is reported by line and
+                                    stops the import (stop, the default) or is skipped
   strata backup PATH [--force]      a consistent copy of the database while servers write
   strata restore PATH               replace the --db file with a backup; refused while a
                                     server has it open
@@ -331,14 +335,10 @@ int RunEmbed(const CommandLine& cl, Store& store) {
   if (const std::string category = Option(cl, "category"); !category.empty()) {
     request.category = category;
   }
-  int64_t last_report = 0;
-  absl::StatusOr<EmbedResult> r =
-      store.Embed(request, {.progress = [&](int64_t done, int64_t total) {
-                    if (done - last_report >= 10000 || done == total) {
-                      std::cerr << "embedded " << done << "/" << total << "\n";
-                      last_report = done;
-                    }
-                  }});
+  ProgressLine progress("embedded");
+  absl::StatusOr<EmbedResult> r = store.Embed(
+      request, {.progress = [&](int64_t done, int64_t total) { progress.Update(done, total); }});
+  progress.Finish();
   if (!r.ok()) {
     std::cerr << "strata embed: " << r.status().message() << "\n";
     return 1;
@@ -378,6 +378,16 @@ int RunExport(const CommandLine& cl, Store& store) {
   ExportOptions options;
   if (cl.options.count("workspace")) options.workspace = Option(cl, "workspace");
   if (cl.options.count("category")) options.category = Option(cl, "category");
+  if (const std::string as_of = Option(cl, "as-of"); !as_of.empty()) {
+    absl::StatusOr<int64_t> t = ParseTimeText(as_of, "--as-of");
+    if (!t.ok()) {
+      std::cerr << "strata export: " << t.status().message() << "\n";
+      return 2;
+    }
+    options.as_of_unix_ms = *t;
+  }
+  ProgressLine progress("exported");
+  options.progress = [&progress](int64_t done, int64_t total) { progress.Update(done, total); };
   const std::string out_path = Option(cl, "out", "-");
   std::ofstream file;
   if (out_path != "-") {
@@ -389,6 +399,7 @@ int RunExport(const CommandLine& cl, Store& store) {
   }
   std::ostream& out = out_path == "-" ? std::cout : file;
   absl::StatusOr<ExportSummary> summary = store.Export(options, out);
+  progress.Finish();
   if (summary.ok() && file.is_open()) {
     file.close();
     if (!file) summary = absl::UnavailableError(absl::StrCat("cannot write ", out_path));
@@ -412,6 +423,27 @@ std::string ImportCounts(const ImportSummary& s) {
                       ", updated ", s.updated, ", failed ", s.failed);
 }
 
+// The format to read `path` as: --from, else what the file looks like ("-" is a strata
+// export); nullopt (with the message printed) when neither says.
+std::optional<ImportFormat> ImportFormatOf(const CommandLine& cl, const std::string& path) {
+  if (const std::string from = Option(cl, "from"); !from.empty()) {
+    std::optional<ImportFormat> format = ImportFormatNamed(from);
+    if (!format) {
+      std::cerr << "strata import: --from must be strata, server-memory, markdown, csv or jsonl, "
+                   "got \""
+                << from << "\"\n";
+    }
+    return format;
+  }
+  if (path == "-") return ImportFormat::kStrata;
+  absl::StatusOr<ImportFormat> detected = DetectImportFormat(path);
+  if (!detected.ok()) {
+    std::cerr << "strata import: " << detected.status().message() << "\n";
+    return std::nullopt;
+  }
+  return *detected;
+}
+
 int RunImport(const CommandLine& cl, Store& store) {
   if (cl.positional.size() != 1) {
     std::cerr << "strata import: give one FILE (or - for stdin)\n";
@@ -423,36 +455,56 @@ int RunImport(const CommandLine& cl, Store& store) {
     return 2;
   }
   const std::string& path = cl.positional[0];
-  std::ifstream file;
-  if (path != "-") {
-    file.open(path, std::ios::binary);
-    if (!file) {
-      std::cerr << "strata import: cannot read " << path << "\n";
-      return 1;
-    }
+  const std::optional<ImportFormat> format = ImportFormatOf(cl, path);
+  if (!format) return 2;
+  if (*format != ImportFormat::kStrata && path == "-") {
+    std::cerr << "strata import: " << ImportFormatDescription(*format)
+              << " is read from a FILE, not stdin\n";
+    return 2;
   }
-  std::istream& in = path == "-" ? std::cin : file;
-  auto last_report = std::chrono::steady_clock::now();
-  const ImportOptions options{.stop_on_error = on_error == "stop",
-                              .on_error =
-                                  [](int64_t line, const absl::Status& error) {
-                                    std::cerr << "strata import: line " << line << ": "
-                                              << error.message() << "\n";
-                                  },
-                              .progress =
-                                  [&last_report](const ImportSummary& s) {
-                                    const auto now = std::chrono::steady_clock::now();
-                                    if (now - last_report < std::chrono::seconds(1)) return;
-                                    last_report = now;
-                                    std::cerr << "import: " << ImportCounts(s) << "\n";
-                                  }};
-  absl::StatusOr<ImportSummary> summary = store.Import(in, options);
+  if (*format == ImportFormat::kStrata &&
+      (cl.options.count("category") || cl.options.count("workspace"))) {
+    std::cerr << "strata import: a strata export keeps its own categories and workspaces; "
+                 "--category and --workspace are for the other formats\n";
+    return 2;
+  }
+  if (path != "-")
+    std::cerr << "importing " << path << " as " << ImportFormatDescription(*format) << "\n";
+  ProgressLine progress("imported");
+  const ImportOptions options{
+      .stop_on_error = on_error == "stop",
+      .on_error =
+          [&progress](const SourceLine& at, const absl::Status& error) {
+            progress.Finish();
+            std::cerr << "strata import: "
+                      << (at.file.empty() ? absl::StrCat("line ", at.line)
+                                          : absl::StrCat(at.file, ":", at.line))
+                      << ": " << error.message() << "\n";
+          },
+      .progress = [&progress](const ImportSummary& s) { progress.Update(s.read, s.expected); }};
+  absl::StatusOr<ImportSummary> summary;
+  if (*format == ImportFormat::kStrata) {
+    std::ifstream file;
+    if (path != "-") {
+      file.open(path, std::ios::binary);
+      if (!file) {
+        std::cerr << "strata import: cannot read " << path << "\n";
+        return 1;
+      }
+    }
+    summary = store.Import(path == "-" ? std::cin : file, options);
+  } else {
+    ForeignImport what{.format = *format, .path = path, .workspace = Option(cl, "workspace")};
+    if (cl.options.count("category")) what.default_category = Option(cl, "category");
+    summary = store.ImportForeign(what, options);
+  }
+  progress.Finish();
   if (!summary.ok()) {
     std::cerr << "strata import: " << summary.status().message() << "\n";
     return 1;
   }
   std::cerr << "import "
-            << (summary->stopped ? "stopped at the first bad line (its batch "
+            << (summary->stopped ? "stopped at the first bad record (its batch "
                                    "was not written): "
                                  : "done: ")
             << ImportCounts(*summary) << "\n";
@@ -556,7 +608,7 @@ int Main(int argc, char** argv) {
         "embedder", "queries",
         "category", "key", "workspace", "body", "body-json", "type", "tags", "source",
         "valid-from", "valid-to", "dedup", "supersedes", "supersedes-category", "supersedes-key",
-        "limit", "as-of", "valid-at", "mode", "out", "on-error", "force"};
+        "limit", "as-of", "valid-at", "mode", "out", "on-error", "force", "from"};
     // clang-format on
     if (std::find(std::begin(kKnown), std::end(kKnown), name) == std::end(kKnown)) {
       std::cerr << "strata: unknown option --" << name << "\n\n" << kUsage;

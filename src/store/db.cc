@@ -61,7 +61,12 @@ int Stmt::ParameterIndex(const char* name) const {
 absl::StatusOr<bool> Stmt::Step() {
   const int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
-  if (rc == SQLITE_DONE) return false;
+  if (rc == SQLITE_DONE) {
+    // Ready to run again: binding a statement that is not reset fails (SQLITE_MISUSE), and
+    // the next step would run it with the old values.
+    sqlite3_reset(stmt_);
+    return false;
+  }
   return db_->ErrorStatus(rc, sqlite3_sql(stmt_));
 }
 

@@ -162,6 +162,18 @@ BEGIN
     WHERE name = 'memory_id_deleted_high_water' AND CAST(value AS INTEGER) < OLD.id;
 END;
 )sql",
+      // 8: band keys one row per memory (dedup/index.h), so a write dirties one page of them,
+      // not one per key at random places (9 of a single write's 21 WAL frames at 10K). The
+      // rows of dedup_bands are moved over, and the table dropped, by the dedup module on its
+      // first use (SQL alone cannot pack them into a blob).
+      R"sql(
+CREATE TABLE dedup_keys (
+  -- No foreign key: each write would pay its lookup. Who deletes a memory removes its keys;
+  -- a row left behind only names a candidate that is verified and skipped.
+  memory_id INTEGER PRIMARY KEY,
+  keys BLOB NOT NULL  -- 8-byte little-endian integers
+);
+)sql",
   };
   return *kMigrations;
 }

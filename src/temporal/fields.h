@@ -16,6 +16,9 @@ inline constexpr size_t kMaxKeyBytes = 1024;
 inline constexpr size_t kMaxTypeBytes = 128;
 inline constexpr size_t kMaxTags = 64;
 inline constexpr size_t kMaxTagBytes = 256;
+// A body as a JSON text. Checked by the tools (tools/limits.h) and by imports of other
+// memories' files, whose records are new writes; a strata export restores what was stored.
+inline constexpr size_t kMaxBodyBytes = 1 << 20;
 
 // InvalidArgument naming the field (`key: at most 1024 bytes, got 5000`) unless category and
 // key are non-empty and every part is within its bound.

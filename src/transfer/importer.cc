@@ -15,19 +15,12 @@
 #include "temporal/version_table.h"
 #include "text/body_text.h"
 #include "text/fts_index.h"
+#include "transfer/batches.h"
 #include "transfer/record.h"
 #include "util/status_macros.h"
 
 namespace strata::transfer {
 namespace {
-
-enum class Outcome { kCreated, kUnchanged, kUpdated };
-
-// A parsed line, or why it is bad.
-struct Line {
-  int64_t number = 0;
-  absl::StatusOr<MemoryRecord> record;
-};
 
 std::string Name(const Identity& id) {
   return absl::StrCat(
@@ -279,7 +272,7 @@ class Importer {
     // should have (then RefreshBands decides).
     if (created && !refresh.contains(memory_id) && !r.versions.back().superseded_at_unix_ms) {
       const text::ParsedBody& body = bodies_.back();
-      RETURN_IF_ERROR(dedup_.Add(
+      RETURN_IF_ERROR(dedup_.Set(
           memory_id, dedup::BandKeys(dedup::Analyze(body), body.normal_hash,
                                      dedup::ScopeHash(r.identity.category, r.identity.workspace))));
     }
@@ -322,10 +315,10 @@ class Importer {
                      supersessions_.Successors(memory_id));
     for (const temporal::SupersessionRow& s : successors) {
       if (s.at_unix_ms >= current.version.recorded_at_unix_ms) {
-        return dedup_.Remove(memory_id, keys);
+        return dedup_.Remove(memory_id);
       }
     }
-    return dedup_.Add(memory_id, keys);
+    return dedup_.Set(memory_id, keys);
   }
 
   temporal::VersionTable versions_;
@@ -336,19 +329,15 @@ class Importer {
 };
 
 // Reads up to `max` non-blank lines after line `number`, parsed.
-std::vector<Line> ReadBatch(std::istream& in, int64_t max, int64_t& number) {
-  std::vector<Line> batch;
+std::vector<Numbered<MemoryRecord>> ReadBatch(std::istream& in, int64_t max, int64_t& number) {
+  std::vector<Numbered<MemoryRecord>> batch;
   std::string text;
   while (static_cast<int64_t>(batch.size()) < max && std::getline(in, text)) {
     ++number;
     if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
-    batch.push_back({.number = number, .record = ParseRecord(text)});
+    batch.push_back({.at = {.line = number}, .record = ParseRecord(text)});
   }
   return batch;
-}
-
-bool IsLineError(const absl::Status& s) {
-  return absl::IsInvalidArgument(s) || absl::IsFailedPrecondition(s);
 }
 
 }  // namespace
@@ -359,46 +348,18 @@ absl::StatusOr<ImportSummary> Import(store::Db& db, std::istream& in,
   if (!std::getline(in, first)) {
     return absl::InvalidArgumentError("line 1: the input is empty; expected a strata export");
   }
-  if (absl::StatusOr<Header> header = ParseHeader(first); !header.ok()) {
+  absl::StatusOr<Header> header = ParseHeader(first);
+  if (!header.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("line 1: ", header.status().message()));
   }
   int64_t number = 1;
-  ImportSummary summary;
   Importer importer(&db);
-  const int64_t batch_lines = std::max<int64_t>(1, options.batch_lines);
-  while (true) {
-    std::vector<Line> batch = ReadBatch(in, batch_lines, number);
-    if (batch.empty()) break;
-    ImportSummary done;  // This batch's, added once it commits.
-    ASSIGN_OR_RETURN(store::Transaction txn, store::Transaction::Begin(db));
-    for (Line& line : batch) {
-      ++summary.read;
-      absl::Status error = line.record.status();
-      if (error.ok()) {
-        absl::StatusOr<Outcome> outcome = importer.Apply(*line.record);
-        if (outcome.ok()) {
-          ++(*outcome == Outcome::kCreated     ? done.created
-             : *outcome == Outcome::kUnchanged ? done.unchanged
-                                               : done.updated);
-          continue;
-        }
-        if (!IsLineError(outcome.status())) return outcome.status();
-        error = outcome.status();
-      }
-      ++summary.failed;
-      if (options.on_error) options.on_error(line.number, error);
-      if (options.stop_on_error) {
-        summary.stopped = true;
-        return summary;  // The batch rolls back with txn.
-      }
-    }
-    RETURN_IF_ERROR(txn.Commit());
-    summary.created += done.created;
-    summary.unchanged += done.unchanged;
-    summary.updated += done.updated;
-    if (options.progress) options.progress(summary);
-  }
-  if (in.bad()) return absl::UnavailableError("import: cannot read the input");
+  ASSIGN_OR_RETURN(ImportSummary summary,
+                   WriteInBatches<MemoryRecord>(
+                       db, options, {.expected = header->counts.memories},
+                       [&](int64_t max) { return ReadBatch(in, max, number); },
+                       [&](const MemoryRecord& record) { return importer.Apply(record); }));
+  if (!summary.stopped && in.bad()) return absl::UnavailableError("import: cannot read the input");
   return summary;
 }
 

@@ -289,6 +289,7 @@ absl::Status AppendHeader(const Header& header, std::string& out) {
   w.Key("scope").Open('{');
   w.Key("workspace").OptString(header.scope.workspace, "scope.workspace");
   w.Key("category").OptString(header.scope.category, "scope.category");
+  w.Key("as_of").OptInt(header.as_of_unix_ms);
   w.Close('}');
   w.Key("counts").Open('{');
   w.Key("memories").Int(header.counts.memories);
@@ -373,6 +374,9 @@ absl::StatusOr<Header> ParseHeader(std::string_view line) {
   // The rest is informative; read what is there.
   if (auto v = f.String("strata_version"); v.ok()) h.strata_version = *v;
   if (auto v = f.Int("schema_version"); v.ok()) h.schema_version = *v;
+  if (auto counts = object.find("counts"); counts != object.end() && counts->is_object()) {
+    if (auto v = Fields(*counts, "counts").Int("memories"); v.ok()) h.counts.memories = *v;
+  }
   return h;
 }
 

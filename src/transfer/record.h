@@ -34,6 +34,7 @@ struct Header {
   std::string strata_version;
   int64_t schema_version = 0;
   temporal::Scope scope;
+  std::optional<int64_t> as_of_unix_ms;  // Exported as believed then (`--as-of`).
   Counts counts;
 };
 

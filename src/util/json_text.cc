@@ -2,6 +2,7 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -171,7 +172,14 @@ JsonParser::~JsonParser() = default;
 
 absl::StatusOr<json> JsonParser::Parse(std::string_view text) {
   simdjson::padded_string padded(text.data(), text.size());
-  if (impl_->parser.allocate(padded.size(), impl_->max_depth) != simdjson::SUCCESS) {
+  // Buffers are reused while they fit: allocating per message (simdjson frees and reallocates
+  // whenever the size differs) cost more than parsing a small one. One huge message does not
+  // pin its buffers: they shrink back when four times what a message needs.
+  constexpr size_t kKeep = 64 * 1024;
+  const size_t capacity = impl_->parser.capacity();
+  const bool fits = padded.size() <= capacity && capacity <= 4 * std::max(padded.size(), kKeep);
+  if (!fits && impl_->parser.allocate(std::max(padded.size(), kKeep),
+                                      impl_->max_depth) != simdjson::SUCCESS) {
     return absl::InvalidArgumentError("the message is too large");
   }
   simdjson::dom::element root;

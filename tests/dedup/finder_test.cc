@@ -56,6 +56,7 @@ namespace {
 
 using ::strata::testing::IsOk;
 using ::strata::testing::IsOkAndHolds;
+using ::strata::testing::StatusIs;
 using ::testing::AllOf;
 using ::testing::Contains;
 using ::testing::DoubleEq;
@@ -190,7 +191,7 @@ class DedupDbTest : public ::testing::Test {
   // Stores a memory and indexes its band keys, as the write path does.
   absl::StatusOr<int64_t> Store(const Identity& identity, std::string_view body_json) {
     ASSIGN_OR_RETURN(const int64_t id, StoreUnindexed(identity, body_json));
-    RETURN_IF_ERROR(index_.Add(id, Keys(identity, body_json)));
+    RETURN_IF_ERROR(index_.Set(id, Keys(identity, body_json)));
     return id;
   }
 
@@ -212,7 +213,7 @@ class FinderTest : public DedupDbTest {
  protected:
   void SetUp() override {
     ASSERT_NO_FATAL_FAILURE(DedupDbTest::SetUp());
-    finder_ = std::make_unique<DuplicateFinder>(db_.get(), 0.70);
+    finder_ = std::make_unique<DuplicateFinder>(db_.get(), &index_, 0.70);
   }
 
   std::unique_ptr<DuplicateFinder> finder_;
@@ -429,13 +430,13 @@ TEST_F(FinderTest, TheThresholdDecidesMerges) {
   const double similarity = Similarity(kBackup, kBackupEncryptedOffsite);
   ASSERT_LT(similarity, 0.95);
 
-  DuplicateFinder strict(db_.get(), 0.95);
+  DuplicateFinder strict(db_.get(), &index_, 0.95);
   EXPECT_THAT(Find(strict, Id("new"), Json(kBackup)), IsOkAndHolds(ResemblesNothing()));
   EXPECT_EQ(strict.threshold(), 0.95);
   // The threshold is inclusive.
-  DuplicateFinder exact(db_.get(), similarity);
+  DuplicateFinder exact(db_.get(), &index_, similarity);
   EXPECT_THAT(Find(exact, Id("new"), Json(kBackup)), IsOkAndHolds(Merges(id, similarity)));
-  DuplicateFinder lenient(db_.get(), 0.5);
+  DuplicateFinder lenient(db_.get(), &index_, 0.5);
   EXPECT_THAT(Find(lenient, Id("new"), Json(kBackup)), IsOkAndHolds(Merges(id, similarity)));
 }
 
@@ -444,9 +445,9 @@ TEST_F(FinderTest, TheThresholdDecidesWhatIsSimilar) {
   const double similarity = Similarity(kBackup, kBackupFar);
   ASSERT_LT(similarity, 0.95);
 
-  DuplicateFinder strict(db_.get(), 0.95);
+  DuplicateFinder strict(db_.get(), &index_, 0.95);
   EXPECT_THAT(Find(strict, Id("new"), Json(kBackup)), IsOkAndHolds(ResemblesNothing()));
-  DuplicateFinder exact(db_.get(), similarity);
+  DuplicateFinder exact(db_.get(), &index_, similarity);
   EXPECT_THAT(Find(exact, Id("new"), Json(kBackup)),
               IsOkAndHolds(OnlySimilar(ElementsAre(IsMatch(id, similarity)))));
 }
@@ -467,8 +468,8 @@ TEST_F(FinderTest, RejectsACandidateOfAnotherScopeOnAKeyCollision) {
   ASSERT_OK_AND_ASSIGN(const int64_t notes, StoreUnindexed(Id("backup", "notes"), Json(kBackup)));
   ASSERT_OK_AND_ASSIGN(const int64_t team,
                        StoreUnindexed(Id("backup", "facts", "team-a"), Json(kBackup)));
-  ASSERT_OK(index_.Add(notes, Keys(Id("x", "facts"), Json(kBackup))));
-  ASSERT_OK(index_.Add(team, Keys(Id("x", "facts"), Json(kBackup))));
+  ASSERT_OK(index_.Set(notes, Keys(Id("x", "facts"), Json(kBackup))));
+  ASSERT_OK(index_.Set(team, Keys(Id("x", "facts"), Json(kBackup))));
 
   EXPECT_THAT(Find(*finder_, Id("new", "facts"), Json(kBackup)), IsOkAndHolds(ResemblesNothing()));
   EXPECT_EQ(finder_->candidates_verified(), 2);
@@ -476,7 +477,7 @@ TEST_F(FinderTest, RejectsACandidateOfAnotherScopeOnAKeyCollision) {
 
 TEST_F(FinderTest, IgnoresMemoriesWhoseBandRowsWereRemoved) {
   ASSERT_OK_AND_ASSIGN(const int64_t id, Store(Id("backup"), Json(kBackup)));
-  ASSERT_OK(index_.Remove(id, Keys(Id("backup"), Json(kBackup))));
+  ASSERT_OK(index_.Remove(id));
   EXPECT_THAT(Find(*finder_, Id("new"), Json(kBackupClose)), IsOkAndHolds(ResemblesNothing()));
   EXPECT_THAT(Find(*finder_, Id("new"), Json(kBackup)), IsOkAndHolds(ResemblesNothing()));
   EXPECT_EQ(finder_->candidates_verified(), 0);
@@ -545,27 +546,27 @@ TEST_F(FinderTest, SimilarIsCappedEvenWhenEveryCandidateQualifies) {
 using DedupIndexTest = DedupDbTest;
 
 TEST_F(DedupIndexTest, CandidatesWithMostSharedKeysComeFirstThenByAscendingId) {
-  ASSERT_OK(index_.Add(5, {10}));
-  ASSERT_OK(index_.Add(4, {20, 30}));
-  ASSERT_OK(index_.Add(3, {10, 20, 30}));
-  ASSERT_OK(index_.Add(2, {10, 20}));
-  ASSERT_OK(index_.Add(1, {99}));
+  ASSERT_OK(index_.Set(5, {10}));
+  ASSERT_OK(index_.Set(4, {20, 30}));
+  ASSERT_OK(index_.Set(3, {10, 20, 30}));
+  ASSERT_OK(index_.Set(2, {10, 20}));
+  ASSERT_OK(index_.Set(1, {99}));
   EXPECT_THAT(index_.Candidates({10, 20, 30}, 10), IsOkAndHolds(ElementsAre(3, 2, 4, 5)));
   EXPECT_THAT(index_.Candidates({30}, 10), IsOkAndHolds(ElementsAre(3, 4)));
   EXPECT_THAT(index_.Candidates({99, 10}, 10), IsOkAndHolds(ElementsAre(1, 2, 3, 5)));
 }
 
 TEST_F(DedupIndexTest, CandidatesAreCappedAtMax) {
-  ASSERT_OK(index_.Add(1, {10}));
-  ASSERT_OK(index_.Add(2, {10, 20}));
-  ASSERT_OK(index_.Add(3, {10, 20}));
+  ASSERT_OK(index_.Set(1, {10}));
+  ASSERT_OK(index_.Set(2, {10, 20}));
+  ASSERT_OK(index_.Set(3, {10, 20}));
   EXPECT_THAT(index_.Candidates({10, 20}, 2), IsOkAndHolds(ElementsAre(2, 3)));
   EXPECT_THAT(index_.Candidates({10, 20}, 1), IsOkAndHolds(ElementsAre(2)));
   EXPECT_THAT(index_.Candidates({10, 20}, 0), IsOkAndHolds(IsEmpty()));
 }
 
 TEST_F(DedupIndexTest, NoKeysOrUnknownKeysHaveNoCandidates) {
-  ASSERT_OK(index_.Add(1, {10}));
+  ASSERT_OK(index_.Set(1, {10}));
   EXPECT_THAT(index_.Candidates({}, 10), IsOkAndHolds(IsEmpty()));
   EXPECT_THAT(index_.Candidates({11, 12}, 10), IsOkAndHolds(IsEmpty()));
 }
@@ -573,35 +574,102 @@ TEST_F(DedupIndexTest, NoKeysOrUnknownKeysHaveNoCandidates) {
 TEST_F(DedupIndexTest, KeysSpanTheWholeInt64Range) {
   constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
-  ASSERT_OK(index_.Add(1, {kMin, -1, 0, kMax}));
-  ASSERT_OK(index_.Add(2, {kMax}));
+  ASSERT_OK(index_.Set(1, {kMin, -1, 0, kMax}));
+  ASSERT_OK(index_.Set(2, {kMax}));
   EXPECT_THAT(index_.Candidates({kMin}, 10), IsOkAndHolds(ElementsAre(1)));
   EXPECT_THAT(index_.Candidates({kMax}, 10), IsOkAndHolds(ElementsAre(1, 2)));
   EXPECT_THAT(index_.Candidates({-1, 0}, 10), IsOkAndHolds(ElementsAre(1)));
 }
 
 TEST_F(DedupIndexTest, AddingTheSameKeysTwiceCountsThemOnce) {
-  ASSERT_OK(index_.Add(1, {10}));
-  ASSERT_OK(index_.Add(1, {10}));
-  ASSERT_OK(index_.Add(2, {10, 20}));
+  ASSERT_OK(index_.Set(1, {10}));
+  ASSERT_OK(index_.Set(1, {10}));
+  ASSERT_OK(index_.Set(2, {10, 20}));
   EXPECT_THAT(index_.Candidates({10, 20}, 10), IsOkAndHolds(ElementsAre(2, 1)));
-  EXPECT_OK(index_.Add(3, {}));
+  EXPECT_OK(index_.Set(3, {}));
 }
 
 TEST_F(DedupIndexTest, RemoveDeletesOnlyThatMemorysKeys) {
-  ASSERT_OK(index_.Add(1, {10, 20}));
-  ASSERT_OK(index_.Add(2, {10}));
-  ASSERT_OK(index_.Remove(1, {10}));
+  ASSERT_OK(index_.Set(1, {10, 20}));
+  ASSERT_OK(index_.Set(2, {10}));
+  ASSERT_OK(index_.Remove(1));
   EXPECT_THAT(index_.Candidates({10}, 10), IsOkAndHolds(ElementsAre(2)));
-  EXPECT_THAT(index_.Candidates({20}, 10), IsOkAndHolds(ElementsAre(1)));
-  ASSERT_OK(index_.Remove(1, {}));
-  ASSERT_OK(index_.Remove(1, {20, 30}));
+  EXPECT_THAT(index_.Candidates({20}, 10), IsOkAndHolds(IsEmpty()));
+  ASSERT_OK(index_.Remove(1));
+  ASSERT_OK(index_.Remove(7));
   EXPECT_THAT(index_.Candidates({10, 20, 30}, 10), IsOkAndHolds(ElementsAre(2)));
 }
 
+TEST_F(DedupIndexTest, SetReplacesTheMemorysKeys) {
+  ASSERT_OK(index_.Candidates({1}, 10));  // Loaded before, changed after.
+  ASSERT_OK(index_.Set(1, {10, 20}));
+  ASSERT_OK(index_.Set(1, {30}));
+  EXPECT_THAT(index_.Candidates({10, 20}, 10), IsOkAndHolds(IsEmpty()));
+  EXPECT_THAT(index_.Candidates({30}, 10), IsOkAndHolds(ElementsAre(1)));
+  ASSERT_OK(index_.Set(1, {}));
+  EXPECT_THAT(index_.Candidates({30}, 10), IsOkAndHolds(IsEmpty()));
+}
+
+TEST_F(DedupIndexTest, RefusesMemoryIdsTheMapCannotHold) {
+  EXPECT_THAT(index_.Set(0, {10}), StatusIs(absl::StatusCode::kOutOfRange, ::testing::_));
+  EXPECT_THAT(index_.Set(int64_t{1} << 32, {10}), StatusIs(absl::StatusCode::kOutOfRange, ::testing::_));
+  EXPECT_OK(index_.Set((int64_t{1} << 32) - 1, {10}));
+  EXPECT_THAT(index_.Candidates({10}, 10), IsOkAndHolds(ElementsAre((int64_t{1} << 32) - 1)));
+}
+
+TEST_F(DedupIndexTest, KeysAreReadBackByAnotherConnection) {
+  ASSERT_OK(index_.Set(1, {10, 20}));
+  ASSERT_OK(index_.Set(2, {20}));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<store::Db> other, store::Db::Open(dir_.File("dedup.db"), {}));
+  DedupIndex reader(other.get());
+  EXPECT_THAT(reader.Candidates({10, 20}, 10), IsOkAndHolds(ElementsAre(1, 2)));
+}
+
+TEST_F(DedupIndexTest, TakesInWhatAnotherConnectionWroteSinceLoading) {
+  ASSERT_OK_AND_ASSIGN(const int64_t first, Store(Id("backup"), Json(kBackup)));
+  const std::vector<int64_t> keys = Keys(Id("backup"), Json(kBackup));
+  ASSERT_THAT(index_.Candidates(keys, 10), IsOkAndHolds(ElementsAre(first)));
+
+  // A second connection writes a memory (a version and its keys) and then clears them all.
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<store::Db> other, store::Db::Open(dir_.File("dedup.db"), {}));
+  DedupIndex writer(other.get());
+  temporal::VersionTable other_versions(other.get());
+  const Identity twin = Id("backup.twin");
+  ASSERT_OK_AND_ASSIGN(const int64_t second, other_versions.InsertIdentity(twin, now_ + 5000));
+  temporal::VersionRow version{.body_hash = 1};
+  version.version.identity = twin;
+  version.version.body_json = Json(kBackup);
+  version.version.type = "insight";
+  version.version.recorded_at_unix_ms = now_ + 5000;
+  version.version.valid_from_unix_ms = now_ + 5000;
+  ASSERT_OK(other_versions.AppendVersion(
+      {.memory_id = second, .identity = twin, .last_event_at_unix_ms = now_ + 4999}, version));
+  ASSERT_OK(writer.Set(second, keys));
+  EXPECT_THAT(index_.Candidates(keys, 10), IsOkAndHolds(ElementsAre(first, second)));
+
+  ASSERT_OK(writer.Clear());
+  EXPECT_THAT(index_.Candidates(keys, 10), IsOkAndHolds(IsEmpty()));
+}
+
+TEST_F(DedupIndexTest, MovesTheKeysOfAnOlderStoreIntoOneRowAMemory) {
+  // Schema version 7 kept one row per (band key, memory) in dedup_bands.
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<store::Db> old, store::Db::Open(dir_.File("old.db"), {}));
+  ASSERT_OK(store::Migrate(*old, 7));
+  ASSERT_OK(old->Exec("INSERT INTO dedup_bands (band_key, memory_id) VALUES (10, 1), (20, 1), "
+                      "(-5, 2), (20, 3)"));
+  ASSERT_OK(store::Migrate(*old));
+  DedupIndex upgraded(old.get());
+  EXPECT_THAT(upgraded.Candidates({20, 10}, 10), IsOkAndHolds(ElementsAre(1, 3)));
+  EXPECT_THAT(upgraded.Candidates({-5}, 10), IsOkAndHolds(ElementsAre(2)));
+  ASSERT_OK_AND_ASSIGN(store::Stmt s,
+                       old->Prepare("SELECT count(*) FROM sqlite_schema WHERE name = 'dedup_bands'"));
+  ASSERT_THAT(s.Step(), IsOkAndHolds(true));
+  EXPECT_EQ(s.Int(0), 0);
+}
+
 TEST_F(DedupIndexTest, ClearRemovesEveryKey) {
-  ASSERT_OK(index_.Add(1, {10, 20}));
-  ASSERT_OK(index_.Add(2, {30}));
+  ASSERT_OK(index_.Set(1, {10, 20}));
+  ASSERT_OK(index_.Set(2, {30}));
   ASSERT_OK(index_.Clear());
   EXPECT_THAT(index_.Candidates({10, 20, 30}, 10), IsOkAndHolds(IsEmpty()));
 }

@@ -1,7 +1,9 @@
 """strata export / import / backup / restore through the real binary: a round trip gives the
 same bytes, a second import reports every memory unchanged, bad lines are reported by number
 on stderr (and stop the import, or are skipped), a backup taken while a server writes holds
-every acknowledged write, and restore refuses while a server has the file open.
+every acknowledged write, and restore refuses while a server has the file open. Import from
+other memories (server-memory JSONL, a Markdown folder, CSV, JSONL) is found by recall, and
+an --as-of export imported elsewhere exports the same file.
 
 Run: python3 tests/e2e/test_transfer.py <path-to-strata-binary>
 """
@@ -180,6 +182,135 @@ class Transfer(StrataTestCase):
         # Recall works on the restored store.
         out = self.ok(self.db, "recall", mcp_client.WORDS[0], "--json").stdout
         self.assertIsInstance(json.loads(out)["items"], list)
+
+    # ---- import from other memories, and export --as-of ----
+
+    def write(self, name, text):
+        path = os.path.join(self.tmp, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+        return path
+
+    def recall_keys(self, db, query):
+        out = self.ok(db, "recall", query, "--mode", "fts5", "--json").stdout
+        return [item["key"] for item in json.loads(out)["items"]]
+
+    def test_server_memory_import(self):
+        graph = "\n".join(json.dumps(line) for line in [
+            {"type": "relation", "from": "Alice Smith", "to": "Bob", "relationType": "works_with"},
+            {"type": "entity", "name": "Alice Smith", "entityType": "person",
+             "observations": ["Speaks fluent Portuguese"]},
+            {"type": "entity", "name": "Bob", "entityType": "Person",
+             "observations": ["Prefers morning meetings"]},
+        ]) + "\n"
+        path = self.write("memory.jsonl", graph)
+        p = self.ok(self.db, "import", path)
+        err = p.stderr.decode()
+        self.assertIn("importing %s as server-memory JSONL" % path, err)
+        self.assertIn("created 2", err)
+        self.assertNotIn("\r", err)  # no progress line when stderr is not a terminal
+        # Found by an observation word, and by the name of an entity it is related to.
+        self.assertEqual(self.recall_keys(self.db, "Portuguese"), ["Alice Smith"])
+        self.assertEqual(sorted(self.recall_keys(self.db, "Bob")), ["Alice Smith", "Bob"])
+        bob = json.loads(self.ok(self.db, "history", "person", "Bob", "--json").stdout)
+        self.assertEqual(json.loads(bob["versions"][0]["body_json"])["relations"],
+                         [{"from": "Alice Smith", "relationType": "works_with", "to": "Bob"}])
+
+        p = self.ok(self.db, "import", path, "--from", "server-memory")
+        self.assertIn("created 0, unchanged 2, updated 0", p.stderr.decode())
+        self.write("memory.jsonl", graph.replace("Prefers morning meetings",
+                                                 "Prefers afternoon meetings"))
+        p = self.ok(self.db, "import", path)
+        self.assertIn("created 0, unchanged 1, updated 1", p.stderr.decode())
+
+    def test_markdown_folder_import(self):
+        self.write("vault/people/ana.md",
+                   "---\ncategory: people\ntags: [team]\n---\nAna maintains the billing ledger.\n")
+        self.write("vault/ideas.md", "A plain note about zeppelins.\n")
+        self.write("vault/bad.md", "---\nauthor:\n  name: x\n---\ntext\n")
+        vault = os.path.join(self.tmp, "vault")
+        p = self.run_cli(self.db, "import", vault, "--category", "notes", "--on-error", "skip")
+        self.assertEqual(p.returncode, 1)  # one note failed, and the exit status says so
+        err = p.stderr.decode()
+        self.assertIn("as Markdown", err)
+        self.assertIn("%s:3: front matter: an indented line" % os.path.join(vault, "bad.md"), err)
+        self.assertIn("created 2", err)
+        self.assertEqual(self.recall_keys(self.db, "ledger"), ["people/ana"])
+        self.assertEqual(self.recall_keys(self.db, "zeppelins"), ["ideas"])
+
+    def test_csv_and_jsonl_import(self):
+        csv = self.write("m.csv", 'category,key,body,tags\r\n'
+                                  'notes,a,"quoted, with a comma\nand a newline",x\r\n'
+                                  'notes,b\r\n'
+                                  'notes,c,"she said ""hi""",\r\n')
+        p = self.run_cli(self.db, "import", csv, "--on-error", "skip")
+        err = p.stderr.decode()
+        self.assertIn("as CSV", err)
+        self.assertIn("m.csv:4: expected 4 fields", err)
+        self.assertIn("created 2", err)
+        self.assertEqual(self.recall_keys(self.db, "newline"), ["a"])
+
+        jsonl = self.write("m.data", json.dumps({"category": "notes", "key": "d",
+                                                 "body": {"text": "a zeppelin hangar"},
+                                                 "valid_from": "2026-01-01"}) + "\n")
+        p = self.ok(self.db, "import", jsonl, "--from", "jsonl")
+        self.assertIn("as JSONL", p.stderr.decode())
+        self.assertEqual(self.recall_keys(self.db, "hangar"), ["d"])
+
+        p = self.run_cli(self.db, "import", self.write("notes.txt", "hello\n"))
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("strata, server-memory, markdown, csv, jsonl", p.stderr.decode())
+        p = self.run_cli(self.db, "import", csv, "--from", "yaml")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--from must be", p.stderr.decode())
+
+    def test_progress_line_only_on_a_terminal(self):
+        import pty
+        path = self.write("m.jsonl", "".join(
+            json.dumps({"category": "notes", "key": "k%d" % i, "body": "text %d" % i}) + "\n"
+            for i in range(3)))
+        master, slave = pty.openpty()
+        try:
+            p = subprocess.run([mcp_client.BINARY, "--db", self.db, "import", path],
+                               stdout=subprocess.PIPE, stderr=slave, timeout=RUN_TIMEOUT,
+                               cwd=self.tmp)
+        finally:
+            os.close(slave)
+        err = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO once the terminal's other side is closed and drained
+                break
+            if not chunk:
+                break
+            err += chunk
+        os.close(master)
+        self.assertEqual(p.returncode, 0)
+        err = err.decode()
+        self.assertIn("\rimported 3/3 (100%)", err)  # drawn in place on a terminal...
+        self.assertIn("\r\x1b[Kimport done: read 3, created 3", err)  # ...and erased
+
+    def test_export_as_of(self):
+        self.fill(self.db)
+        lines = self.ok(self.db, "export").stdout.decode().splitlines()
+        times = sorted({v["recorded_at"] for line in lines[1:]
+                        for v in json.loads(line)["versions"]})
+        t = times[len(times) // 2]
+        as_of = self.ok(self.db, "export", "--as-of", str(t)).stdout
+        header = json.loads(as_of.decode().splitlines()[0])
+        self.assertEqual(header["scope"]["as_of"], t)
+        self.assertLess(header["counts"]["versions"], json.loads(lines[0])["counts"]["versions"])
+        for line in as_of.decode().splitlines()[1:]:
+            record = json.loads(line)
+            self.assertTrue(all(v["recorded_at"] <= t for v in record["versions"]))
+        fresh = os.path.join(self.tmp, "as-of.db")
+        self.ok(fresh, "import", "-", input=as_of)
+        self.assertEqual(self.ok(fresh, "export", "--as-of", str(t)).stdout, as_of)
+        p = self.run_cli(self.db, "export", "--as-of", "last tuesday")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--as-of", p.stderr.decode())
 
 
 if __name__ == "__main__":

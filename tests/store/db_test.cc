@@ -178,6 +178,15 @@ TEST(DbOpen, MissingDirectoryFailsWithUnavailable) {
 
 // Statements inside a ReadSnapshot see the database as it was at its first read, whatever
 // another connection commits meanwhile; after it, they see the commit.
+TEST_F(DbTest, AStatementRunToTheEndCanBeBoundAndRunAgain) {
+  ASSERT_OK_AND_ASSIGN(Stmt stmt, db_->Prepare("INSERT INTO t (v) VALUES (?1)"));
+  stmt.Bind(1, std::string_view("a"));
+  ASSERT_OK(stmt.Run());
+  stmt.Bind(1, std::string_view("b"));
+  ASSERT_OK(stmt.Run());
+  EXPECT_THAT(Values(), ElementsAre("a", "b"));
+}
+
 TEST_F(DbTest, ReadSnapshotSeesOneStateAcrossStatements) {
   Insert("before");
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> other, Db::Open(dir_.File("test.db"), DbOptions{}));

@@ -1,0 +1,60 @@
+#pragma once
+// Memories from other systems' files (README, "Export and import"). Each format's reader
+// (server_memory.h, markdown.h, csv_format.h, jsonl_format.h) turns its input into write
+// requests numbered by file and line; Store::ImportForeign writes them through the write
+// path with WriteInBatches (batches.h). The inputs are read whole: a graph's relations may
+// come before the entities they name, and these files are small.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/status/statusor.h"
+#include "strata/strata.h"
+#include "transfer/batches.h"
+
+namespace strata::transfer {
+
+// The most a foreign import reads (a file, or a folder's notes together).
+inline constexpr int64_t kMaxForeignBytes = int64_t{1} << 30;
+
+using ForeignRecord = Numbered<WriteRequest>;
+
+// Reads and parses what.path as what.format, bad records included (reported when written).
+// Errors (the whole import): InvalidArgument (kStrata, a CSV without its header, more than
+// kMaxForeignBytes), NotFound.
+absl::StatusOr<std::vector<ForeignRecord>> ReadForeign(const ForeignImport& what);
+
+// The format of `path` (DetectImportFormat).
+absl::StatusOr<ImportFormat> DetectFormat(const std::string& path);
+
+// ---- Shared by the readers ----
+
+// The bytes of the file at `path`, counted against `budget` (bytes still allowed). Errors:
+// NotFound, InvalidArgument past the budget.
+absl::StatusOr<std::string> ReadWhole(const std::string& path, int64_t& budget);
+
+// The 1-based line of `text` (counted from `first_line`) holding the first byte that is not
+// UTF-8, or 0 when it all is.
+int64_t FirstNonUtf8Line(std::string_view text, int64_t first_line = 1);
+
+// The lines of `text` that hold more than whitespace, with their 1-based numbers, without
+// their line ends ("\n" or "\r\n").
+struct TextLine {
+  int64_t number = 0;
+  std::string_view text;
+};
+std::vector<TextLine> NonBlankLines(std::string_view text);
+
+// A write request from named fields: `category`, `key` (strings), `body` (any JSON; a string
+// is stored as a JSON string), `valid_from`, `valid_to` (unix ms, or text strata's time
+// arguments accept), `tags` (an array of strings, or one string of comma-separated tags),
+// `type` (default "insight"). Another field, or one of the wrong type, is InvalidArgument
+// naming it. The workspace and a missing category come from `what`. Never merged by dedup.
+absl::StatusOr<WriteRequest> RequestFromFields(const nlohmann::json& fields,
+                                               const ForeignImport& what);
+
+}  // namespace strata::transfer
