@@ -1,6 +1,7 @@
 #include "embed/registry.h"
 
 #include "absl/strings/str_cat.h"
+#include "embed/bert_embedder.h"
 #include "embed/builtin_embedder.h"
 #include "embed/http_embedder.h"
 #include "util/status_macros.h"
@@ -14,6 +15,7 @@ absl::StatusOr<std::unique_ptr<Embedder>> MakeEmbedder(std::string_view spec) {
   const std::string_view rest = colon == std::string_view::npos ? "" : spec.substr(colon + 1);
   ASSIGN_OR_RETURN(const auto options, ParseOptions(rest));
   if (name == "builtin") return MakeBuiltinEmbedder(options);
+  if (name == "bert") return MakeBertEmbedder(options);
   if (name == "openai") return MakeHttpEmbedder(HttpApi::kOpenAi, options);
   if (name == "ollama") return MakeHttpEmbedder(HttpApi::kOllama, options);
   if (name == "none") {
@@ -21,8 +23,8 @@ absl::StatusOr<std::unique_ptr<Embedder>> MakeEmbedder(std::string_view spec) {
     return nullptr;
   }
   return absl::InvalidArgumentError(absl::StrCat("embedder \"", ToAbsl(name),
-                                                 "\": unknown (known: builtin, openai, ollama, "
-                                                 "none)"));
+                                                 "\": unknown (known: builtin, bert, openai, "
+                                                 "ollama, none)"));
 }
 
 }  // namespace strata::embed

@@ -13,6 +13,7 @@ inline constexpr char kDefaultEmbedderSpec[] = "builtin";
 
 // `spec` is NAME or NAME:key=value,key=value:
 //   builtin   the built-in embedder (builtin_embedder.h); options dim, ngram, lexicon, bigram
+//   bert      a sentence-transformers BERT directory run natively (bert_embedder.h); dir=PATH
 //   openai    an OpenAI-compatible /v1/embeddings server (http_embedder.h)
 //   ollama    an Ollama /api/embed server (http_embedder.h)
 //   none      no embedder: recall has the keyword arm only; returns null

@@ -1,0 +1,138 @@
+#include "embed/bert_embedder.h"
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <span>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "embed/bert/config.h"
+#include "embed/bert/encoder.h"
+#include "embed/bert/wordpiece.h"
+#include "util/hash.h"
+
+namespace strata::embed {
+namespace {
+
+namespace fs = std::filesystem;
+
+absl::Status Prefixed(const absl::Status& status) {
+  return absl::Status(status.code(), absl::StrCat("embedder bert: ", status.message()));
+}
+
+// Hashes `name`, then the file's bytes (or a marker when it is absent), into `state`.
+uint64_t HashFile(const fs::path& dir, const std::string& name, uint64_t state) {
+  state = Fnv1a64(name, state);
+  std::ifstream in(dir / name, std::ios::binary);
+  if (!in) return Fnv1a64(std::string_view("\0absent", 7), state);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  state = Fnv1a64(absl::StrCat(bytes.size(), ":"), state);
+  return Fnv1a64(bytes, state);
+}
+
+// The safetensors header (its 8-byte length and the JSON that names every tensor's dtype,
+// shape and offsets) and the file's size: what tells one weight file from another without
+// reading gigabytes of weights.
+uint64_t HashSafetensors(const fs::path& path, uint64_t state) {
+  state = Fnv1a64("model.safetensors", state);
+  std::error_code ec;
+  const uintmax_t size = fs::file_size(path, ec);
+  state = Fnv1a64(absl::StrCat(ec ? 0 : size, ":"), state);
+  std::ifstream in(path, std::ios::binary);
+  char len_bytes[8] = {};
+  if (!in.read(len_bytes, 8)) return state;
+  uint64_t len = 0;
+  for (int i = 7; i >= 0; --i) len = (len << 8) | static_cast<unsigned char>(len_bytes[i]);
+  state = Fnv1a64(std::string_view(len_bytes, 8), state);
+  if (len > (uint64_t{100} << 20) || (!ec && len > size)) return state;
+  std::string header(len, '\0');
+  in.read(header.data(), static_cast<std::streamsize>(len));
+  header.resize(static_cast<size_t>(in.gcount()));
+  return Fnv1a64(header, state);
+}
+
+class BertEmbedder final : public Embedder {
+ public:
+  BertEmbedder(bert::WordPieceTokenizer tokenizer, std::unique_ptr<bert::BertEncoder> encoder,
+               EmbedderInfo info)
+      : tokenizer_(std::move(tokenizer)), encoder_(std::move(encoder)), info_(std::move(info)) {}
+
+  const EmbedderInfo& info() const override { return info_; }
+  int batch_size() const override { return 16; }
+
+  absl::StatusOr<std::vector<float>> Embed(std::span<const std::string> texts) override {
+    std::vector<std::vector<int32_t>> ids;
+    ids.reserve(texts.size());
+    for (const std::string& text : texts) ids.push_back(tokenizer_.Encode(text));
+    if (ids.empty()) return std::vector<float>();
+    auto vectors = encoder_->Encode(ids);
+    if (!vectors.ok()) return Prefixed(vectors.status());
+    return std::move(*vectors);
+  }
+
+ private:
+  const bert::WordPieceTokenizer tokenizer_;
+  const std::unique_ptr<bert::BertEncoder> encoder_;
+  const EmbedderInfo info_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Embedder>> MakeBertEmbedder(
+    const std::vector<std::pair<std::string, std::string>>& options) {
+  std::string dir_option;
+  for (const auto& [key, value] : options) {
+    if (key == "dir") {
+      dir_option = value;
+      continue;
+    }
+    return absl::InvalidArgumentError(
+        absl::StrCat("embedder bert: unknown option \"", key, "\" (known: dir)"));
+  }
+  if (dir_option.empty()) {
+    return absl::InvalidArgumentError(
+        "embedder bert: option dir=PATH (a sentence-transformers model directory) is required");
+  }
+  const fs::path dir(dir_option);
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    return absl::NotFoundError(
+        absl::StrCat("embedder bert: model directory ", dir.string(), " not found"));
+  }
+  auto config = bert::ReadBertConfig(dir);
+  if (!config.ok()) return Prefixed(config.status());
+  auto tokenizer = bert::WordPieceTokenizer::Load(dir);
+  if (!tokenizer.ok()) return Prefixed(tokenizer.status());
+  auto encoder = bert::BertEncoder::Open(dir);
+  if (!encoder.ok()) return Prefixed(encoder.status());
+  // The tokenizer cuts at its own max length; the encoder refuses more than the config's.
+  if (tokenizer->options().max_length > (*encoder)->config().max_seq_length) {
+    bert::TokenizerOptions tokenizer_options = tokenizer->options();
+    tokenizer_options.max_length = (*encoder)->config().max_seq_length;
+    tokenizer = bert::WordPieceTokenizer::Create(tokenizer->vocab(), tokenizer_options);
+    if (!tokenizer.ok()) return Prefixed(tokenizer.status());
+  }
+
+  uint64_t hash = kFnv1a64Basis;
+  for (const char* name : {"config.json", "modules.json", "sentence_bert_config.json",
+                           "tokenizer_config.json", "vocab.txt"}) {
+    hash = HashFile(dir, name, hash);
+  }
+  hash = HashSafetensors(dir / "model.safetensors", hash);
+  const bool cls = (*encoder)->config().pooling == bert::Pooling::kCls;
+  std::string model = dir.lexically_normal().filename().string();
+  if (model.empty()) model = dir.lexically_normal().parent_path().filename().string();
+  EmbedderInfo info{.name = "bert",
+                    .version = "1",
+                    .dimension = (*encoder)->dimension(),
+                    .options = absl::StrCat("model=", model, ",pooling=", cls ? "cls" : "mean",
+                                            ",sha=", absl::StrFormat("%016x", hash))};
+  return std::make_unique<BertEmbedder>(std::move(*tokenizer), std::move(*encoder),
+                                        std::move(info));
+}
+
+}  // namespace strata::embed
