@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -9,6 +10,8 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
+#include <span>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -18,6 +21,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "embed/registry.h"
 #include "mcp/dispatcher.h"
 #include "server/parent_watch.h"
 #include "server/progress.h"
@@ -46,6 +50,9 @@ usage:
   strata embed [--category C] [--limit N]
                                     give vectors now to memories without one (progress on
                                     stderr; the server also does this in the background)
+  strata encode [--embedder SPEC] TEXT...
+                                    print the vectors the embedder gives each TEXT, as one
+                                    JSON line {"embedder", "dim", "vectors"}; no database
   strata check-index [--queries N]  the vector index's recall@10 against an exact scan
   strata export [--out FILE|-] [--workspace W] [--category C] [--as-of T]
                                     write every memory, all versions and both time axes, as
@@ -74,7 +81,9 @@ options:
                          least this similar (character-trigram Jaccard, default 0.70)
   --embedder SPEC        who turns text into vectors for dense and hybrid recall: builtin
                          (default; no model, no network), openai:url=U,model=M,dim=N,
-                         ollama:url=U,model=M,dim=N, or none (keyword recall only)
+                         ollama:url=U,model=M,dim=N, bert:dir=PATH (a sentence-
+                         transformers BERT directory, run natively), or none (keyword
+                         recall only)
   --json                 print the tool's JSON result instead of text
 Times (T) are unix milliseconds or ISO-8601, e.g. 2026-03-01 or 2026-03-01T12:00:00Z.
 )";
@@ -537,6 +546,50 @@ int RunRestore(const CommandLine& cl, const std::string& db_path) {
   return 0;
 }
 
+// `strata encode`: the embedder alone, for checking a model or comparing vectors by hand.
+int RunEncode(const CommandLine& cl) {
+  if (cl.positional.empty()) {
+    std::cerr << "strata encode: give at least one TEXT\n";
+    return 2;
+  }
+  absl::StatusOr<std::unique_ptr<embed::Embedder>> embedder =
+      embed::MakeEmbedder(Option(cl, "embedder", embed::kDefaultEmbedderSpec));
+  if (!embedder.ok()) {
+    std::cerr << "strata encode: " << embedder.status().message() << "\n";
+    return 1;
+  }
+  if (*embedder == nullptr) {
+    std::cerr << "strata encode: embedder none gives no vectors\n";
+    return 1;
+  }
+  const embed::EmbedderInfo& info = (*embedder)->info();
+  const size_t dim = static_cast<size_t>(info.dimension);
+  const size_t batch = static_cast<size_t>(std::max(1, (*embedder)->batch_size()));
+  json vectors = json::array();
+  for (size_t begin = 0; begin < cl.positional.size(); begin += batch) {
+    const size_t n = std::min(batch, cl.positional.size() - begin);
+    absl::StatusOr<std::vector<float>> out =
+        (*embedder)->Embed(std::span<const std::string>(cl.positional.data() + begin, n));
+    if (!out.ok()) {
+      std::cerr << "strata encode: " << out.status().message() << "\n";
+      return 1;
+    }
+    if (out->size() != n * dim) {
+      std::cerr << "strata encode: the embedder gave " << out->size() << " floats for " << n
+                << " texts of dimension " << dim << "\n";
+      return 1;
+    }
+    for (size_t i = 0; i < n; ++i) {
+      vectors.push_back(std::vector<float>(out->begin() + i * dim, out->begin() + (i + 1) * dim));
+    }
+  }
+  const nlohmann::ordered_json line = {{"embedder", info.Fingerprint()}, {"dim", info.dimension},
+                     {"vectors", std::move(vectors)}};
+  std::cout << line.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
+            << "\n";
+  return 0;
+}
+
 }  // namespace
 
 int Main(int argc, char** argv) {
@@ -558,7 +611,7 @@ int Main(int argc, char** argv) {
   }
   static const char* const kCommands[] = {
       "serve", "remember",    "recall", "history", "stats",  "rebuild-signatures",
-      "embed", "check-index", "export", "import",  "backup", "restore"};
+      "embed", "check-index", "export", "import",  "backup", "restore", "encode"};
   if (std::find(std::begin(kCommands), std::end(kCommands), cl.command) == std::end(kCommands)) {
     std::cerr << "strata: unknown command \"" << cl.command << "\"\n\n" << kUsage;
     return 2;
@@ -616,6 +669,7 @@ int Main(int argc, char** argv) {
     }
   }
 
+  if (cl.command == "encode") return RunEncode(cl);  // No store: the embedder alone.
   const std::filesystem::path db_path(store_options.path);
   if (db_path.has_parent_path()) {
     std::error_code ec;

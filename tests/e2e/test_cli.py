@@ -71,7 +71,7 @@ class Cli(StrataTestCase):
 
     def test_help(self):
         out = self.ok("--help", db=False)
-        for word in ("remember", "recall", "history", "stats", "--db"):
+        for word in ("remember", "recall", "history", "stats", "encode", "--db"):
             self.assertIn(word, out)
 
     def test_remember_recall_history_stats(self):
@@ -182,6 +182,27 @@ class Cli(StrataTestCase):
                          "--valid-from", "someday")
         self.assertNotEqual(p.returncode, 0)
         self.assertIn("valid_from", p.stderr.decode())
+
+    def test_encode(self):
+        # The embedder alone: no database is opened or created.
+        out = self.ok("encode", "--embedder", "builtin", "hello", "world")
+        self.assertEqual(out.count("\n"), 1)
+        got = json.loads(out)
+        self.assertTrue(got["embedder"].startswith("builtin/"), got["embedder"])
+        self.assertEqual(got["dim"], 384)
+        self.assertEqual(len(got["vectors"]), 2)
+        for v in got["vectors"]:
+            self.assertEqual(len(v), 384)
+            self.assertAlmostEqual(sum(x * x for x in v), 1.0, places=4)
+        self.assertNotEqual(got["vectors"][0], got["vectors"][1])
+        self.assertFalse(os.path.exists(self.db))
+        for spec, word in (("frobnicate", "frobnicate"), ("bert", "dir"),
+                           ("bert:dir=" + os.path.join(self.tmp, "nowhere"), "nowhere")):
+            with self.subTest(spec=spec):
+                p = self.run_cli("encode", "--embedder", spec, "hello")
+                self.assertEqual(p.returncode, 1)
+                self.assertIn(word, p.stderr.decode())
+                self.assertEqual(p.stdout, b"")
 
     def test_strata_db_env(self):
         env_db = os.path.join(self.tmp, "from-env", "env.db")
