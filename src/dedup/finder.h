@@ -43,7 +43,7 @@ class DuplicateFinder {
  public:
   // `index` holds the band keys; both outlive this.
   DuplicateFinder(store::Db* db, DedupIndex* index, double threshold)
-      : db_(db), threshold_(threshold), index_(index), versions_(db) {}
+      : threshold_(threshold), index_(index), versions_(db) {}
 
   // What `body` (with `units`, its Analyze) resembles in `identity`'s category and
   // workspace. Candidates share one of `keys` (the body's BandKeys).
@@ -58,7 +58,6 @@ class DuplicateFinder {
   const std::array<int64_t, kMaxCandidates + 1>& histogram() const { return histogram_; }
 
  private:
-  store::Db* db_;  // Not owned; outlives this.
   double threshold_;
   DedupIndex* index_;  // Not owned.
   temporal::VersionTable versions_;

@@ -108,7 +108,10 @@ std::vector<TextLine> NonBlankLines(std::string_view text) {
 absl::StatusOr<WriteRequest> RequestFromFields(const json& fields, const ForeignImport& what) {
   WriteRequest r{.identity = {.workspace = what.workspace}, .dedup = false};
   bool has_body = false;
-  for (const auto& [name, value] : fields.items()) {
+  for (const auto& item : fields.items()) {
+    // Named, not structured bindings: C++20 lambdas cannot capture those (clang refuses).
+    const std::string& name = item.key();
+    const json& value = item.value();
     const auto text = [&]() -> absl::StatusOr<std::string> {
       if (value.is_string()) return value.get<std::string>();
       return absl::InvalidArgumentError(

@@ -44,7 +44,8 @@ std::string Category(const std::string& entity_type, const ForeignImport& what) 
 }
 
 absl::Status OnlyKnown(const json& object, std::initializer_list<const char*> names) {
-  for (const auto& [name, value] : object.items()) {
+  for (const auto& item : object.items()) {
+    const std::string& name = item.key();  // A structured binding cannot be captured.
     if (std::find_if(names.begin(), names.end(), [&](const char* n) { return name == n; }) ==
         names.end()) {
       return absl::InvalidArgumentError(absl::StrCat(name, ": unknown field"));

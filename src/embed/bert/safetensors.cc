@@ -188,7 +188,8 @@ absl::Status SafetensorsFile::ParseHeader() {
       }
       continue;
     }
-    auto bad_tensor = [&](auto&&... parts) { return bad("tensor \"", name, "\": ", parts...); };
+    const std::string& tensor = name;  // A structured binding cannot be captured in C++20.
+    auto bad_tensor = [&](auto&&... parts) { return bad("tensor \"", tensor, "\": ", parts...); };
     if (!entry.is_object()) return bad_tensor("not an object");
     const auto dtype = entry.find("dtype");
     const auto shape = entry.find("shape");
