@@ -128,12 +128,12 @@ absl::Status DedupIndex::Set(int64_t memory_id, const std::vector<int64_t>& keys
     return absl::OutOfRangeError(
         absl::StrCat("dedup index: memory id ", memory_id, " is beyond ", BandMap::kMaxMemoryId));
   }
+  if (keys.empty()) return Remove(memory_id);
   RETURN_IF_ERROR(EnsureUpgraded());
   if (loaded_) {
     ASSIGN_OR_RETURN(const std::vector<int64_t> old, StoredKeys(memory_id));
     for (int64_t key : old) loaded_->map.Erase(key, memory_id);
   }
-  if (keys.empty()) return Remove(memory_id);
   const std::string blob = EncodeKeys(keys);
   ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare("INSERT OR REPLACE INTO dedup_keys (memory_id, "
                                                "keys) VALUES (?1, ?2)"));

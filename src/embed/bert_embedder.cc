@@ -103,12 +103,11 @@ absl::StatusOr<std::unique_ptr<Embedder>> MakeBertEmbedder(
     return absl::NotFoundError(
         absl::StrCat("embedder bert: model directory ", dir.string(), " not found"));
   }
-  auto config = bert::ReadBertConfig(dir);
-  if (!config.ok()) return Prefixed(config.status());
-  auto tokenizer = bert::WordPieceTokenizer::Load(dir);
-  if (!tokenizer.ok()) return Prefixed(tokenizer.status());
+  // The encoder reads the configuration (first, so that a bad config.json is what is named).
   auto encoder = bert::BertEncoder::Open(dir);
   if (!encoder.ok()) return Prefixed(encoder.status());
+  auto tokenizer = bert::WordPieceTokenizer::Load(dir);
+  if (!tokenizer.ok()) return Prefixed(tokenizer.status());
   // The tokenizer cuts at its own max length; the encoder refuses more than the config's.
   if (tokenizer->options().max_length > (*encoder)->config().max_seq_length) {
     bert::TokenizerOptions tokenizer_options = tokenizer->options();

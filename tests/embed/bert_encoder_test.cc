@@ -39,7 +39,7 @@ using ::strata::testing::WriteTextFile;
 using ::testing::HasSubstr;
 
 nlohmann::json Golden() {
-  std::ifstream in(STRATA_BERT_GOLDEN);
+  std::ifstream in(STRATA_TESTS_DIR "/embed/testdata/bert_golden.json");
   std::stringstream text;
   text << in.rdbuf();
   return nlohmann::json::parse(text.str(), nullptr, false);
@@ -76,7 +76,7 @@ double MaxDifference(std::span<const float> a, std::span<const float> b) {
 
 TEST(BertEncoder, MatchesTheReferenceForEveryModelDtypeAndBackend) {
   const nlohmann::json golden = Golden();
-  ASSERT_TRUE(golden.is_object()) << "cannot read " << STRATA_BERT_GOLDEN;
+  ASSERT_TRUE(golden.is_object()) << "cannot read " << STRATA_TESTS_DIR "/embed/testdata/bert_golden.json";
   ASSERT_EQ(golden["models"].size(), 2u);
   for (const nlohmann::json& model : golden["models"]) {
     for (const std::string dtype : {"F32", "F16"}) {
