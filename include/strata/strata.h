@@ -59,6 +59,18 @@ struct IndexCheck {
   double epsilon_recall = 0;
 };
 
+// Bounds on a memory's fields, in bytes of UTF-8 unless a count; every write path checks them
+// and names the field in its error ("key: at most 1024 bytes, got 5000"). docs/decisions.md,
+// "Limits", gives the reasons.
+inline constexpr size_t kMaxCategoryBytes = 256;
+inline constexpr size_t kMaxKeyBytes = 1024;
+inline constexpr size_t kMaxWorkspaceBytes = 256;
+inline constexpr size_t kMaxTypeBytes = 128;
+inline constexpr size_t kMaxTags = 64;  // On one version.
+inline constexpr size_t kMaxTagBytes = 256;
+// A body as a JSON text. A strata export restores what was stored, whatever its size.
+inline constexpr size_t kMaxBodyBytes = 1 << 20;
+
 // Who a memory is. `workspace` "" is the global workspace.
 struct Identity {
   std::string category;
@@ -137,11 +149,16 @@ struct RecallFilters {
   std::vector<std::string> tags;         // A memory must carry every one of them.
 };
 
+// Bounds of a RecallRequest, checked by Store::Recall.
+inline constexpr int kMaxRecallLimit = 1000;
+inline constexpr int kMaxRecallOffset = 100000;
+inline constexpr size_t kMaxFilterTags = 16;
+
 struct RecallRequest {
   std::string query;          // Free text; never interpreted as query syntax.
   std::string mode = "auto";  // "auto", "fts5", "dense" or "hybrid".
-  int limit = 10;
-  int offset = 0;
+  int limit = 10;             // 1 to kMaxRecallLimit.
+  int offset = 0;             // 0 to kMaxRecallOffset.
   RecallFilters filters;
   std::optional<int64_t> as_of_unix_ms;     // Search what was believed then.
   std::optional<int64_t> valid_at_unix_ms;  // ... and true at this instant.
@@ -190,6 +207,9 @@ struct EmbeddingStats {
   int64_t embedded_since_start = 0;
   std::string last_error;  // The embedder's last failure; empty once it succeeds again.
   int64_t index_file_bytes = 0;
+  // Dense matches below this cosine similarity are not returned: texts on unrelated topics
+  // score up to it under this embedder. Absent until measured (at start).
+  std::optional<double> similarity_floor;
 };
 
 struct Stats {

@@ -340,6 +340,7 @@ class StoreImpl final : public Store {
           .embedded_since_start = v.embedded_since_start,
           .last_error = v.last_error,
           .index_file_bytes = v.index_file_bytes,
+          .similarity_floor = v.similarity_floor,
       };
     }
     return stats;
@@ -402,9 +403,9 @@ class StoreImpl final : public Store {
         },
         [&](const WriteRequest& request) -> absl::StatusOr<transfer::Outcome> {
           RETURN_IF_ERROR(ValidateWrite(request));
-          if (request.body_json.size() > temporal::kMaxBodyBytes) {
+          if (request.body_json.size() > kMaxBodyBytes) {
             return absl::InvalidArgumentError(absl::StrCat("body: at most ",
-                                                           temporal::kMaxBodyBytes, " bytes, got ",
+                                                           kMaxBodyBytes, " bytes, got ",
                                                            request.body_json.size()));
           }
           ASSIGN_OR_RETURN(const text::ParsedBody body, text::ParseBody(request.body_json));

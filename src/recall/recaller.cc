@@ -81,14 +81,15 @@ std::string CandidateSql(Source source, bool ranked, const RecallRequest& reques
   std::string sql;
   switch (source) {
     case Source::kKeywordTop:
-      absl::StrAppend(&sql, "SELECT v.id, f.score AS score, v.memory_id FROM (SELECT rowid, ", bm25,
-                      " AS score FROM fts WHERE fts MATCH :match ORDER BY score DESC, rowid "
-                      "LIMIT :fetch) AS f JOIN versions v ON v.id = f.rowid "
-                      "JOIN memories m ON m.id = v.memory_id WHERE 1");
+      absl::StrAppend(&sql, "SELECT v.id, f.score AS score, v.memory_id, f.phrases FROM (SELECT rowid, ",
+                      bm25, " AS score, strata_phrases(fts) AS phrases FROM fts WHERE fts MATCH "
+                      ":match ORDER BY score DESC, rowid LIMIT :fetch) AS f JOIN versions v ON "
+                      "v.id = f.rowid JOIN memories m ON m.id = v.memory_id WHERE 1");
       break;
     case Source::kKeyword:
-      absl::StrAppend(&sql, "SELECT v.id, ", ranked ? bm25 : "0.0",
-                      " AS score, v.memory_id FROM fts JOIN versions v ON v.id = fts.rowid "
+      absl::StrAppend(&sql, "SELECT v.id, ", ranked ? bm25 : "0.0", " AS score, v.memory_id",
+                      ranked ? ", strata_phrases(fts)" : "",
+                      " FROM fts JOIN versions v ON v.id = fts.rowid "
                       "JOIN memories m ON m.id = v.memory_id WHERE fts MATCH :match");
       break;
     case Source::kAll:
@@ -149,17 +150,18 @@ void BindScope(store::Stmt& s, const RecallRequest& request) {
 }
 
 absl::Status ValidateRequest(const RecallRequest& request, bool have_embedder) {
-  if (request.limit < 1 || request.limit > kMaxLimit) {
+  if (request.limit < 1 || request.limit > kMaxRecallLimit) {
     return absl::InvalidArgumentError(
-        absl::StrCat("limit: must be between 1 and ", kMaxLimit, ", got ", request.limit));
+        absl::StrCat("limit: must be between 1 and ", kMaxRecallLimit, ", got ", request.limit));
   }
-  if (request.offset < 0 || request.offset > kMaxOffset) {
+  if (request.offset < 0 || request.offset > kMaxRecallOffset) {
     return absl::InvalidArgumentError(
-        absl::StrCat("offset: must be between 0 and ", kMaxOffset, ", got ", request.offset));
+        absl::StrCat("offset: must be between 0 and ", kMaxRecallOffset, ", got ", request.offset));
   }
-  if (request.filters.tags.size() > 16) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "tags: at most 16 tags may be used as a filter, got ", request.filters.tags.size()));
+  if (request.filters.tags.size() > kMaxFilterTags) {
+    return absl::InvalidArgumentError(absl::StrCat("tags: at most ", kMaxFilterTags,
+                                                   " tags may be used as a filter, got ",
+                                                   request.filters.tags.size()));
   }
   if (request.mode == "auto" || request.mode == "fts5") return absl::OkStatus();
   if (request.mode == "dense" || request.mode == "hybrid") {
@@ -211,7 +213,7 @@ absl::StatusOr<RecallResult> Recaller::Recall(const RecallRequest& request) {
   // Hybrid: each arm ranks its best few from the top; fusion orders their union.
   RecallRequest arm = request;
   arm.offset = 0;
-  arm.limit = std::min(kMaxLimit, std::max(kHybridDepth, request.offset + request.limit));
+  arm.limit = std::min(kMaxRecallLimit, std::max(kHybridDepth, request.offset + request.limit));
   // The dense arm's embedding and index search (CPU only, no database) run on another thread
   // while this one runs the keyword arm.
   struct DenseStart {
@@ -235,7 +237,7 @@ absl::StatusOr<RecallResult> Recaller::Recall(const RecallRequest& request) {
   auto arm_hits = [](const std::vector<Hit>& hits) {
     std::vector<ArmHit> out;
     out.reserve(hits.size());
-    for (const Hit& h : hits) out.push_back({h.version_id, h.memory_id});
+    for (const Hit& h : hits) out.push_back({h.version_id, h.memory_id, h.exact});
     return out;
   };
   const std::vector<FusedHit> fused = FuseByRank(arm_hits(*sparse), arm_hits(dense));
@@ -270,10 +272,33 @@ absl::StatusOr<std::vector<Recaller::Hit>> Recaller::SparseArm(
     const RecallRequest& request, const std::vector<std::string>& terms, CommonTerms common) {
   const bool ranked = !terms.empty();
   ASSIGN_OR_RETURN(const text::SplitTerms split, term_stats_.Split(terms));
+  // Identifiers are kept whole; a pair of adjacent words only when both are selective: a
+  // phrase reads its words' position lists, and a common word's is most of the index.
+  std::vector<text::QueryPhrase> phrases;
+  uint64_t identifier_bits = 0;
+  if (ranked) {
+    auto selective = [&split](const std::string& word) {
+      return std::find(split.selective.begin(), split.selective.end(), word) !=
+             split.selective.end();
+    };
+    for (text::QueryPhrase& phrase : text::QueryPhrases(request.query)) {
+      const bool identifier = phrase.kind == text::QueryPhrase::Kind::kIdentifier;
+      if (!identifier && !std::all_of(phrase.words.begin(), phrase.words.end(), selective)) {
+        continue;
+      }
+      if (identifier) identifier_bits |= uint64_t{1} << (split.selective.size() + phrases.size());
+      phrases.push_back(std::move(phrase));
+    }
+  }
   std::vector<Hit> hits;
   absl::flat_hash_set<int64_t> seen;  // Versions already returned or skipped by offset.
-  RETURN_IF_ERROR(
-      Collect(request, text::MatchExpression(split.selective), ranked, request.offset, hits, seen));
+  RETURN_IF_ERROR(Collect(request, text::MatchExpression(split.selective, phrases), ranked,
+                          request.offset, hits, seen));
+  // Exact: every selective term, or an identifier whole.
+  const uint64_t term_bits = (uint64_t{1} << split.selective.size()) - 1;
+  for (Hit& hit : hits) {
+    hit.exact = ranked && ((hit.phrases & term_bits) == term_bits || (hit.phrases & identifier_bits));
+  }
   if (common == CommonTerms::kFill && static_cast<int>(hits.size()) < request.limit &&
       !split.common.empty()) {
     const int skip = std::max(0, request.offset - static_cast<int>(seen.size()));
@@ -289,11 +314,17 @@ absl::StatusOr<std::vector<Recaller::Hit>> Recaller::DenseArm(
   const size_t want = static_cast<size_t>(request.offset) + request.limit;
   size_t k = std::max(kMinIndexFetch, kOverFetch * want);
   if (!neighbors) neighbors = vectors_->SearchIndex(query_vector, k);
+  // Matches at or below the floor are no evidence (vector/similarity_floor.h).
+  const double floor = vectors_->SimilarityFloor();
+  auto no_evidence = [floor](const Hit& h) { return h.score <= floor; };
   std::vector<Hit> hits;
   while (neighbors) {
     hits.clear();
     RETURN_IF_ERROR(KeepInScope(request, *neighbors, want, hits));
     if (hits.size() >= want) break;
+    // The index's candidates come closest first: once they reach the floor, more would only
+    // be weaker, and an unrelated query must not cost an exact scan.
+    if (!neighbors->empty() && neighbors->back().similarity <= floor) break;
     // Short: scope and filters rejected too many. Ask the index for more, unless it has given
     // all it can reach (an HNSW graph need not reach every node) or the scope is too
     // selective for it; then score every version in scope.
@@ -307,6 +338,7 @@ absl::StatusOr<std::vector<Recaller::Hit>> Recaller::DenseArm(
   if (!neighbors) {
     ASSIGN_OR_RETURN(hits, ExactScan(request, query_vector, want));
   }
+  std::erase_if(hits, no_evidence);
   hits.erase(hits.begin(), hits.begin() + std::min(hits.size(), size_t(request.offset)));
   return hits;
 }
@@ -328,10 +360,10 @@ absl::Status Recaller::KeepInScope(const RecallRequest& request,
   if (const int cap = s.ParameterIndex(":cap"); cap > 0) s.Bind(cap, int64_t(want));
   BindScope(s, request);
   absl::flat_hash_set<int64_t> seen;
-  auto score = [&candidates](store::Stmt& row) {
-    return double{candidates[static_cast<size_t>(row.Int(1))].similarity};
+  auto fill = [&candidates](store::Stmt& row, Hit& hit) {
+    hit.score = candidates[static_cast<size_t>(row.Int(1))].similarity;
   };
-  return Drain(request, s, score, 0, want, hits, seen);
+  return Drain(request, s, fill, 0, want, hits, seen);
 }
 
 absl::StatusOr<std::vector<Recaller::Hit>> Recaller::ExactScan(
@@ -342,13 +374,13 @@ absl::StatusOr<std::vector<Recaller::Hit>> Recaller::ExactScan(
   s.Bind(s.ParameterIndex(":space"), vectors_->space().id);
   BindScope(s, request);
   std::vector<float> v(query_vector.size());
-  auto score = [&](store::Stmt& row) {
-    if (!vector::Decode(row.Blob(1), v)) return -2.0;  // Cannot be a match.
-    return double{vector::Dot(v, query_vector)};
+  auto fill = [&](store::Stmt& row, Hit& hit) {
+    // A vector that does not decode cannot be a match.
+    hit.score = vector::Decode(row.Blob(1), v) ? vector::Dot(v, query_vector) : -2.0;
   };
   std::vector<Hit> hits;
   absl::flat_hash_set<int64_t> seen;
-  RETURN_IF_ERROR(Drain(request, s, score, 0, std::numeric_limits<size_t>::max(), hits, seen));
+  RETURN_IF_ERROR(Drain(request, s, fill, 0, std::numeric_limits<size_t>::max(), hits, seen));
   const size_t keep = std::min(want, hits.size());
   std::partial_sort(hits.begin(), hits.begin() + keep, hits.end(), [](const Hit& a, const Hit& b) {
     if (a.score != b.score) return a.score > b.score;
@@ -394,12 +426,15 @@ absl::Status Recaller::CollectOnce(const RecallRequest& request, const std::stri
     s.Bind(cap, int64_t{skip} + request.limit + static_cast<int64_t>(seen.size()));
   }
   BindScope(s, request);
-  auto score = [](store::Stmt& row) { return row.Double(1); };
-  return Drain(request, s, score, skip, static_cast<size_t>(request.limit), hits, seen);
+  auto fill = [ranked, keyword](store::Stmt& row, Hit& hit) {
+    hit.score = row.Double(1);
+    if (ranked && keyword) hit.phrases = static_cast<uint64_t>(row.Int(3));
+  };
+  return Drain(request, s, fill, skip, static_cast<size_t>(request.limit), hits, seen);
 }
 
-template <typename Score>
-absl::Status Recaller::Drain(const RecallRequest& request, store::Stmt& s, Score score, int skip,
+template <typename Fill>
+absl::Status Recaller::Drain(const RecallRequest& request, store::Stmt& s, Fill fill, int skip,
                              size_t want, std::vector<Hit>& hits,
                              absl::flat_hash_set<int64_t>& seen) {
   const bool walk_needed = request.valid_at_unix_ms.has_value();
@@ -431,7 +466,8 @@ absl::Status Recaller::Drain(const RecallRequest& request, store::Stmt& s, Score
       --skip;
       continue;
     }
-    hits.push_back(Hit{.version_id = version_id, .score = score(s), .memory_id = memory_id});
+    Hit& hit = hits.emplace_back(Hit{.version_id = version_id, .memory_id = memory_id});
+    fill(s, hit);
   }
   return absl::OkStatus();
 }

@@ -14,9 +14,6 @@
 
 namespace strata::recall {
 
-inline constexpr int kMaxLimit = 1000;
-inline constexpr int kMaxOffset = 100000;
-
 // Thread safety: as the Db it borrows.
 class Recaller {
  public:
@@ -36,15 +33,19 @@ class Recaller {
   //   rank (fusion.h).
   // - auto: hybrid when the vector index is ready and holds vectors (or, while it loads, the
   //   store is small enough to scan), else fts5.
-  // Errors: InvalidArgument for an unknown or unavailable mode, limit outside [1, 1000],
-  // offset outside [0, 100000]; the embedder's error for a query it cannot embed.
+  // Errors: InvalidArgument for an unknown or unavailable mode, a limit, offset or tag count
+  // out of its bound (strata.h); the embedder's error for a query it cannot embed.
   absl::StatusOr<RecallResult> Recall(const RecallRequest& request);
 
  private:
   struct Hit {
     int64_t version_id;
-    double score;
+    double score = 0;
     int64_t memory_id = 0;
+    // The keyword arm's: bit i is set when the match holds phrase i of its MATCH expression
+    // (text::MatchExpression's order; FTS5 function strata_phrases).
+    uint64_t phrases = 0;
+    bool exact = false;  // An exact keyword match (Recall).
   };
   // Whether the keyword arm, short of hits from the query's selective terms, goes on with
   // matches of its common terms alone (newest first). Alone it does: those are what the
@@ -70,11 +71,11 @@ class Recaller {
   // Every in-scope version with a vector, by similarity: the dense arm without the index.
   absl::StatusOr<std::vector<Hit>> ExactScan(const RecallRequest& request,
                                              const std::vector<float>& query_vector, size_t want);
-  // Steps `s` (columns: version id, score or vector, memory id), keeping the versions in the
-  // request's scope, until `want` hits; see Collect for `skip` and `seen`. `score` reads a
-  // row's score.
-  template <typename Score>
-  absl::Status Drain(const RecallRequest& request, store::Stmt& s, Score score, int skip,
+  // Steps `s` (columns: version id, score or vector, memory id, ...), keeping the versions in
+  // the request's scope, until `want` hits; see Collect for `skip` and `seen`. `fill(s, hit)`
+  // sets what a row says of its hit beyond the ids (its score).
+  template <typename Fill>
+  absl::Status Drain(const RecallRequest& request, store::Stmt& s, Fill fill, int skip,
                      size_t want, std::vector<Hit>& hits, absl::flat_hash_set<int64_t>& seen);
   absl::StatusOr<RecallResult> Render(const std::vector<Hit>& hits,
                                       const std::vector<std::optional<int>>& sparse_ranks,

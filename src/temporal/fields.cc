@@ -17,8 +17,8 @@ absl::Status ValidateIdentity(const Identity& identity) {
     return absl::InvalidArgumentError(
         absl::StrCat("key: at most ", kMaxKeyBytes, " bytes, got ", identity.key.size()));
   }
-  if (identity.workspace.size() > kMaxCategoryBytes) {
-    return absl::InvalidArgumentError(absl::StrCat("workspace: at most ", kMaxCategoryBytes,
+  if (identity.workspace.size() > kMaxWorkspaceBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("workspace: at most ", kMaxWorkspaceBytes,
                                                    " bytes, got ", identity.workspace.size()));
   }
   return absl::OkStatus();

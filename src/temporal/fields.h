@@ -1,5 +1,5 @@
 #pragma once
-// Bounds on a memory's fields, checked before they are stored: by the write path (api/) and
+// Checks of a memory's fields before they are stored: by the write path (api/) and
 // by import (transfer/). docs/decisions.md, "Limits", gives the reasons.
 
 #include <cstddef>
@@ -11,14 +11,7 @@
 
 namespace strata::temporal {
 
-inline constexpr size_t kMaxCategoryBytes = 256;  // Also the bound on a workspace.
-inline constexpr size_t kMaxKeyBytes = 1024;
-inline constexpr size_t kMaxTypeBytes = 128;
-inline constexpr size_t kMaxTags = 64;
-inline constexpr size_t kMaxTagBytes = 256;
-// A body as a JSON text. Checked by the tools (tools/limits.h) and by imports of other
-// memories' files, whose records are new writes; a strata export restores what was stored.
-inline constexpr size_t kMaxBodyBytes = 1 << 20;
+// The bounds are the public API's (strata.h: kMaxCategoryBytes, ...).
 
 // InvalidArgument naming the field (`key: at most 1024 bytes, got 5000`) unless category and
 // key are non-empty and every part is within its bound.

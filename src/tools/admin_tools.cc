@@ -52,7 +52,8 @@ absl::StatusOr<json> GetStats(const ToolContext& ctx, const json&) {
         {"index_state", e->index_state},
         {"embedded_since_start", e->embedded_since_start},
         {"last_error", e->last_error.empty() ? json(nullptr) : json(e->last_error)},
-        {"index_file_size_bytes", e->index_file_bytes}};
+        {"index_file_size_bytes", e->index_file_bytes},
+        {"similarity_floor", e->similarity_floor ? json(*e->similarity_floor) : json(nullptr)}};
   }
   for (const auto& [candidates, checks] : s.dedup.candidates_histogram) {
     out["dedup"]["candidates_histogram"][std::to_string(candidates)] = checks;
@@ -127,7 +128,12 @@ std::vector<ToolSpec> AdminTools() {
                  {"index_state", {{"enum", json::array({"loading", "building", "ready"})}}},
                  {"embedded_since_start", {{"type", "integer"}}},
                  {"last_error", {{"type", json::array({"string", "null"})}}},
-                 {"index_file_size_bytes", {{"type", "integer"}}}}}}}}},
+                 {"index_file_size_bytes", {{"type", "integer"}}},
+                 {"similarity_floor",
+                  {{"type", json::array({"number", "null"})},
+                   {"description",
+                    "Dense matches below this cosine similarity are not recalled: unrelated "
+                    "texts score up to it under this embedder; null until measured"}}}}}}}}},
            {"required", json::array({"total_memories", "active_memories", "versions", "by_category",
                                      "db_file_size_bytes"})}},
       .annotations = {{"readOnlyHint", true}, {"idempotentHint", true}, {"openWorldHint", false}},

@@ -6,37 +6,29 @@
 //
 // Bounds of the protocol layer live with their flags: the line size (--max-line-bytes, 8 MiB,
 // server/stdio_loop.h), the JSON nesting depth (64) and the JSON-RPC batch size (1000)
-// (mcp::DispatcherOptions). libstrata checks identity, type and tags again with the same
-// numbers for callers that do not come through MCP.
+// (mcp::DispatcherOptions).
 
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
+#include "strata/strata.h"
+
 namespace strata::tools {
 
-// Strings, in bytes of UTF-8.
-inline constexpr size_t kMaxCategoryBytes = 256;
-inline constexpr size_t kMaxKeyBytes = 1024;
-inline constexpr size_t kMaxWorkspaceBytes = 256;
-inline constexpr size_t kMaxTypeBytes = 128;
-inline constexpr size_t kMaxTagBytes = 256;
+// Strings, in bytes of UTF-8. A memory's own fields (category, key, workspace, type, tags, the
+// body as a JSON text) are bounded by the public API (strata.h); these are the calls' others.
 inline constexpr size_t kMaxSourceBytes = 4096;
 inline constexpr size_t kMaxReasonBytes = 16 * 1024;
 inline constexpr size_t kMaxQueryBytes = 16 * 1024;
-// A memory's body as a JSON text (`body` serialized, or `body_json` as given).
-inline constexpr size_t kMaxBodyBytes = 1 << 20;
 // Any other string argument (mode, ...).
 inline constexpr size_t kMaxOtherStringBytes = 4096;
 
 // Counts.
-inline constexpr size_t kMaxTags = 64;           // Tags on one memory.
-inline constexpr size_t kMaxFilterTags = 16;     // Tags a recall may require.
 inline constexpr size_t kMaxBatchItems = 10000;  // Memories in one remember_batch.
 
-// Ranges of `limit` and `offset`.
-inline constexpr int64_t kMaxResults = 1000;  // recall and history `limit`: 1 to this.
-inline constexpr int64_t kMaxRecallOffset = 100000;
+// Ranges of `limit` and `offset` (recall's are the public API's: kMaxRecallLimit, ...).
+inline constexpr int64_t kMaxHistoryLimit = 1000;
 inline constexpr int64_t kMaxHistoryOffset = 1000000;
 
 // The byte bound of a string argument (of each item, for a list such as `tags`), by name.

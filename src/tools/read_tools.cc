@@ -98,7 +98,7 @@ json LinksSchema(const char* what) {
 absl::StatusOr<json> History(const ToolContext& ctx, const json& args) {
   const Args a(args);
   ASSIGN_OR_RETURN(Identity identity, ReadIdentity(a));
-  ASSIGN_OR_RETURN(std::optional<int64_t> limit, a.OptionalInt("limit", 1, kMaxResults));
+  ASSIGN_OR_RETURN(std::optional<int64_t> limit, a.OptionalInt("limit", 1, kMaxHistoryLimit));
   ASSIGN_OR_RETURN(std::optional<int64_t> offset, a.OptionalInt("offset", 0, kMaxHistoryOffset));
   json out = {
       {"category", identity.category}, {"key", identity.key}, {"workspace", identity.workspace}};
@@ -197,7 +197,7 @@ std::vector<ToolSpec> ReadTools() {
                         [] {
                           json p = IdentityProps();
                           p["limit"] = IntProp(
-                              absl::StrCat("How many versions (1-", kMaxResults, ", default 20)."));
+                              absl::StrCat("How many versions (1-", kMaxHistoryLimit, ", default 20)."));
                           p["offset"] = IntProp("How many of the newest to skip (default 0).");
                           return p;
                         }()},

@@ -36,7 +36,7 @@ absl::StatusOr<json> Recall(const ToolContext& ctx, const json& args) {
   r.query = query.value_or("");
   ASSIGN_OR_RETURN(std::optional<std::string> mode, a.OptionalString("mode"));
   if (mode) r.mode = *mode;
-  ASSIGN_OR_RETURN(std::optional<int64_t> limit, a.OptionalInt("limit", 1, kMaxResults));
+  ASSIGN_OR_RETURN(std::optional<int64_t> limit, a.OptionalInt("limit", 1, kMaxRecallLimit));
   r.limit = static_cast<int>(limit.value_or(10));
   ASSIGN_OR_RETURN(std::optional<int64_t> offset, a.OptionalInt("offset", 0, kMaxRecallOffset));
   r.offset = static_cast<int>(offset.value_or(0));
@@ -65,7 +65,7 @@ std::vector<ToolSpec> RecallTools() {
         {"description",
          "fts5 ranks by keywords (BM25); dense by meaning (embeddings); hybrid runs both and "
          "fuses their ranks. auto (default): hybrid once embeddings exist, else fts5."}}},
-      {"limit", IntProp(absl::StrCat("How many results (1-", kMaxResults, ", default 10)."))},
+      {"limit", IntProp(absl::StrCat("How many results (1-", kMaxRecallLimit, ", default 10)."))},
       {"offset", IntProp("How many of the best results to skip, for paging (default 0).")},
       {"category", StringProp("Only memories of this category.")},
       {"type", StringProp("Only memories of this type.")},

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "util/status_macros.h"
 #include "vector/codec.h"
+#include "vector/similarity_floor.h"
 
 namespace strata::vector {
 namespace {
@@ -107,6 +108,8 @@ void VectorService::SetError(const absl::Status& status) {
 }
 
 void VectorService::Run(std::stop_token stop, std::unique_ptr<store::Db> db) {
+  // Before the index: a recall may come while a large index loads.
+  MeasureFloor();
   LoadOrRebuild(*db, stop);
   // Versions up to here have a vector or are someone else's to embed. Version ids only rise
   // (schema 5) and are given in commit order, so none appears behind it later.
@@ -121,6 +124,7 @@ void VectorService::Run(std::stop_token stop, std::unique_ptr<store::Db> db) {
     }
     const int threads = backlog && quiet ? kBuildThreads : 1;
     if (absl::Status s = CatchUp(*db, threads).status(); !s.ok()) SetError(s);
+    MeasureFloor();  // Again while the embedder could not be reached.
     absl::StatusOr<int64_t> embedded = 0;
     // A waiting Backfill goes first (it answers a caller; this thread would otherwise take
     // the lock again at once, batch after batch), and wakes this thread when it is done.
@@ -356,6 +360,25 @@ bool VectorService::DenseReady() const {
   return rows_at_start_ > 0 && rows_at_start_ <= kMaxExactScanAtStart;
 }
 
+float VectorService::SimilarityFloor() const {
+  std::lock_guard lock(mu_);
+  return similarity_floor_.value_or(0.0f);
+}
+
+void VectorService::MeasureFloor() {
+  {
+    std::lock_guard lock(mu_);
+    if (similarity_floor_) return;
+  }
+  absl::StatusOr<float> floor = MeasureSimilarityFloor(*embedder_);
+  if (!floor.ok()) {
+    SetError(floor.status());
+    return;
+  }
+  std::lock_guard lock(mu_);
+  similarity_floor_ = *floor;
+}
+
 std::optional<size_t> VectorService::IndexedCount() const {
   std::shared_ptr<HnswIndex> idx = index();
   if (idx == nullptr) return std::nullopt;
@@ -425,6 +448,7 @@ absl::StatusOr<VectorStats> VectorService::Stats(store::Db& db) {
   stats.index_state = state_;
   stats.embedded_since_start = embedded_;
   stats.last_error = last_error_;
+  stats.similarity_floor = similarity_floor_;
   return stats;
 }
 

@@ -37,6 +37,8 @@ struct VectorStats {
   int64_t embedded_since_start = 0;  // By the worker and by Backfill.
   std::string last_error;            // The embedder's last failure; empty after a success.
   int64_t index_file_bytes = 0;
+  // The embedder's similarity floor (similarity_floor.h); nullopt until the worker measured it.
+  std::optional<float> similarity_floor;
 };
 
 struct BackfillResult {
@@ -88,6 +90,9 @@ class VectorService {
   // Whether a dense search is worth running now: the index is ready and holds vectors, or it
   // is not ready yet but the store had few enough vectors at start for an exact scan.
   bool DenseReady() const;
+  // Below this cosine similarity a dense match is no evidence (similarity_floor.h): measured
+  // by the worker when it starts; 0 until then (a negative similarity is never evidence).
+  float SimilarityFloor() const;
 
   absl::StatusOr<VectorStats> Stats(store::Db& db);
 
@@ -120,6 +125,9 @@ class VectorService {
   void SaveIndex(const HnswIndex& idx, int64_t watermark) const;
   std::shared_ptr<HnswIndex> index() const;
   void SetError(const absl::Status& status);
+  // Measures the similarity floor unless it is known; a failure is SetError'd and retried by
+  // the next call.
+  void MeasureFloor();
 
   const std::string path_;  // The database's.
   std::unique_ptr<embed::Embedder> embedder_;
@@ -138,6 +146,7 @@ class VectorService {
   int64_t added_since_save_ = 0;  // Vectors in index_ and not in its file.
   int64_t embedded_ = 0;
   std::string last_error_;
+  std::optional<float> similarity_floor_;
 
   std::mutex catch_up_mu_;  // One CatchUp at a time.
   // Held by Backfill for its whole run and by the worker for each batch (try_lock: it

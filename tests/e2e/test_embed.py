@@ -389,12 +389,14 @@ class Stats(EmbedCase):
         e = stats["embeddings"]
         self.assertEqual(sorted(e), ["dimension", "embedded_since_start", "embedder",
                                      "index_file_size_bytes", "index_state", "indexed",
-                                     "last_error", "pending", "vectors"])
+                                     "last_error", "pending", "similarity_floor", "vectors"])
         self.assertTrue(e["embedder"].startswith("builtin/"), e)
         self.assertIsInstance(e["dimension"], int)
         self.assertGreater(e["dimension"], 0)
         self.assertIn(e["index_state"], ("loading", "building", "ready"))
         self.assertIsNone(e["last_error"])
+        # Measured by the worker as it starts: null only until then.
+        self.assertTrue(e["similarity_floor"] is None or 0 <= e["similarity_floor"] < 1, e)
         self.assertEqual((e["vectors"], e["pending"], e["embedded_since_start"]), (0, 0, 0))
         self.call_ok(c, "remember_batch", {"items": [memory("notes", k, t) for k, t in NOTES]})
         self.call_ok(c, "remember", memory("notes", "printer", "The printer moved upstairs"))

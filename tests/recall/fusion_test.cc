@@ -141,5 +141,22 @@ TEST(FuseByRank, KIsAParameter) {
 
 TEST(FuseByRank, DefaultKIsSixty) { EXPECT_EQ(kRrfK, 60); }
 
+TEST(FuseByRank, ExactKeywordMatchesRankAboveEverythingElse) {
+  // 3 is BM25's 3rd and exact; 1 and 2 are in both arms but only partial keyword matches.
+  const std::vector<ArmHit> sparse = {{1, 1}, {2, 2}, {3, 3, true}};
+  const std::vector<ArmHit> dense = {{1, 1}, {2, 2}, {4, 4}};
+  const std::vector<FusedHit> fused = FuseByRank(sparse, dense);
+  ASSERT_THAT(VersionIds(fused), ElementsAre(3, 1, 2, 4));
+  EXPECT_TRUE(fused[0].exact);
+  EXPECT_FALSE(fused[1].exact);
+  EXPECT_EQ(fused[0].score, R(3));  // The score is still the fused one.
+}
+
+TEST(FuseByRank, ExactMatchesKeepTheirFusedOrderAmongThemselves) {
+  const std::vector<ArmHit> sparse = {{1, 1, true}, {2, 2, true}, {3, 3}};
+  const std::vector<ArmHit> dense = {{2, 2}};
+  ASSERT_THAT(VersionIds(FuseByRank(sparse, dense)), ElementsAre(2, 1, 3));
+}
+
 }  // namespace
 }  // namespace strata::recall

@@ -116,13 +116,13 @@ class RecallerTest : public ::testing::Test {
 // Validation.
 
 TEST_F(RecallerTest, LimitOutsideOneToThousandIsRejected) {
-  for (const int limit : {0, -5, kMaxLimit + 1, 5000}) {
+  for (const int limit : {0, -5, kMaxRecallLimit + 1, 5000}) {
     EXPECT_THAT(Recall("x", limit),
                 StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("limit")))
         << limit;
   }
   EXPECT_OK(Recall("x", 1));
-  EXPECT_OK(Recall("x", kMaxLimit));
+  EXPECT_OK(Recall("x", kMaxRecallLimit));
 }
 
 TEST_F(RecallerTest, LimitErrorStatesTheRuleAndTheValue) {
@@ -132,12 +132,12 @@ TEST_F(RecallerTest, LimitErrorStatesTheRuleAndTheValue) {
 }
 
 TEST_F(RecallerTest, OffsetOutsideRangeIsRejected) {
-  for (const int offset : {-1, kMaxOffset + 1}) {
+  for (const int offset : {-1, kMaxRecallOffset + 1}) {
     EXPECT_THAT(Recall("x", 10, offset),
                 StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("offset")))
         << offset;
   }
-  EXPECT_OK(Recall("x", 10, kMaxOffset));
+  EXPECT_OK(Recall("x", 10, kMaxRecallOffset));
 }
 
 TEST_F(RecallerTest, DenseAndHybridModesNeedAnEmbedder) {

@@ -184,6 +184,86 @@ TEST(MatchExpression, OfQueryTermsQuotesOperators) {
   EXPECT_EQ(MatchExpression(QueryTerms("NEAR(rust go)")), "\"near\" OR \"rust\" OR \"go\"");
 }
 
+// --- QueryPhrases ----------------------------------------------------------------------------
+
+std::vector<std::string> Texts(const std::vector<QueryPhrase>& phrases, QueryPhrase::Kind kind) {
+  std::vector<std::string> out;
+  for (const QueryPhrase& p : phrases) {
+    if (p.kind == kind) out.push_back(p.prefix ? p.text + "*" : p.text);
+  }
+  return out;
+}
+
+std::vector<std::string> Identifiers(std::string_view query) {
+  return Texts(QueryPhrases(query), QueryPhrase::Kind::kIdentifier);
+}
+
+std::vector<std::string> Pairs(std::string_view query) {
+  return Texts(QueryPhrases(query), QueryPhrase::Kind::kAdjacent);
+}
+
+TEST(QueryPhrases, KeepsIdentifiersWhole) {
+  EXPECT_THAT(Identifiers("CVE-2023-5678"), ElementsAre("cve 2023 5678"));
+  EXPECT_THAT(Identifiers("upgrade to 3.0.11-1~deb12u2 now"), ElementsAre("3 0 11 1 deb12u2"));
+  EXPECT_THAT(Identifiers("db-prod-07 is down"), ElementsAre("db prod 07"));
+  EXPECT_THAT(Identifiers("Closes: #1002301."), ElementsAre("1002301"));
+  EXPECT_THAT(Identifiers("see src/recall/fusion.cc"), ElementsAre("src recall fusion cc"));
+  EXPECT_THAT(Identifiers("(mail bob@example.org)"), ElementsAre("bob example org"));
+  EXPECT_THAT(Identifiers("deb12u2"), ElementsAre("deb12u2"));
+}
+
+TEST(QueryPhrases, AHexPrefixAlsoMatchesAsAPrefix) {
+  EXPECT_THAT(Identifiers("commit 3F2A9C1E"), ElementsAre("3f2a9c1e", "3f2a9c1e*"));
+  // Digits alone are a number, not a hash.
+  EXPECT_THAT(Identifiers("1234567"), ElementsAre("1234567"));
+  // Too short to name one commit.
+  EXPECT_THAT(Identifiers("ab12cd"), ElementsAre("ab12cd"));
+}
+
+TEST(QueryPhrases, TextIsOnlyTermsAndSpaces) {
+  EXPECT_THAT(Identifiers(std::string("a\"b\x01" "c-7\0", 8)), ElementsAre("a b c 7"));
+}
+
+TEST(QueryPhrases, PlainWordsAreNoIdentifiers) {
+  EXPECT_THAT(Identifiers("don't use the cache"), IsEmpty());
+  EXPECT_THAT(Identifiers("well-known fact"), IsEmpty());
+  EXPECT_THAT(Identifiers("v2 of 42"), IsEmpty());  // Too short to name anything alone.
+  EXPECT_THAT(Identifiers(""), IsEmpty());
+}
+
+TEST(QueryPhrases, PairsAdjacentWordsButNotAcrossStopWords) {
+  EXPECT_THAT(Pairs("Invoice storage"), ElementsAre("invoice storage"));
+  EXPECT_THAT(Pairs("remove obsolete patches"),
+              ElementsAre("remove obsolete", "obsolete patches"));
+  EXPECT_THAT(Pairs("state of the art"), IsEmpty());
+  EXPECT_THAT(Pairs("openssl 3.0.11"), ElementsAre("openssl 3 0 11"));
+  EXPECT_THAT(Pairs("single"), IsEmpty());
+}
+
+TEST(QueryPhrases, PairsCarryTheirTerms) {
+  const std::vector<QueryPhrase> phrases = QueryPhrases("Postgres 15.2");
+  ASSERT_EQ(phrases.size(), 2u);  // The identifier, then the pair.
+  EXPECT_EQ(phrases[1].kind, QueryPhrase::Kind::kAdjacent);
+  EXPECT_THAT(phrases[1].words, ElementsAre("postgres", "15", "2"));
+}
+
+TEST(QueryPhrases, AreBoundedAndDistinct) {
+  std::string query;
+  for (int i = 0; i < 100; ++i) absl::StrAppend(&query, "word", i, " ");
+  EXPECT_EQ(QueryPhrases(query).size(), kMaxPhrases);
+  EXPECT_THAT(Identifiers("CVE-1-2 CVE-1-2 CVE-1-2"), ElementsAre("cve 1 2"));
+  EXPECT_THAT(QueryPhrases(std::string(1 << 20, 'x')), IsEmpty());  // One over-long chunk.
+}
+
+TEST(MatchExpression, QuotesPhrasesAfterTermsAndMarksPrefixes) {
+  const std::vector<QueryPhrase> phrases = {
+      {.kind = QueryPhrase::Kind::kIdentifier, .text = "CVE-2023-5678"},
+      {.kind = QueryPhrase::Kind::kIdentifier, .text = "3f2a9c1", .prefix = true},
+      {.kind = QueryPhrase::Kind::kAdjacent, .text = "a\"b c"}};
+  EXPECT_EQ(MatchExpression({"cve"}, phrases),
+            "\"cve\" OR \"CVE-2023-5678\" OR \"3f2a9c1\" * OR \"a\"\"b c\"");
+}
+
 // --- Against a real FTS5 table ---------------------------------------------------------------
 
 class FtsMatchTest : public ::testing::Test {
@@ -207,7 +287,7 @@ class FtsMatchTest : public ::testing::Test {
 
   // The rowids matching the query as strata would run it; an empty expression is not run.
   absl::StatusOr<std::vector<int64_t>> Search(std::string_view query) {
-    const std::string expr = MatchExpression(QueryTerms(query));
+    const std::string expr = MatchExpression(QueryTerms(query), QueryPhrases(query));
     std::vector<int64_t> rowids;
     if (expr.empty()) return rowids;
     auto stmt = db_->Prepare("SELECT rowid FROM fts WHERE fts MATCH ?1 ORDER BY rowid");
@@ -225,7 +305,7 @@ class FtsMatchTest : public ::testing::Test {
   void ExpectRuns(std::string_view query) {
     const absl::StatusOr<std::vector<int64_t>> result = Search(query);
     EXPECT_THAT(result, IsOk()) << "query bytes: " << Hex(query)
-                                << "\nexpression: " << MatchExpression(QueryTerms(query));
+                                << "\nexpression: " << MatchExpression(QueryTerms(query), QueryPhrases(query));
   }
 
   static std::string Hex(std::string_view s) {
@@ -294,6 +374,23 @@ TEST_F(FtsMatchTest, LoneStopWordStillSearches) {
 TEST_F(FtsMatchTest, HyphenatedWordsMatchTheirParts) {
   ASSERT_OK_AND_ASSIGN(auto rows, Search("on-track"));
   EXPECT_THAT(rows, ElementsAre(4));
+}
+
+TEST_F(FtsMatchTest, AnIdentifierMatchesAsAPhraseOfItsParts) {
+  FtsIndex index(db_.get());
+  ASSERT_OK(index.Add(10, "fixed CVE-2023-5678 in the parser", "cve", "notes"));
+  ASSERT_OK(index.Add(11, "CVE 2023 review; 5678 lines changed", "other", "notes"));
+  ASSERT_OK_AND_ASSIGN(store::Stmt stmt,
+                       db_->Prepare("SELECT rowid FROM fts WHERE fts MATCH ?1 ORDER BY rowid"));
+  const std::string phrase_only = MatchExpression({}, QueryPhrases("CVE-2023-5678"));
+  stmt.Bind(1, std::string_view(phrase_only));
+  std::vector<int64_t> rows;
+  while (true) {
+    ASSERT_OK_AND_ASSIGN(bool row, stmt.Step());
+    if (!row) break;
+    rows.push_back(stmt.Int(0));
+  }
+  EXPECT_THAT(rows, ElementsAre(10));  // Not 11, which has the parts scattered.
 }
 
 TEST_F(FtsMatchTest, RawHostileQueriesWouldFailWithoutQuoting) {
