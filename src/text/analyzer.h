@@ -14,8 +14,8 @@ inline constexpr size_t kMaxWordBytes = 40;
 // ASCII-lowercased, in text order, repeats kept.
 std::vector<std::string> Words(std::string_view text);
 
-// The Snowball English stem of a lowercase word ("prefers" -> "prefer"). Thread-safe: each
-// thread has its own stemmer.
+// The Snowball English stem of a lowercase word ("prefers" -> "prefer"): text::Stem in
+// English. Thread-safe.
 std::string Stem(std::string_view word);
 
 // Words that add no information to a sentence: articles, auxiliaries, prepositions and
