@@ -7,6 +7,7 @@
 
 #include "text/fts_query.h"
 #include "text/stemmer.h"
+#include "text/tokenizer.h"
 
 namespace strata::text {
 namespace {
@@ -39,22 +40,9 @@ bool In(const std::array<std::string_view, N>& list, std::string_view word) {
 
 std::vector<std::string> Words(std::string_view text) {
   std::vector<std::string> words;
-  std::string word;
-  auto flush = [&] {
-    if (!word.empty() && word.size() <= kMaxWordBytes) words.push_back(word);
-    word.clear();
-  };
-  for (char ch : text) {
-    const unsigned char c = static_cast<unsigned char>(ch);
-    if (c >= 'A' && c <= 'Z') {
-      word += static_cast<char>(c - 'A' + 'a');
-    } else if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c >= 0x80) {
-      word += ch;
-    } else {
-      flush();
-    }
-  }
-  flush();
+  ForEachWord(text, [&](const Word& word) {
+    if (word.text.size() <= kMaxWordBytes) words.emplace_back(word.text);
+  });
   return words;
 }
 
