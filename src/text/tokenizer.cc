@@ -10,6 +10,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
+#include "absl/container/node_hash_map.h"
+#include "util/sv.h"
 
 namespace strata::text {
 namespace {
@@ -17,12 +19,13 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // Characters
 
-enum AsciiClass : uint8_t { kSeparator, kUpper, kLower, kDigit };
+// Bits, so that a run's classes OR together: a run of them is a word, kLetter | kDigit mixed.
+enum AsciiClass : uint8_t { kSeparator = 0, kLetter = 1, kDigit = 2 };
 
 constexpr std::array<AsciiClass, 128> MakeAsciiClasses() {
   std::array<AsciiClass, 128> classes{};
-  for (int c = 'A'; c <= 'Z'; ++c) classes[c] = kUpper;
-  for (int c = 'a'; c <= 'z'; ++c) classes[c] = kLower;
+  for (int c = 'A'; c <= 'Z'; ++c) classes[c] = kLetter;
+  for (int c = 'a'; c <= 'z'; ++c) classes[c] = kLetter;
   for (int c = '0'; c <= '9'; ++c) classes[c] = kDigit;
   return classes;
 }
@@ -93,10 +96,9 @@ CharKind KindOf(int32_t c) {
 }
 
 bool IsAscii(std::string_view s) {
-  for (char c : s) {
-    if (static_cast<unsigned char>(c) >= 0x80) return false;
-  }
-  return true;
+  unsigned char any = 0;  // No early exit: the loop vectorizes, and most texts are ASCII.
+  for (char c : s) any |= static_cast<unsigned char>(c);
+  return any < 0x80;
 }
 
 // `s` through utf8proc with `options` into `out`; `s` itself when utf8proc refuses it (it
@@ -167,6 +169,17 @@ class TermSet {
 // ---------------------------------------------------------------------------------------------
 // Segmentation
 
+// Bit l: a function word of Language l (the Latin ones).
+using LanguageMask = uint16_t;
+static_assert(kLatinLanguageCount <= 16);
+
+// What Tokenize needs of an ASCII word, found with one lookup (most words of most texts are
+// ASCII words a thread has met before): for telling the language, and its English term.
+struct AsciiWordFacts {
+  LanguageMask function_word = 0;
+  std::string english;
+};
+
 struct WordRecord {
   uint32_t offset;  // Of its text in Scratch::arena.
   uint32_t size;
@@ -175,6 +188,7 @@ struct WordRecord {
   Script script;
   bool ascii;
   bool has_digit;
+  const AsciiWordFacts* facts = nullptr;  // Tokenize's, for an ASCII word it stems.
 };
 
 // What one call cuts a text into. A thread reuses one (a text's words are ~100 bytes each way
@@ -184,6 +198,8 @@ struct Scratch {
   std::vector<WordRecord> words;
   std::string folded;
   TermSet terms;
+  // Kept across calls, cleared between them when large: records point into it.
+  absl::node_hash_map<std::string, AsciiWordFacts> ascii_words;
   bool in_use = false;
 
   std::string_view Text(const WordRecord& w) const { return {arena.data() + w.offset, w.size}; }
@@ -229,21 +245,20 @@ class Segmenter {
   Segmenter(std::string_view text, Scratch& scratch) : text_(text), s_(scratch) {}
 
   void Run() {
+    if (IsAscii(text_)) {
+      RunAscii();
+      return;
+    }
     size_t i = 0;
     while (i < text_.size()) {
       const auto byte = static_cast<unsigned char>(text_[i]);
       if (byte < 0x80) {
-        const AsciiClass ascii = kAsciiClasses[byte];
-        if (ascii == kSeparator) {
+        if (kAsciiClasses[byte] == kSeparator) {
           Flush();
-        } else if (ascii == kDigit) {
-          AddToWord(i, i + 1, Script::kNone, /*ascii=*/true, /*digit=*/true);
-          s_.arena.back() = static_cast<char>(byte);
+          ++i;
         } else {
-          AddToWord(i, i + 1, Script::kLatin, /*ascii=*/true, /*digit=*/false);
-          s_.arena.back() = static_cast<char>(ascii == kUpper ? byte - 'A' + 'a' : byte);
+          i = AddAsciiRun(i);
         }
-        ++i;
         continue;
       }
       int32_t c = 0;
@@ -277,6 +292,58 @@ class Segmenter {
   }
 
  private:
+  // An ASCII text's words are its lowercased copy's runs of letters and digits, at the same
+  // offsets: no word is copied on its own.
+  void RunAscii() {
+    std::string& lower = s_.arena;  // Empty: the lease cleared it.
+    lower.assign(text_);
+    for (char& c : lower) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+    const size_t n = lower.size();
+    size_t i = 0;
+    while (true) {
+      while (i < n && kAsciiClasses[static_cast<unsigned char>(lower[i])] == kSeparator) ++i;
+      if (i == n) return;
+      const size_t begin = i;
+      unsigned classes = 0;
+      for (; i < n; ++i) {
+        const AsciiClass ascii = kAsciiClasses[static_cast<unsigned char>(lower[i])];
+        if (ascii == kSeparator) break;
+        classes |= ascii;
+      }
+      s_.words.push_back(WordRecord{.offset = static_cast<uint32_t>(begin),
+                                    .size = static_cast<uint32_t>(i - begin),
+                                    .begin = begin,
+                                    .end = i,
+                                    .script = (classes & kLetter) ? Script::kLatin : Script::kNone,
+                                    .ascii = true,
+                                    .has_digit = (classes & kDigit) != 0});
+    }
+  }
+
+  // The run of ASCII letters and digits at `begin`, in one step: most text is made of them.
+  // Returns where it ends.
+  size_t AddAsciiRun(size_t begin) {
+    size_t end = begin;
+    unsigned classes = 0;
+    while (end < text_.size()) {
+      const auto byte = static_cast<unsigned char>(text_[end]);
+      if (byte >= 0x80) break;
+      const AsciiClass ascii = kAsciiClasses[byte];
+      if (ascii == kSeparator) break;
+      classes |= ascii;
+      ++end;
+    }
+    AddToWord(begin, end, (classes & kLetter) ? Script::kLatin : Script::kNone, /*ascii=*/true,
+              (classes & kDigit) != 0);
+    const size_t at = s_.arena.size();
+    s_.arena.append(text_.substr(begin, end - begin));
+    for (size_t k = at; k < s_.arena.size(); ++k) {
+      const char c = s_.arena[k];
+      s_.arena[k] = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+    }
+    return end;
+  }
+
   // A character of a bigram run, with the marks after it.
   struct Char {
     size_t begin;
@@ -310,9 +377,8 @@ class Segmenter {
     }
   }
 
-  // Extends the word in progress with [begin, end) (or starts one), reserving one arena byte
-  // for an ASCII caller to overwrite. A digit joins any word; a letter of another script
-  // than the word's ends it first.
+  // Extends the word in progress with [begin, end) (or starts one); the caller appends the
+  // bytes. A digit joins any word; a letter of another script than the word's ends it first.
   void AddToWord(size_t begin, size_t end, Script script, bool ascii, bool digit) {
     if (!chars_.empty()) Flush();
     if (in_word_ && script != Script::kNone && word_.script != Script::kNone &&
@@ -333,7 +399,6 @@ class Segmenter {
     word_.ascii &= ascii;
     word_.has_digit |= digit;
     word_.end = end;
-    if (ascii) s_.arena.push_back('\0');
   }
 
   void CopyBytes(size_t begin, size_t end) { s_.arena.append(text_.substr(begin, end - begin)); }
@@ -486,9 +551,6 @@ constexpr size_t kMaxFunctionWordBytes = 8;
 // A text's language is told from its first words; more would cost without changing it.
 constexpr size_t kMaxDetectionWords = 512;
 
-using LanguageMask = uint16_t;
-static_assert(kLatinLanguageCount <= 16);
-
 const absl::flat_hash_map<std::string_view, LanguageMask>& FunctionWords() {
   static const auto* const kMap = [] {
     auto* map = new absl::flat_hash_map<std::string_view, LanguageMask>;
@@ -509,10 +571,15 @@ Language DetectFromWords(const Scratch& s) {
   for (const WordRecord& w : s.words) {
     if (w.script != Script::kLatin) continue;
     if (++seen > kMaxDetectionWords) break;
-    if (w.size > kMaxFunctionWordBytes || w.has_digit) continue;
-    const auto it = function_words.find(s.Text(w));
-    if (it == function_words.end()) continue;
-    for (int l = 0; l < kLatinLanguageCount; ++l) counts[l] += (it->second >> l) & 1;
+    LanguageMask mask = 0;
+    if (w.facts != nullptr) {
+      mask = w.facts->function_word;
+    } else if (w.size <= kMaxFunctionWordBytes && !w.has_digit) {
+      const auto it = function_words.find(s.Text(w));
+      if (it != function_words.end()) mask = it->second;
+    }
+    if (mask == 0) continue;
+    for (int l = 0; l < kLatinLanguageCount; ++l) counts[l] += (mask >> l) & 1;
   }
   // English wins ties: it is the default, and what keyword recall was built on.
   int best = 0;
@@ -534,6 +601,19 @@ bool IsStemmed(const WordRecord& w) {
          !w.has_digit && w.size <= kMaxStemmedBytes;
 }
 
+const AsciiWordFacts& FactsOf(Scratch& s, std::string_view word) {
+  if (auto it = s.ascii_words.find(ToAbsl(word)); it != s.ascii_words.end()) return it->second;
+  AsciiWordFacts facts;
+  if (word.size() <= kMaxFunctionWordBytes) {
+    const auto& function_words = FunctionWords();
+    if (const auto it = function_words.find(word); it != function_words.end()) {
+      facts.function_word = it->second;
+    }
+  }
+  StripDiacritics(Stem(Language::kEnglish, word), facts.english);
+  return s.ascii_words.emplace(std::string(word), std::move(facts)).first->second;
+}
+
 }  // namespace
 
 void ForEachWord(std::string_view text, absl::FunctionRef<void(const Word&)> fn) {
@@ -553,9 +633,19 @@ Language DetectLanguage(std::string_view text) {
 bool Tokenize(std::string_view text, TokenizeMode mode,
               absl::FunctionRef<bool(const Token&)> fn) {
   ScratchLease scratch;
+  // Cleared before the records of this call point into it; ~100 bytes a word.
+  constexpr size_t kMaxCachedWords = 1 << 16;
+  if (scratch->ascii_words.size() >= kMaxCachedWords) scratch->ascii_words.clear();
   Segmenter(text, *scratch).Run();
-  const Language latin = mode == TokenizeMode::kDocument ? DetectFromWords(*scratch)
-                                                         : Language::kEnglish;
+  const bool document = mode == TokenizeMode::kDocument;
+  if (document) {
+    for (WordRecord& w : scratch->words) {
+      if (w.ascii && w.script == Script::kLatin && IsStemmed(w)) {
+        w.facts = &FactsOf(*scratch, scratch->Text(w));
+      }
+    }
+  }
+  const Language latin = document ? DetectFromWords(*scratch) : Language::kEnglish;
   TermSet& terms = scratch->terms;
   std::string& plain = scratch->folded;
   for (const WordRecord& w : scratch->words) {
@@ -569,6 +659,11 @@ bool Tokenize(std::string_view text, TokenizeMode mode,
       } else {
         token.term = word;
       }
+      if (!fn(token)) return false;
+      continue;
+    }
+    if (w.facts != nullptr && latin == Language::kEnglish && !w.facts->english.empty()) {
+      token.term = w.facts->english;
       if (!fn(token)) return false;
       continue;
     }
