@@ -2,6 +2,7 @@
 // outside the timed loops. Run: meson test -C build --benchmark, or the binary directly.
 
 #include <benchmark/benchmark.h>
+#include <sqlite3.h>  // SQLite's own tokenizers, called as FTS5 calls them, for comparison.
 
 #include <algorithm>
 #include <cstdint>
@@ -18,8 +19,11 @@
 #include "mcp/dispatcher.h"
 #include "recall/fusion.h"
 #include "strata/strata.h"
+#include "store/db.h"
 #include "text/body_text.h"
+#include "text/fts5_extensions.h"
 #include "text/fts_query.h"
+#include "text/tokenizer.h"
 #include "tools/registry.h"
 #include "vector/codec.h"
 #include "vector/hnsw_index.h"
@@ -75,6 +79,110 @@ void BM_FtsQueryBuild(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(text::MatchExpression(text::QueryTerms(query)));
 }
 BENCHMARK(BM_FtsQueryBuild);
+
+// The vocabulary of Perseus Vault's scale corpus (WORDS in benchmark/scale/corpus.py), the
+// bodies the write path tokenizes in the corpus of record.
+constexpr const char* kScaleVocabulary[] = {
+    "service",  "latency",  "schema",    "deploy",   "index",    "queue",    "worker",
+    "retry",    "cache",    "shard",     "vault",    "memory",   "recall",   "decay",
+    "layer",    "topic",    "entity",    "journal",  "replica",  "merge",    "postgres",
+    "sqlite",   "onnx",     "embedding", "vector",   "keyword",  "hybrid",   "ranking",
+    "fusion",   "timeout",  "breaker",   "fallback", "config",   "workspace", "scope",
+    "audit",    "chain",    "commit",    "release",  "binary",   "stdio",    "transport",
+    "tool",     "argument", "budget",    "threshold", "gate"};
+static_assert(std::size(kScaleVocabulary) == 47);
+
+// `words` words of the scale vocabulary, drawn with a fixed seed, separated by spaces.
+std::string VocabularyBody(int words, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::string body;
+  for (int w = 0; w < words; ++w) {
+    if (w > 0) body += ' ';
+    body += kScaleVocabulary[rng() % std::size(kScaleVocabulary)];
+  }
+  return body;
+}
+
+// An FTS5 tokenizer of a connection, as FTS5 makes one for a table: `name` with `args`.
+struct Fts5Tokenizer {
+  Fts5Tokenizer(sqlite3* db, const char* name, std::vector<const char*> args) {
+    fts5_api* api = store::Fts5ApiOf(db);
+    void* context = nullptr;
+    if (api == nullptr || api->xFindTokenizer(api, name, &context, &module) != SQLITE_OK ||
+        module.xCreate(context, args.data(), static_cast<int>(args.size()), &tokenizer) !=
+            SQLITE_OK) {
+      tokenizer = nullptr;
+    }
+  }
+  ~Fts5Tokenizer() {
+    if (tokenizer != nullptr) module.xDelete(tokenizer);
+  }
+  fts5_tokenizer module{};
+  ::Fts5Tokenizer* tokenizer = nullptr;
+};
+
+// One 80-word body of the scale vocabulary through a tokenizer as FTS5 calls it when a row is
+// written (FTS5_TOKENIZE_DOCUMENT, a callback per token): "strata" against what the index
+// used before, "porter unicode61 remove_diacritics 2". Reports tokens per body.
+void BM_TokenizeBody(benchmark::State& state, const char* name, std::vector<const char*> args) {
+  if (!text::InstallFts5Extensions().ok()) state.SkipWithError("cannot install the tokenizer");
+  sqlite3* db = nullptr;
+  sqlite3_open(":memory:", &db);
+  {
+    Fts5Tokenizer t(db, name, std::move(args));
+    if (t.tokenizer == nullptr) state.SkipWithError("no such tokenizer");
+    const std::string body = VocabularyBody(80, 7);
+    int64_t tokens = 0;
+    auto count = [](void* counter, int, const char*, int, int, int) {
+      ++*static_cast<int64_t*>(counter);
+      return SQLITE_OK;
+    };
+    for (auto _ : state) {
+      if (t.tokenizer == nullptr) break;
+      t.module.xTokenize(t.tokenizer, &tokens, FTS5_TOKENIZE_DOCUMENT, body.data(),
+                         static_cast<int>(body.size()), count);
+    }
+    state.counters["tokens_per_body"] =
+        static_cast<double>(tokens) / static_cast<double>(std::max<int64_t>(state.iterations(), 1));
+    state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(body.size()));
+  }
+  sqlite3_close(db);
+}
+BENCHMARK_CAPTURE(BM_TokenizeBody, strata, "strata", {});
+BENCHMARK_CAPTURE(BM_TokenizeBody, porter_unicode61, "porter",
+                  {"unicode61", "remove_diacritics", "2"});
+
+// Rows of 80-word bodies into a contentless FTS5 table like strata's, one transaction of
+// 1,000 rows at a time (an import): the whole of FTS5's write cost with each tokenizer.
+void BM_FtsInsert(benchmark::State& state, const char* tokenize) {
+  if (!text::InstallFts5Extensions().ok()) state.SkipWithError("cannot install the tokenizer");
+  absl::StatusOr<std::unique_ptr<store::Db>> db = store::Db::Open(":memory:", {});
+  if (!db.ok() || !(*db)->Exec(absl::StrCat("CREATE VIRTUAL TABLE fts USING fts5(text, key, "
+                                            "category, content = '', tokenize = '",
+                                            tokenize, "')"))
+                       .ok()) {
+    state.SkipWithError("cannot create the table");
+    return;
+  }
+  std::vector<std::string> bodies;
+  for (uint32_t i = 0; i < 1000; ++i) bodies.push_back(VocabularyBody(80, i));
+  int64_t rowid = 0;
+  (void)(*db)->Exec("BEGIN");
+  for (auto _ : state) {
+    absl::StatusOr<store::Stmt> insert =
+        (*db)->Prepare("INSERT INTO fts (rowid, text, key, category) VALUES (?1, ?2, ?3, 'fact')");
+    if (!insert.ok()) break;
+    ++rowid;
+    insert->Bind(1, rowid).Bind(2, bodies[rowid % 1000]).Bind(3, absl::StrCat("scale-", rowid));
+    if (!insert->Run().ok()) state.SkipWithError("insert failed");
+    if (rowid % 1000 == 0) (void)(*db)->Exec("COMMIT; BEGIN");
+  }
+  (void)(*db)->Exec("COMMIT");
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK_CAPTURE(BM_FtsInsert, strata, "strata")->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_FtsInsert, porter_unicode61, "porter unicode61 remove_diacritics 2")
+    ->Unit(benchmark::kMicrosecond);
 
 // A store with `n` memories, opened once per benchmark run.
 struct Fixture {

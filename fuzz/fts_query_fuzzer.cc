@@ -20,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "store/db.h"
 #include "store/schema.h"
+#include "text/fts5_extensions.h"
 #include "text/fts_index.h"
 #include "text/fts_query.h"
 
@@ -40,6 +41,7 @@ using strata::text::kMaxTerms;
 // An in-memory database with strata's schema and a few indexed rows, made once.
 strata::store::Db& Database() {
   static strata::store::Db* db = [] {
+    if (!strata::text::InstallFts5Extensions().ok()) Fail("cannot install FTS5 extensions", "");
     absl::StatusOr<std::unique_ptr<strata::store::Db>> opened =
         strata::store::Db::Open(":memory:", {});
     if (!opened.ok() || !strata::store::Migrate(**opened).ok()) Fail("cannot set up", "");

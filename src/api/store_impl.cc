@@ -24,6 +24,7 @@
 #include "temporal/timeline.h"
 #include "temporal/version_table.h"
 #include "text/body_text.h"
+#include "text/fts5_extensions.h"
 #include "text/fts_index.h"
 #include "transfer/batches.h"
 #include "transfer/exporter.h"
@@ -837,6 +838,8 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) 
   const store::DbOptions db_options{.durability = options.durability == Durability::kFull
                                                       ? store::Durability::kFull
                                                       : store::Durability::kNormal};
+  // Before the first connection: the keyword index's tokenizer is bound as each one opens.
+  RETURN_IF_ERROR(text::InstallFts5Extensions());
   ASSIGN_OR_RETURN(std::unique_ptr<store::Db> db, store::Db::Open(options.path, db_options));
   RETURN_IF_ERROR(store::Migrate(*db));
   ASSIGN_OR_RETURN(const bool signatures_complete, SignaturesComplete(*db));

@@ -28,8 +28,9 @@ inline constexpr int kRowsPerBand = 4;
 inline constexpr int kShortBands = 8;
 inline constexpr size_t kShortUnits = 24;
 // Changes whenever the keys a body produces change; stored signatures of another scheme are
-// rebuilt.
-inline constexpr char kScheme[] = "minhash-pairs-8x4-values-8x4-v3";
+// rebuilt. v4: words are text::Words of the keyword tokenizer (CJK bigrams, case folded in
+// every script); the keys of ASCII bodies are v3's.
+inline constexpr char kScheme[] = "minhash-pairs-8x4-values-8x4-v4";
 
 // The scope a body is deduplicated in: its category and workspace.
 uint64_t ScopeHash(std::string_view category, std::string_view workspace);

@@ -51,7 +51,8 @@ enum class Kind : uint64_t { kStem = 1, kNgram = 2, kLexicon = 3, kBigram = 4 };
 class BuiltinEmbedder final : public Embedder {
  public:
   BuiltinEmbedder(int dim, BuiltinWeights weights, uint64_t seed, std::string options)
-      : info_{.name = "builtin", .version = "2", .dimension = dim, .options = std::move(options)},
+      // 3: text::Words cuts Han, kana and Hangul into bigrams and folds case in every script.
+      : info_{.name = "builtin", .version = "3", .dimension = dim, .options = std::move(options)},
         weights_(weights),
         seed_(seed) {}
 

@@ -325,6 +325,26 @@ absl::Status RestoreDatabase(const std::string& source_path, const std::string& 
 int64_t Db::LastInsertRowId() const { return sqlite3_last_insert_rowid(handle_); }
 int64_t Db::Changes() const { return sqlite3_changes64(handle_); }
 
+bool Db::HasFts5Tokenizer(const std::string& name) const {
+  fts5_api* fts5 = Fts5ApiOf(handle_);
+  void* context = nullptr;
+  fts5_tokenizer tokenizer;
+  return fts5 != nullptr && fts5->xFindTokenizer(fts5, name.c_str(), &context, &tokenizer) == SQLITE_OK;
+}
+
+fts5_api* Fts5ApiOf(sqlite3* handle) {
+  // FTS5 hands its API out only through SQL: a pointer bound to its fts5() function.
+  fts5_api* fts5 = nullptr;
+  sqlite3_stmt* stmt = nullptr;
+  if (sqlite3_prepare_v2(handle, "SELECT fts5(?1)", -1, &stmt, nullptr) != SQLITE_OK) {
+    return nullptr;
+  }
+  sqlite3_bind_pointer(stmt, 1, &fts5, "fts5_api_ptr", nullptr);
+  sqlite3_step(stmt);
+  sqlite3_finalize(stmt);
+  return fts5;
+}
+
 absl::Status Db::ErrorStatus(int rc, std::string_view context) const {
   std::string message = absl::StrCat("sqlite: ", sqlite3_errmsg(handle_), " [", rc,
                                      "] in: ", ToAbsl(context.substr(0, 120)));

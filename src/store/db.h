@@ -15,6 +15,7 @@
 
 struct sqlite3;
 struct sqlite3_stmt;
+struct fts5_api;
 
 namespace strata::store {
 
@@ -93,6 +94,9 @@ class Db {
 
   int64_t LastInsertRowId() const;
   int64_t Changes() const;
+  // Whether FTS5 on this connection knows the tokenizer `name` (its built-ins, or one
+  // registered, such as text/fts5_extensions.h's "strata").
+  bool HasFts5Tokenizer(const std::string& name) const;
   const std::string& path() const { return path_; }
   // Shared by every connection this process opens to the same file: Transaction holds it, so
   // two of our own connections queue for the write lock here instead of in SQLite's busy
@@ -139,6 +143,10 @@ class Db {
   absl::flat_hash_map<std::string, sqlite3_stmt*> cache_;  // Owned statements.
   std::function<void(int)> wal_hook_;
 };
+
+// FTS5's extension API on the connection `handle` (for registering tokenizers and
+// functions), or null when this SQLite has no FTS5.
+fts5_api* Fts5ApiOf(sqlite3* handle);
 
 // Replaces the database at `target_path` (created when absent) with a copy of the one at
 // `source_path`, holding the target's exclusive lock throughout, so no other connection

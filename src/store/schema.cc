@@ -174,8 +174,46 @@ CREATE TABLE dedup_keys (
   keys BLOB NOT NULL  -- 8-byte little-endian integers
 );
 )sql",
+      // 9: the keyword index in every script: tokenizer "strata" (text/tokenizer.h: bigrams
+      // of Han, kana and Hangul; Snowball stems in the text's language). Every version the
+      // old index held is indexed again, as text/fts_index.h indexes it; strata_body_text is
+      // text::BodyText (text/fts5_extensions.h).
+      R"sql(
+CREATE TEMP TABLE fts_reindex (version_id INTEGER PRIMARY KEY);
+INSERT INTO temp.fts_reindex SELECT rowid FROM fts;
+DROP TABLE fts;
+CREATE VIRTUAL TABLE fts USING fts5(
+  text, key, category,
+  content = '',
+  tokenize = 'strata'
+);
+INSERT INTO fts (fts, rank) VALUES ('automerge', 8);
+INSERT INTO fts (rowid, text, key, category)
+  SELECT v.id, strata_body_text(v.body_json), m.key, m.category
+  FROM temp.fts_reindex r JOIN versions v ON v.id = r.version_id
+  JOIN memories m ON m.id = v.memory_id
+  ORDER BY v.id;
+DROP TABLE temp.fts_reindex;
+)sql",
   };
   return *kMigrations;
+}
+
+// From this version on the keyword index is tokenized by "strata", which lives in text/ (it is
+// text analysis: Snowball, language detection, the analyzer's words), a module above this
+// one. The store names it only in SQL; the binding happens per connection, at open, through
+// sqlite3_auto_extension, which text::InstallFts5Extensions() installs. So neither module
+// links the other the wrong way, and a program that forgot the call is told so here, before
+// any statement on the index fails with SQLite's "no such tokenizer".
+constexpr int kFirstStrataTokenizerVersion = 9;
+constexpr char kTokenizer[] = "strata";
+
+absl::Status RequireTokenizer(Db& db) {
+  if (db.HasFts5Tokenizer(kTokenizer)) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      db.path(), ": the keyword index needs the FTS5 tokenizer \"", kTokenizer,
+      "\", which this process has not registered (call text::InstallFts5Extensions() before "
+      "opening a database)"));
 }
 
 }  // namespace
@@ -198,6 +236,9 @@ absl::Status Migrate(Db& db, int target) {
     return absl::DataLossError(
         absl::StrCat(db.path(), " was written by a newer strata (schema version ", current,
                      "; this build understands up to ", latest, "); upgrade strata to open it"));
+  }
+  if (std::max(current, std::min(target, latest)) >= kFirstStrataTokenizerVersion) {
+    RETURN_IF_ERROR(RequireTokenizer(db));
   }
   for (int v = current; v < std::min(target, latest); ++v) {
     ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db));

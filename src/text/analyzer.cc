@@ -1,37 +1,16 @@
 #include "text/analyzer.h"
 
-#include <libstemmer.h>
-
 #include <algorithm>
 #include <array>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 
 #include "text/fts_query.h"
-#include "util/sv.h"
+#include "text/stemmer.h"
+#include "text/tokenizer.h"
 
 namespace strata::text {
 namespace {
-
-// A Snowball English stemmer per thread: sb_stemmer keeps state between calls.
-class Stemmer {
- public:
-  Stemmer() : stemmer_(sb_stemmer_new("english", "UTF_8")) {}
-  ~Stemmer() { sb_stemmer_delete(stemmer_); }
-  Stemmer(const Stemmer&) = delete;
-  Stemmer& operator=(const Stemmer&) = delete;
-
-  std::string Stem(std::string_view word) {
-    const sb_symbol* out = sb_stemmer_stem(
-        stemmer_, reinterpret_cast<const sb_symbol*>(word.data()), static_cast<int>(word.size()));
-    if (out == nullptr) return std::string(word);
-    return std::string(reinterpret_cast<const char*>(out), sb_stemmer_length(stemmer_));
-  }
-
- private:
-  sb_stemmer* stemmer_;
-};
 
 constexpr std::array<std::string_view, 8> kNegations = {"no",   "not",    "never",   "nor",
                                                         "none", "nobody", "nothing", "without"};
@@ -61,37 +40,13 @@ bool In(const std::array<std::string_view, N>& list, std::string_view word) {
 
 std::vector<std::string> Words(std::string_view text) {
   std::vector<std::string> words;
-  std::string word;
-  auto flush = [&] {
-    if (!word.empty() && word.size() <= kMaxWordBytes) words.push_back(word);
-    word.clear();
-  };
-  for (char ch : text) {
-    const unsigned char c = static_cast<unsigned char>(ch);
-    if (c >= 'A' && c <= 'Z') {
-      word += static_cast<char>(c - 'A' + 'a');
-    } else if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c >= 0x80) {
-      word += ch;
-    } else {
-      flush();
-    }
-  }
-  flush();
+  ForEachWord(text, [&](const Word& word) {
+    if (word.text.size() <= kMaxWordBytes) words.emplace_back(word.text);
+  });
   return words;
 }
 
-std::string Stem(std::string_view word) {
-  // Texts repeat their words: a thread's recent stems are kept (Snowball costs ~10 times a
-  // lookup), and forgotten all at once when there are many, which bounds the memory.
-  constexpr size_t kMaxCachedStems = 1 << 16;
-  thread_local Stemmer stemmer;
-  thread_local absl::flat_hash_map<std::string, std::string> cache;
-  if (auto it = cache.find(ToAbsl(word)); it != cache.end()) return it->second;
-  if (cache.size() >= kMaxCachedStems) cache.clear();
-  std::string stem = stemmer.Stem(word);
-  cache.emplace(std::string(word), stem);
-  return stem;
-}
+std::string Stem(std::string_view word) { return Stem(Language::kEnglish, word); }
 
 bool IsFillerWord(std::string_view word) {
   if (IsStopWord(word)) return !In(kMeaningfulStopWords, word);

@@ -10,12 +10,13 @@ namespace strata::text {
 // Words longer than this many bytes are dropped by Words (noise, not words).
 inline constexpr size_t kMaxWordBytes = 40;
 
-// The words of `text`: runs of ASCII letters and digits and of non-ASCII bytes,
-// ASCII-lowercased, in text order, repeats kept.
+// The words of `text` as the keyword index cuts them (text::ForEachWord: letters and digits
+// of any script, case-folded; Han, kana and Hangul as bigrams), unstemmed, in text order,
+// repeats kept.
 std::vector<std::string> Words(std::string_view text);
 
-// The Snowball English stem of a lowercase word ("prefers" -> "prefer"). Thread-safe: each
-// thread has its own stemmer.
+// The Snowball English stem of a lowercase word ("prefers" -> "prefer"): text::Stem in
+// English. Thread-safe.
 std::string Stem(std::string_view word);
 
 // Words that add no information to a sentence: articles, auxiliaries, prepositions and

@@ -1396,6 +1396,66 @@ TEST_F(Open, FileFromANewerStrataIsRefusedAndLeftUntouched) {
   EXPECT_EQ(s.Int(0), 1);
 }
 
+// Schema 9 tokenizes the keyword index with "strata": a store written before it is
+// reindexed on open, and finds what unicode61 could not (docs/design.md §5).
+TEST_F(Open, SchemaEightStoreIsReindexedForEveryScript) {
+  store_.reset();
+  const std::string old_path = dir_.File("schema8.db");
+  // Bodies as an older strata stored and indexed them; version 6 had left the index.
+  const std::vector<std::vector<std::string>> rows = {
+      {"1", "zh", R"({"text": "我们决定使用数据库来存储发票"})"},
+      {"2", "ja", R"({"text": "請求書はデータベースに保存します"})"},
+      {"3", "ko", R"({"text": "청구서는 데이터베이스에 저장합니다"})"},
+      {"4", "de", R"({"text": "Die Rechnungen werden gespeichert"})"},
+      {"5", "en", R"({"text": "The billing service stores every invoice"})"},
+      {"6", "gone", R"({"text": "Rechnung ohne Index"})"},
+  };
+  {
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<store::Db> db, store::Db::Open(old_path, {}));
+    ASSERT_OK(store::Migrate(*db, 8));
+    for (const std::vector<std::string>& row : rows) {
+      ASSERT_OK_AND_ASSIGN(store::Stmt memory,
+                           db->Prepare("INSERT INTO memories (id, category, key, "
+                                       "created_at_unix_ms, last_event_at_unix_ms, "
+                                       "current_version_id, version_count) "
+                                       "VALUES (?1, 'notes', ?2, ?3, ?3, ?1, 1)"));
+      memory.Bind(1, int64_t{std::stoi(row[0])}).Bind(2, row[1]).Bind(3, kNow);
+      ASSERT_OK(memory.Run());
+      ASSERT_OK_AND_ASSIGN(store::Stmt version,
+                           db->Prepare("INSERT INTO versions (id, memory_id, version, body_json, "
+                                       "body_hash, type, valid_from_unix_ms, recorded_at_unix_ms) "
+                                       "VALUES (?1, ?1, 1, ?2, 0, 'insight', ?3, ?3)"));
+      version.Bind(1, int64_t{std::stoi(row[0])}).Bind(2, row[2]).Bind(3, kNow);
+      ASSERT_OK(version.Run());
+      if (row[1] == "gone") continue;
+      ASSERT_OK_AND_ASSIGN(store::Stmt fts,
+                           db->Prepare("INSERT INTO fts (rowid, text, key, category) "
+                                       "SELECT id, json_extract(body_json, '$.text'), ?2, "
+                                       "'notes' FROM versions WHERE id = ?1"));
+      fts.Bind(1, int64_t{std::stoi(row[0])}).Bind(2, row[1]);
+      ASSERT_OK(fts.Run());
+    }
+    // The control: unicode61 took the sentence for one token.
+    ASSERT_OK_AND_ASSIGN(store::Stmt match,
+                         db->Prepare("SELECT count(*) FROM fts WHERE fts MATCH '\"数据库\"'"));
+    ASSERT_OK_AND_ASSIGN(const bool row, match.Step());
+    ASSERT_TRUE(row);
+    EXPECT_EQ(match.Int(0), 0);
+  }
+  ASSERT_OK_AND_ASSIGN(store_, Store::Open({.path = old_path, .clock = &clock_, .embedder = "none"}));
+  ASSERT_OK_AND_ASSIGN(const Stats stats, store_->GetStats());
+  EXPECT_EQ(stats.schema_version, store::LatestSchemaVersion());
+  EXPECT_THAT(Keys(store_->Recall(Query("数据库"))), ElementsAre("zh"));
+  EXPECT_THAT(Keys(store_->Recall(Query("データベース"))), ElementsAre("ja"));
+  EXPECT_THAT(Keys(store_->Recall(Query("데이터베이스"))), ElementsAre("ko"));
+  // "Rechnung" finds the German plural; the version the old index did not hold stays out.
+  EXPECT_THAT(Keys(store_->Recall(Query("Rechnung"))), ElementsAre("de"));
+  EXPECT_THAT(Keys(store_->Recall(Query("invoices stored"))), ElementsAre("en"));
+  // Keys and categories were indexed again too.
+  EXPECT_THAT(Keys(store_->Recall(Query("ko"))), ElementsAre("ko"));
+  EXPECT_EQ(Keys(store_->Recall(Query("notes"))).size(), 5u);
+}
+
 TEST_F(Open, EmptyPathIsRejected) {
   EXPECT_THAT(Store::Open({.path = ""}), StatusIs(absl::StatusCode::kInvalidArgument, _));
 }

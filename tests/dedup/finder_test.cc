@@ -30,6 +30,7 @@
 #include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
 #include "text/body_text.h"
+#include "text/fts5_extensions.h"
 #include "util/status_macros.h"
 
 namespace strata::dedup {
@@ -157,6 +158,7 @@ MATCHER(ResemblesNothing, "") {
 class DedupDbTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    ASSERT_OK(text::InstallFts5Extensions());
     ASSERT_OK_AND_ASSIGN(db_, store::Db::Open(dir_.File("dedup.db"), {}));
     ASSERT_OK(store::Migrate(*db_));
     versions_ = temporal::VersionTable(db_.get());
@@ -653,6 +655,7 @@ TEST_F(DedupIndexTest, TakesInWhatAnotherConnectionWroteSinceLoading) {
 
 TEST_F(DedupIndexTest, MovesTheKeysOfAnOlderStoreIntoOneRowAMemory) {
   // Schema version 7 kept one row per (band key, memory) in dedup_bands.
+  ASSERT_OK(text::InstallFts5Extensions());
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<store::Db> old, store::Db::Open(dir_.File("old.db"), {}));
   ASSERT_OK(store::Migrate(*old, 7));
   ASSERT_OK(old->Exec("INSERT INTO dedup_bands (band_key, memory_id) VALUES (10, 1), (20, 1), "

@@ -163,7 +163,7 @@ constexpr char kFox[] = "The quick brown fox jumps over the lazy dog.";
 TEST(BandKeys, AreAFixedValueForAFixedInput) {
   // A change here changes every stored key: it needs a new kScheme so that stores rebuild
   // their signatures.
-  EXPECT_STREQ(kScheme, "minhash-pairs-8x4-values-8x4-v3");
+  EXPECT_STREQ(kScheme, "minhash-pairs-8x4-values-8x4-v4");
   EXPECT_EQ(kBands, 8);
   EXPECT_EQ(kRowsPerBand, 4);
   EXPECT_EQ(kShortBands, 8);

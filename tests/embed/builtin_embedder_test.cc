@@ -185,7 +185,7 @@ TEST(BuiltinEmbedder, DefaultFingerprintNamesTheVersion) {
   // embedded with version 1 re-embed into a new space.
   std::unique_ptr<Embedder> embedder = MakeOrDie();
   ASSERT_NE(embedder, nullptr);
-  EXPECT_EQ(embedder->info().Fingerprint(), "builtin/2/384/");
+  EXPECT_EQ(embedder->info().Fingerprint(), "builtin/3/384/");
 }
 
 TEST(BuiltinEmbedder, FingerprintChangesWithDimensionAndWeights) {

@@ -20,6 +20,7 @@
 #include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
 #include "text/body_text.h"
+#include "text/fts5_extensions.h"
 #include "text/fts_index.h"
 
 namespace strata::recall {
@@ -48,6 +49,7 @@ struct Row {
 class RecallerTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    ASSERT_OK(text::InstallFts5Extensions());
     ASSERT_OK_AND_ASSIGN(db_, store::Db::Open(dir_.File("recall.db"), {}));
     ASSERT_OK(store::Migrate(*db_));
     versions_ = std::make_unique<temporal::VersionTable>(db_.get());

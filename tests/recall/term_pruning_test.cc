@@ -17,6 +17,7 @@
 #include "temporal/version_table.h"
 #include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
+#include "text/fts5_extensions.h"
 #include "text/fts_index.h"
 #include "text/fts_query.h"
 #include "text/term_stats.h"
@@ -56,6 +57,7 @@ absl::Status AddDoc(store::Db& db, int i, const std::string& prefix, const std::
 class TermPruningTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    ASSERT_OK(text::InstallFts5Extensions());
     ASSERT_OK_AND_ASSIGN(db_, store::Db::Open(dir_.File("prune.db"), store::DbOptions{}));
     ASSERT_OK(store::Migrate(*db_));
     std::mt19937 rng(11);
@@ -161,6 +163,7 @@ TEST_F(TermPruningTest, OffsetContinuesIntoCommonTermMatches) {
 // Above 2 * kSampleRows versions only the newest kSampleRows are counted.
 TEST(TermStatsSampled, ClassifiesTermsFromTheNewestVersions) {
   strata::testing::TempDir dir;
+  ASSERT_OK(text::InstallFts5Extensions());
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<store::Db> db,
                        store::Db::Open(dir.File("sampled.db"), store::DbOptions{}));
   ASSERT_OK(store::Migrate(*db));

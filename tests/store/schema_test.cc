@@ -2,6 +2,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <memory>
 #include <string>
@@ -11,6 +12,7 @@
 #include "store/db.h"
 #include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
+#include "text/fts5_extensions.h"
 
 namespace strata::store {
 namespace {
@@ -38,7 +40,10 @@ std::vector<std::string> TableNames(Db& db) {
 
 class SchemaTest : public ::testing::Test {
  protected:
-  void SetUp() override { ASSERT_OK_AND_ASSIGN(db_, Db::Open(path_, DbOptions{})); }
+  void SetUp() override {
+    ASSERT_OK(text::InstallFts5Extensions());
+    ASSERT_OK_AND_ASSIGN(db_, Db::Open(path_, DbOptions{}));
+  }
 
   TempDir dir_;
   const std::string path_ = dir_.File("memory.db");
@@ -69,6 +74,34 @@ TEST_F(SchemaTest, FtsIsAnFts5Table) {
   ASSERT_OK_AND_ASSIGN(const bool row, stmt.Step());
   ASSERT_TRUE(row);
   EXPECT_THAT(std::string(stmt.Text(0)), HasSubstr("fts5"));
+  EXPECT_THAT(std::string(stmt.Text(0)), HasSubstr("tokenize = 'strata'"));
+}
+
+// A program that opens a store without text::InstallFts5Extensions() is told so, before
+// anything touches the keyword index; a file still at schema 8 is left there.
+TEST_F(SchemaTest, WithoutTheStrataTokenizerSchemaNineIsRefused) {
+  struct ReinstallAtEnd {
+    ~ReinstallAtEnd() { EXPECT_OK(text::InstallFts5Extensions()); }
+  } reinstall;
+  ASSERT_OK(Migrate(*db_, 8));
+  db_.reset();
+  sqlite3_reset_auto_extension();  // As if this process had never installed them.
+  ASSERT_OK_AND_ASSIGN(db_, Db::Open(path_, DbOptions{}));
+  EXPECT_FALSE(db_->HasFts5Tokenizer("strata"));
+  EXPECT_THAT(Migrate(*db_), StatusIs(absl::StatusCode::kFailedPrecondition,
+                                      HasSubstr("text::InstallFts5Extensions()")));
+  EXPECT_THAT(SchemaVersion(*db_), ::strata::testing::IsOkAndHolds(8));
+  ASSERT_OK(Migrate(*db_, 8));  // Below 9 the tokenizer is not needed.
+
+  ASSERT_OK(text::InstallFts5Extensions());
+  ASSERT_OK_AND_ASSIGN(db_, Db::Open(path_, DbOptions{}));
+  ASSERT_OK(Migrate(*db_));
+  db_.reset();
+  // And a file already at 9 is refused as well: every write would fail on the index.
+  sqlite3_reset_auto_extension();
+  ASSERT_OK_AND_ASSIGN(db_, Db::Open(path_, DbOptions{}));
+  EXPECT_THAT(Migrate(*db_), StatusIs(absl::StatusCode::kFailedPrecondition,
+                                      HasSubstr("memory.db")));
 }
 
 TEST_F(SchemaTest, MigratedTablesAcceptAMemoryAndItsVersion) {

@@ -35,15 +35,17 @@ TEST(Words, DigitsArePartOfWordsAndOtherAsciiSplitsThem) {
               ElementsAre("well", "known", "don", "t", "a", "b", "x", "y"));
 }
 
-TEST(Words, NonAsciiBytesArePartOfWordsAndAreNotLowercased) {
+TEST(Words, AreTheKeywordIndexsWordsUnstemmed) {
   EXPECT_THAT(Words("na\xc3\xafve caf\xc3\xa9"), ElementsAre("na\xc3\xafve", "caf\xc3\xa9"));
-  // U+00C9 (É) stays as it is: only ASCII is lowercased.
-  EXPECT_THAT(Words("\xc3\x89T\xc3\x89"), ElementsAre("\xc3\x89t\xc3\x89"));
-  // An em dash is non-ASCII too: it joins the words around it.
+  // Every alphabet is case-folded: É is é.
+  EXPECT_THAT(Words("\xc3\x89T\xc3\x89"), ElementsAre("\xc3\xa9t\xc3\xa9"));
+  // An em dash is punctuation.
   EXPECT_THAT(Words("a\xe2\x80\x94"
                     "b"),
-              ElementsAre("a\xe2\x80\x94"
-                          "b"));
+              ElementsAre("a", "b"));
+  // 数据库 is the bigrams 数据 据库.
+  EXPECT_THAT(Words("\xe6\x95\xb0\xe6\x8d\xae\xe5\xba\x93 db"),
+              ElementsAre("\xe6\x95\xb0\xe6\x8d\xae", "\xe6\x8d\xae\xe5\xba\x93", "db"));
 }
 
 TEST(Words, LongerThanTheLimitAreDropped) {

@@ -16,6 +16,7 @@
 #include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
 #include "text/body_text.h"
+#include "text/fts5_extensions.h"
 #include "text/fts_index.h"
 
 namespace strata::text {
@@ -269,6 +270,7 @@ TEST(MatchExpression, QuotesPhrasesAfterTermsAndMarksPrefixes) {
 class FtsMatchTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    ASSERT_OK(text::InstallFts5Extensions());
     ASSERT_OK_AND_ASSIGN(db_, store::Db::Open(dir_.File("fts.db"), store::DbOptions{}));
     ASSERT_OK(store::Migrate(*db_));
     FtsIndex index(db_.get());

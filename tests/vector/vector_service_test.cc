@@ -24,6 +24,7 @@
 #include "store/schema.h"
 #include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
+#include "text/fts5_extensions.h"
 #include "vector/codec.h"
 #include "vector/embeddings.h"
 
@@ -104,6 +105,7 @@ class FakeEmbedder final : public embed::Embedder {
 class VectorServiceTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    ASSERT_OK(text::InstallFts5Extensions());
     ASSERT_OK_AND_ASSIGN(db_, store::Db::Open(path_, {}));
     ASSERT_OK(store::Migrate(*db_));
   }
