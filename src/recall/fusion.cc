@@ -25,6 +25,9 @@ std::vector<FusedHit> FuseByRank(std::span<const ArmHit> sparse, std::span<const
   add(dense, &FusedHit::dense_rank);
   std::sort(fused.begin(), fused.end(), [](const FusedHit& a, const FusedHit& b) {
     if (a.exact != b.exact) return a.exact;
+    // Among exact matches BM25 decides: a dense neighbour of one says nothing about which
+    // holds the identifier best.
+    if (a.exact && a.sparse_rank != b.sparse_rank) return *a.sparse_rank < *b.sparse_rank;
     if (a.score != b.score) return a.score > b.score;
     if (a.memory_id != b.memory_id) return a.memory_id < b.memory_id;
     return a.version_id < b.version_id;

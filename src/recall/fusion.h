@@ -26,8 +26,8 @@ struct FusedHit {
   bool exact = false;
 };
 
-// Every version of either arm: exact keyword matches first, each group best fused score
-// first, ties by memory id then version id. Rank fusion alone weighs a dense neighbour with
+// Every version of either arm: exact keyword matches first, in the keyword arm's order;
+// then the rest, best fused score first; ties by memory id then version id. Rank fusion alone weighs a dense neighbour with
 // no word of the query as much as the keyword arm's match of all of them, and pushed exact
 // matches ranked 6th-10th by BM25 out of a top 10.
 std::vector<FusedHit> FuseByRank(std::span<const ArmHit> sparse, std::span<const ArmHit> dense,

@@ -176,6 +176,9 @@ absl::Status ValidateRequest(const RecallRequest& request, bool have_embedder) {
                    request.mode.substr(0, 40), "\""));
 }
 
+// Every keyword match of a one-word query holds all its words: that is no sign of an exact
+// match, and ranking all of them first would make hybrid the keyword arm.
+constexpr size_t kMinTermsForExact = 2;
 // How deep each arm of a hybrid recall goes before fusion.
 constexpr int kHybridDepth = 50;
 // Dense over-fetch: the index is asked for this many times what is wanted, growing by the
@@ -296,8 +299,10 @@ absl::StatusOr<std::vector<Recaller::Hit>> Recaller::SparseArm(
                           request.offset, hits, seen));
   // Exact: every selective term, or an identifier whole.
   const uint64_t term_bits = (uint64_t{1} << split.selective.size()) - 1;
+  const bool all_terms_exact = split.selective.size() >= kMinTermsForExact;
   for (Hit& hit : hits) {
-    hit.exact = ranked && ((hit.phrases & term_bits) == term_bits || (hit.phrases & identifier_bits));
+    hit.exact = ranked && ((all_terms_exact && (hit.phrases & term_bits) == term_bits) ||
+                           (hit.phrases & identifier_bits));
   }
   if (common == CommonTerms::kFill && static_cast<int>(hits.size()) < request.limit &&
       !split.common.empty()) {

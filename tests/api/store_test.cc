@@ -1138,6 +1138,7 @@ TEST_F(Recall, DenseAndHybridNeedEmbeddings) {
 
 TEST_F(Recall, DenseAndHybridRunWithTheDefaultEmbedder) {
   Add("tea", R"({"text": "She drinks green tea after lunch"})");
+  Add("coffee", R"({"text": "She drinks black coffee"})");
   Add("car", R"({"text": "He parks the blue car in the garage"})");
   // Vectors now rather than whenever the background worker gets to them.
   ASSERT_OK_AND_ASSIGN(const EmbedResult embedded, store_->Embed({.limit = 100}, {}));
@@ -1149,8 +1150,9 @@ TEST_F(Recall, DenseAndHybridRunWithTheDefaultEmbedder) {
     request.mode = mode;
     ASSERT_OK_AND_ASSIGN(const RecallResult result, store_->Recall(request));
     EXPECT_EQ(result.mode, mode);
-    // Dense ranks every memory in scope; the keyword arm finds only the tea.
-    ASSERT_THAT(Keys(result), ElementsAre("tea", "car"));
+    // Dense ranks the memories above the similarity floor (not the car); the keyword arm
+    // finds only the tea.
+    ASSERT_THAT(Keys(result), ElementsAre("tea", "coffee"));
     EXPECT_EQ(result.items[0].dense_rank, 1);
     EXPECT_EQ(result.items[1].dense_rank, 2);
     EXPECT_EQ(result.items[0].fts5_rank, mode == "hybrid" ? std::optional<int>(1) : std::nullopt);

@@ -152,10 +152,13 @@ TEST(FuseByRank, ExactKeywordMatchesRankAboveEverythingElse) {
   EXPECT_EQ(fused[0].score, R(3));  // The score is still the fused one.
 }
 
-TEST(FuseByRank, ExactMatchesKeepTheirFusedOrderAmongThemselves) {
+TEST(FuseByRank, ExactMatchesKeepTheKeywordArmsOrderAmongThemselves) {
+  // 2 has the higher fused score (both arms), but BM25 ranks 1 first.
   const std::vector<ArmHit> sparse = {{1, 1, true}, {2, 2, true}, {3, 3}};
   const std::vector<ArmHit> dense = {{2, 2}};
-  ASSERT_THAT(VersionIds(FuseByRank(sparse, dense)), ElementsAre(2, 1, 3));
+  const std::vector<FusedHit> fused = FuseByRank(sparse, dense);
+  ASSERT_THAT(VersionIds(fused), ElementsAre(1, 2, 3));
+  EXPECT_GT(fused[1].score, fused[0].score);
 }
 
 }  // namespace

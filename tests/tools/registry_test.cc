@@ -867,6 +867,7 @@ TEST_F(RegistryTest, EmbedArgumentErrorsNameTheArgument) {
 
 TEST_F(RegistryTest, DenseAndHybridRecallCarryTheirModeAndRanks) {
   ASSERT_OK(Call("remember", Memory("tea", "She drinks green tea after lunch")));
+  ASSERT_OK(Call("remember", Memory("coffee", "She drinks black coffee")));
   ASSERT_OK(Call("remember", Memory("shell", "zsh with many plugins")));
   ASSERT_OK_AND_ASSIGN(json embedded, Call("embed", json::object()));
   ASSERT_EQ(embedded["remaining"], 0);
@@ -875,7 +876,8 @@ TEST_F(RegistryTest, DenseAndHybridRecallCarryTheirModeAndRanks) {
   ASSERT_OK_AND_ASSIGN(json dense, Call("recall", {{"query", "green tea"}, {"mode", "dense"}}));
   EXPECT_THAT(SchemaViolations(schema, dense), IsEmpty());
   EXPECT_EQ(dense["mode"], "dense");
-  ASSERT_THAT(dense["items"], SizeIs(2));  // Dense ranks every memory in scope.
+  // Dense ranks the memories above the embedder's similarity floor: not the shell's.
+  ASSERT_THAT(dense["items"], SizeIs(2));
   EXPECT_EQ(dense["items"][0]["key"], "tea");
   for (int i = 0; i < 2; ++i) {
     EXPECT_EQ(dense["items"][i]["dense_rank"], i + 1);
@@ -888,6 +890,7 @@ TEST_F(RegistryTest, DenseAndHybridRecallCarryTheirModeAndRanks) {
   EXPECT_EQ(hybrid["items"][0]["key"], "tea");
   EXPECT_EQ(hybrid["items"][0]["fts5_rank"], 1);
   EXPECT_EQ(hybrid["items"][0]["dense_rank"], 1);
+  EXPECT_EQ(hybrid["items"][1]["key"], "coffee");
   EXPECT_TRUE(hybrid["items"][1]["fts5_rank"].is_null());  // Only the dense arm found it.
   EXPECT_EQ(hybrid["items"][1]["dense_rank"], 2);
 }
