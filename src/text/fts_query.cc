@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "text/tokenizer.h"
 
 namespace strata::text {
 namespace {
@@ -51,12 +52,36 @@ std::string TermOf(std::string_view run) {
   return term;
 }
 
+// The terms of a run of token bytes: the run as one term (TermOf), unless it holds Chinese,
+// Japanese or Korean, whose words are not spaced: then the index's words of it (overlapping
+// character pairs there), each a term, so that a sentence finds a memory sharing some of its
+// words rather than only one holding it whole.
+void AppendTerms(std::string_view run, std::vector<std::string>& out) {
+  const bool ascii = std::all_of(run.begin(), run.end(),
+                                 [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+  if (!ascii) {
+    std::vector<std::string> words;
+    bool bigrams = false;
+    ForEachWord(run, [&](const Word& w) {
+      bigrams |= IsBigramScript(w.script);
+      words.push_back(TermOf(w.text));
+    });
+    if (bigrams) {
+      out.insert(out.end(), std::make_move_iterator(words.begin()),
+                 std::make_move_iterator(words.end()));
+      return;
+    }
+  }
+  out.push_back(TermOf(run));
+}
+
 // One whitespace-separated piece of a query, without the punctuation around it.
 struct Chunk {
   std::string_view text;
   std::vector<std::string> terms;  // Its runs of token bytes, as terms.
   bool identifier = false;
   bool hex = false;  // One run of 7+ hex digits with a letter among them.
+  bool unspaced = false;  // Holds words written without spaces (terms are character pairs).
 };
 
 Chunk ReadChunk(std::string_view text) {
@@ -66,6 +91,7 @@ Chunk ReadChunk(std::string_view text) {
   while (end > begin && !IsTokenByte(text[end - 1])) --end;
   chunk.text = text.substr(begin, end - begin);
   bool digit = false, letter = false, all_hex = true, joined = false;
+  size_t runs = 0;
   for (size_t i = 0; i < chunk.text.size();) {
     if (!IsTokenByte(chunk.text[i])) {
       // Joined by a character that names things (a path, a file, a host, an address), not by
@@ -81,10 +107,13 @@ Chunk ReadChunk(std::string_view text) {
       all_hex &= IsHexDigit(chunk.text[i]);
       ++i;
     }
-    chunk.terms.push_back(TermOf(chunk.text.substr(start, i - start)));
+    AppendTerms(chunk.text.substr(start, i - start), chunk.terms);
+    ++runs;
   }
-  const size_t runs = chunk.terms.size();
-  chunk.hex = runs == 1 && chunk.text.size() >= 7 && all_hex && digit && letter;
+  chunk.hex = runs == 1 && chunk.terms.size() == 1 && chunk.text.size() >= 7 && all_hex && digit &&
+              letter;
+  // More terms than runs: a run of Chinese, Japanese or Korean, cut into pairs.
+  chunk.unspaced = chunk.terms.size() > runs;
   chunk.identifier = chunk.text.size() <= kMaxIdentifierBytes &&
                      ((runs >= 2 && (digit || joined || runs >= 3)) ||
                       (runs == 1 && digit && chunk.text.size() >= 3));
@@ -108,9 +137,14 @@ std::vector<std::string> QueryTerms(std::string_view query) {
     const size_t start = i;
     while (i < query.size() && IsTokenByte(static_cast<unsigned char>(query[i]))) ++i;
     if (i == start) break;
-    std::string term = TermOf(query.substr(start, i - start));
-    std::vector<std::string>& list = IsStopWord(term) ? stop : content;
-    if (std::find(list.begin(), list.end(), term) == list.end()) list.push_back(std::move(term));
+    std::vector<std::string> terms;
+    AppendTerms(query.substr(start, i - start), terms);
+    for (std::string& term : terms) {
+      std::vector<std::string>& list = IsStopWord(term) ? stop : content;
+      if (list.size() < kMaxTerms && std::find(list.begin(), list.end(), term) == list.end()) {
+        list.push_back(std::move(term));
+      }
+    }
   }
   if (!content.empty()) return content;
   if (stop.size() > kMaxTerms) stop.resize(kMaxTerms);
@@ -144,6 +178,11 @@ std::vector<QueryPhrase> QueryPhrases(std::string_view query) {
     const bool pairs = chunk.text.size() <= kMaxIdentifierBytes &&
                        std::none_of(chunk.terms.begin(), chunk.terms.end(),
                                     [](const std::string& t) { return IsStopWord(t); });
+    if (pairs && chunk.unspaced && chunk.terms.size() >= 2) {
+      // The chunk as written: a memory holding the whole sentence or word ranks first.
+      add({.kind = QueryPhrase::Kind::kAdjacent, .text = absl::StrJoin(chunk.terms, " "),
+           .words = chunk.terms});
+    }
     if (pairs && previous) {
       QueryPhrase pair{.kind = QueryPhrase::Kind::kAdjacent,
                        .text = absl::StrCat(absl::StrJoin(previous->terms, " "), " ",

@@ -19,8 +19,8 @@ struct QueryPhrase {
     // "src/recall/fusion.cc", "3.0.11-1~deb12u2", "#1002301", "deb12u2". A match of one is
     // exact keyword evidence (recall/recaller.h).
     kIdentifier,
-    // Two words adjacent in the query: a memory holding them adjacent ranks above one where
-    // they are scattered.
+    // Two words adjacent in the query, or a run of Chinese, Japanese or Korean: a memory
+    // holding them adjacent ranks above one where they are scattered.
     kAdjacent,
   };
   Kind kind;

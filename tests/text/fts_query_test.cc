@@ -241,6 +241,19 @@ TEST(QueryPhrases, PairsAdjacentWordsButNotAcrossStopWords) {
   EXPECT_THAT(Pairs("single"), IsEmpty());
 }
 
+TEST(QueryTerms, CutsChineseJapaneseAndKoreanIntoCharacterPairs) {
+  EXPECT_THAT(QueryTerms("如何存储发票"), ElementsAre("如何", "何存", "存储", "储发", "发票"));
+  EXPECT_THAT(QueryTerms("数据库 invoices"), ElementsAre("数据", "据库", "invoices"));
+  EXPECT_THAT(QueryTerms("书"), ElementsAre("书"));
+  EXPECT_THAT(QueryTerms("crème"), ElementsAre("crème"));  // Spaced scripts stay whole.
+}
+
+TEST(QueryPhrases, AnUnspacedRunIsAPhraseOfItsPairs) {
+  EXPECT_THAT(Pairs("如何存储发票"), ElementsAre("如何 何存 存储 储发 发票"));
+  EXPECT_THAT(Identifiers("如何存储发票"), IsEmpty());
+  EXPECT_THAT(Pairs("书"), IsEmpty());
+}
+
 TEST(QueryPhrases, PairsCarryTheirTerms) {
   const std::vector<QueryPhrase> phrases = QueryPhrases("Postgres 15.2");
   ASSERT_EQ(phrases.size(), 2u);  // The identifier, then the pair.
