@@ -289,6 +289,16 @@ absl::StatusOr<std::vector<Recaller::Hit>> Recaller::SparseArm(
       if (!identifier && !std::all_of(phrase.words.begin(), phrase.words.end(), selective)) {
         continue;
       }
+      // An identifier of one term is that term: its own bit says it matched. A second phrase
+      // for it would cost a second lookup and, for BM25, a second pass over its matches (at
+      // 10K memories of Perseus Vault's corpus, 45% more instructions a keyword recall).
+      if (identifier && !phrase.prefix) {
+        const auto term = std::find(split.selective.begin(), split.selective.end(), phrase.text);
+        if (term != split.selective.end()) {
+          identifier_bits |= uint64_t{1} << (term - split.selective.begin());
+          continue;
+        }
+      }
       if (identifier) identifier_bits |= uint64_t{1} << (split.selective.size() + phrases.size());
       phrases.push_back(std::move(phrase));
     }
