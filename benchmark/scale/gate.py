@@ -22,28 +22,30 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-# name -> (path in a size's report, "min" or "max", budget per size). Every size's budgets are
-# set from report.json, the perseus profile's run of 10K, 100K and 1M (commit fc003ab,
-# 2026-12-01, nothing else running), about 3x from what it measured (2-3x at 10K, whose recall
-# was the slower of two runs that day):
-#   10K:  writes 1,335/s (last/first 0.78), fts5 p99 2.7 ms, as_of p99 0.63, temporal p99 2.3,
-#         cold start 13.8, dense p99 3.0, hybrid p99 6.7, 1,688 B/memory, RSS 40 MiB;
-#   100K: writes 1,136/s (0.82), fts5 p99 6.4, as_of 0.71, temporal 5.6, cold 20.7, dense 5.2,
-#         hybrid 9.3, embedding drain 1,401/s, RSS 190 MiB;
-#   1M:   writes 949/s (0.84), fts5 p99 15.7, as_of 1.06, temporal 15.2, cold 28.8, dense 5.1,
-#         hybrid 20.5, drain 742/s, RSS 850 MiB.
+# name -> (path in a size's report, "min" or "max", budget per size). The 10K and 100K budgets
+# are set from report.json, the perseus profile's run of 10K, 100K and 1M (commit ac75e62,
+# 2026-12-02, nothing else running), about 3x from what it measured where that stays above
+# what a busy machine measured (CI with two builds beside it: writes 2,155/s, fts5 p99 2.8,
+# temporal p99 7.7, hybrid p99 6.1 at 10K):
+#   10K:  writes 2,826/s (last/first 1.00), fts5 p99 1.5 ms, as_of p99 0.34, temporal p99 4.6,
+#         cold start 16.9, dense p99 1.7, hybrid p99 3.7, 1,618 B/memory, RSS 55 MiB;
+#   100K: writes 3,328/s (1.21), fts5 p99 5.5, as_of 0.46, temporal 1.9, cold 19.3, dense 2.9,
+#         hybrid 6.0, embedding drain 2,481/s, RSS 240 MiB;
+#   1M:   writes 3,025/s (0.84), fts5 p99 102, as_of 0.93, temporal 15.2, cold 31.5, dense 17.1,
+#         hybrid 261, drain 1,156/s, RSS 1,008 MiB. The 1M budgets are still the previous
+#         run's (fc003ab): its fts5 and hybrid tails (PERF.md) miss them, and the gate says so.
 # Dedup candidates: median 0 at every size. That profile loads by single calls only, so batch
 # rates are measured (and gated) by the pseudo profile alone, whose budgets these keep.
 BUDGETS = {
-    "WRITE_RATE_PER_S": (("write", "rate_per_s"), "min", {10000: 450, 100000: 400, 1000000: 330}),
+    "WRITE_RATE_PER_S": (("write", "rate_per_s"), "min", {10000: 900, 100000: 1000, 1000000: 330}),
     "LAST_OVER_FIRST": (("write", "last_over_first"), "min", {10000: 0.5, 100000: 0.4, 1000000: 0.4}),
     "BATCH_RATE_PER_S": (("batch", "rate_per_s"), "min", {10000: 1500, 100000: 1200, 1000000: 600}),
-    "FTS5_P99_MS": (("recall", "fts5", "p99_ms"), "max", {10000: 6, 100000: 18, 1000000: 45}),
+    "FTS5_P99_MS": (("recall", "fts5", "p99_ms"), "max", {10000: 5, 100000: 16, 1000000: 45}),
     "AS_OF_P99_MS": (("as_of", "p99_ms"), "max", {10000: 1.5, 100000: 2, 1000000: 3}),
     "TEMPORAL_RECALL_P99_MS": (("temporal_recall", "p99_ms"), "max", {10000: 6, 100000: 16, 1000000: 45}),
     "COLD_START_MS": (("cold_start_ms",), "max", {10000: 40, 100000: 60, 1000000: 90}),
-    "DENSE_P99_MS": (("recall", "dense", "p99_ms"), "max", {10000: 9, 100000: 15, 1000000: 15}),
-    "HYBRID_P99_MS": (("recall", "hybrid", "p99_ms"), "max", {10000: 18, 100000: 27, 1000000: 60}),
+    "DENSE_P99_MS": (("recall", "dense", "p99_ms"), "max", {10000: 6, 100000: 9, 1000000: 15}),
+    "HYBRID_P99_MS": (("recall", "hybrid", "p99_ms"), "max", {10000: 12, 100000: 18, 1000000: 60}),
     "EMBED_RATE_PER_S": (("embed", "rate_per_s"), "min", {10000: 400, 100000: 450, 1000000: 250}),
     # The vectors (388 bytes each at 384 dimensions) live in the database file since issue 4.
     "BYTES_PER_MEMORY": (("db", "bytes_per_memory"), "max", {10000: 3500, 100000: 3500, 1000000: 3500}),
