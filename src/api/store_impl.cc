@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <limits>
 #include <system_error>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -88,7 +89,14 @@ class StoreImpl final : public Store {
         finder_(db_.get(), &dedup_index_, dedup_threshold),
         recaller_(db_.get(), vectors_.get()),
         supersessions_(db_.get()),
-        signatures_complete_(signatures_complete) {}
+        signatures_complete_(signatures_complete),
+        row_lengths_loader_([path = db_->path()](std::stop_token stop) {
+          // On a connection of its own; a failure only leaves the lengths to be read as
+          // keyword recalls need them.
+          absl::StatusOr<std::unique_ptr<store::Db>> reader =
+              store::Db::Open(path, store::DbOptions{.read_only = true});
+          if (reader.ok()) text::LoadRowLengths(**reader, stop).IgnoreError();
+        }) {}
 
   absl::StatusOr<WriteResult> Remember(const WriteRequest& request) override {
     RETURN_IF_ERROR(ValidateWrite(request));
@@ -405,9 +413,8 @@ class StoreImpl final : public Store {
         [&](const WriteRequest& request) -> absl::StatusOr<transfer::Outcome> {
           RETURN_IF_ERROR(ValidateWrite(request));
           if (request.body_json.size() > kMaxBodyBytes) {
-            return absl::InvalidArgumentError(absl::StrCat("body: at most ",
-                                                           kMaxBodyBytes, " bytes, got ",
-                                                           request.body_json.size()));
+            return absl::InvalidArgumentError(absl::StrCat(
+                "body: at most ", kMaxBodyBytes, " bytes, got ", request.body_json.size()));
           }
           ASSIGN_OR_RETURN(const text::ParsedBody body, text::ParseBody(request.body_json));
           // InvalidArgument from here on means nothing of the record was written.
@@ -758,6 +765,9 @@ class StoreImpl final : public Store {
   temporal::SupersessionTable supersessions_;
   bool signatures_complete_;
   int64_t merges_ = 0;
+  // Reads the keyword index's row lengths for strata_bm25 (text/fts5_extensions.h) at start.
+  // Last: stopped and joined before the members above go.
+  std::jthread row_lengths_loader_;
 };
 
 }  // namespace

@@ -13,7 +13,6 @@
 #include "recall/fusion.h"
 #include "temporal/timeline.h"
 #include "temporal/version_table.h"
-#include "text/fts_index.h"
 #include "text/fts_query.h"
 #include "util/status_macros.h"
 #include "util/sv.h"
@@ -76,15 +75,15 @@ std::string ScopeSql(const RecallRequest& request, bool walk_needed) {
 // 17 ms where ranking them alone took 3 ms.
 std::string CandidateSql(Source source, bool ranked, const RecallRequest& request,
                          bool walk_needed) {
-  const std::string bm25 = absl::StrCat("-bm25(fts, ", text::kTextWeight, ", ", text::kKeyWeight,
-                                        ", ", text::kCategoryWeight, ")");
+  constexpr const char* bm25 = "strata_bm25(fts)";
   std::string sql;
   switch (source) {
     case Source::kKeywordTop:
-      absl::StrAppend(&sql, "SELECT v.id, f.score AS score, v.memory_id, f.phrases FROM (SELECT rowid, ",
-                      bm25, " AS score, strata_phrases(fts) AS phrases FROM fts WHERE fts MATCH "
-                      ":match ORDER BY score DESC, rowid LIMIT :fetch) AS f JOIN versions v ON "
-                      "v.id = f.rowid JOIN memories m ON m.id = v.memory_id WHERE 1");
+      absl::StrAppend(
+          &sql, "SELECT v.id, f.score AS score, v.memory_id, f.phrases FROM (SELECT rowid, ", bm25,
+          " AS score, strata_phrases(fts) AS phrases FROM fts WHERE fts MATCH "
+          ":match ORDER BY score DESC, rowid LIMIT :fetch) AS f JOIN versions v ON "
+          "v.id = f.rowid JOIN memories m ON m.id = v.memory_id WHERE 1");
       break;
     case Source::kKeyword:
       absl::StrAppend(&sql, "SELECT v.id, ", ranked ? bm25 : "0.0", " AS score, v.memory_id",
@@ -413,7 +412,7 @@ absl::Status Recaller::Collect(const RecallRequest& request, const std::string& 
   // Rank the best few first; fetch more only when scope and filters reject too many.
   const size_t hits_before = hits.size();
   const absl::flat_hash_set<int64_t> seen_before = seen;
-  int64_t fetch = 2 * (int64_t{skip} + request.limit + static_cast<int64_t>(seen.size())) + 16;
+  int64_t fetch = int64_t{skip} + request.limit + static_cast<int64_t>(seen.size()) + 8;
   while (true) {
     const bool last = fetch > kMaxTopFetch;
     RETURN_IF_ERROR(CollectOnce(request, match, ranked, skip, last ? 0 : fetch, hits, seen));

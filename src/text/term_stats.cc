@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include "text/fts5_records.h"
 #include "text/fts_query.h"
 #include "util/status_macros.h"
 
@@ -9,18 +10,6 @@ namespace strata::text {
 namespace {
 
 constexpr size_t kMaxCachedTerms = 4096;
-
-// SQLite's varint (used by FTS5's records): big-endian 7-bit groups, the 9th byte whole.
-int64_t ReadVarint(std::string_view bytes) {
-  uint64_t v = 0;
-  for (size_t i = 0; i < bytes.size() && i < 9; ++i) {
-    const auto b = static_cast<unsigned char>(bytes[i]);
-    if (i == 8) return static_cast<int64_t>(v << 8 | b);
-    v = v << 7 | (b & 0x7f);
-    if (!(b & 0x80)) break;
-  }
-  return static_cast<int64_t>(v);
-}
 
 }  // namespace
 
@@ -30,7 +19,8 @@ absl::StatusOr<int64_t> TermStats::IndexedRows() {
   ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare("SELECT block FROM fts_data WHERE id = 1"));
   ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return int64_t{0};
-  return ReadVarint(s.Text(0));
+  size_t pos = 0;
+  return static_cast<int64_t>(ReadVarint(s.Text(0), pos));
 }
 
 absl::StatusOr<bool> TermStats::IsCommon(const std::string& term, int64_t rows) {

@@ -1,6 +1,6 @@
 // Tests of text/fts5_extensions.h against real FTS5: strata's keyword index (schema and
-// tokenizer as store/schema.cc makes them) finds text in every script, and strata_phrases and
-// strata_body_text answer as documented.
+// tokenizer as store/schema.cc makes them) finds text in every script, and strata_phrases,
+// strata_bm25, LoadRowLengths and strata_body_text answer as documented.
 
 #include "text/fts5_extensions.h"
 
@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -137,10 +138,9 @@ TEST_F(Fts5ExtensionsTest, StrataPhrasesHasABitForEachPhraseInTheRow) {
                                        std::pair<int64_t, int64_t>{5, 0b001})));
   // A phrase of several tokens counts where the tokens stand together.
   EXPECT_THAT(Phrases("\"billing service\" OR \"service billing\" OR \"notes\""),
-              IsOkAndHolds(ElementsAre(std::pair<int64_t, int64_t>{1, 0b100},
-                                       std::pair<int64_t, int64_t>{2, 0b100},
-                                       std::pair<int64_t, int64_t>{3, 0b100},
-                                       std::pair<int64_t, int64_t>{5, 0b101})));
+              IsOkAndHolds(ElementsAre(
+                  std::pair<int64_t, int64_t>{1, 0b100}, std::pair<int64_t, int64_t>{2, 0b100},
+                  std::pair<int64_t, int64_t>{3, 0b100}, std::pair<int64_t, int64_t>{5, 0b101})));
 }
 
 TEST_F(Fts5ExtensionsTest, StrataPhrasesReportsPhrasesUpTo63) {
@@ -155,8 +155,78 @@ TEST_F(Fts5ExtensionsTest, StrataPhrasesReportsPhrasesUpTo63) {
 }
 
 TEST_F(Fts5ExtensionsTest, StrataPhrasesTakesNoOtherArgument) {
-  ASSERT_OK_AND_ASSIGN(store::Stmt stmt,
-                       db_->Prepare("SELECT strata_phrases(fts, 1) FROM fts WHERE fts MATCH 'postgres'"));
+  ASSERT_OK_AND_ASSIGN(
+      store::Stmt stmt,
+      db_->Prepare("SELECT strata_phrases(fts, 1) FROM fts WHERE fts MATCH 'postgres'"));
+  EXPECT_THAT(stmt.Step(), Not(IsOk()));
+}
+
+// Each matching row's (strata_bm25, -bm25 with text/fts_index.h's weights), by rowid.
+absl::StatusOr<std::vector<std::pair<double, double>>> Scores(store::Db& db,
+                                                              std::string_view expression) {
+  ASSIGN_OR_RETURN(store::Stmt stmt,
+                   db.Prepare(absl::StrCat("SELECT strata_bm25(fts), -bm25(fts, ", kTextWeight,
+                                           ", ", kKeyWeight, ", ", kCategoryWeight,
+                                           ") FROM fts WHERE fts MATCH ?1 ORDER BY rowid")));
+  stmt.Bind(1, expression);
+  std::vector<std::pair<double, double>> scores;
+  while (true) {
+    ASSIGN_OR_RETURN(const bool row, stmt.Step());
+    if (!row) return scores;
+    scores.emplace_back(stmt.Double(0), stmt.Double(1));
+  }
+}
+
+// Rows of different lengths, with the query's words in different columns and counts.
+void AddRowsOfManyLengths(FtsIndex& index, int64_t first_rowid, int rows) {
+  for (int i = 0; i < rows; ++i) {
+    std::string text = "invoice";
+    for (int w = 0; w < i % 13; ++w) absl::StrAppend(&text, " filler", w, i % 2 ? " invoice" : "");
+    ASSERT_OK(index.Add(first_rowid + i, text, i % 3 ? "billing" : "invoice-key",
+                        i % 5 ? "notes" : "invoice"));
+  }
+}
+
+TEST_F(Fts5ExtensionsTest, StrataBm25IsFts5sBm25ToTheLastBit) {
+  FtsIndex index(db_.get());
+  AddRowsOfManyLengths(index, 100, 60);
+  for (const std::string_view expression :
+       {"\"invoice\"", "\"invoice\" OR \"billing\"", "\"billing service\" OR \"postgres\"",
+        "\"notes\" OR \"filler3\" OR \"invoice\"", "\"key\""}) {
+    SCOPED_TRACE(expression);
+    // Twice: the first reads each row's length, the second finds it kept.
+    for (int pass = 0; pass < 2; ++pass) {
+      ASSERT_OK_AND_ASSIGN(const auto scores, Scores(*db_, expression));
+      ASSERT_FALSE(scores.empty());
+      for (const auto& [ours, fts5] : scores) EXPECT_EQ(ours, fts5);
+    }
+  }
+}
+
+TEST_F(Fts5ExtensionsTest, LoadedRowLengthsGiveTheSameScores) {
+  FtsIndex index(db_.get());
+  AddRowsOfManyLengths(index, 100, 200);
+  // Loaded through a second connection: every connection to the file shares the lengths.
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<store::Db> loader,
+                       store::Db::Open(dir_.File("fts.db"), store::DbOptions{.read_only = true}));
+  ASSERT_OK(LoadRowLengths(*loader, std::stop_token()));
+  // Rows added after the load have their lengths read when first scored.
+  AddRowsOfManyLengths(index, 1000, 30);
+  ASSERT_OK_AND_ASSIGN(const auto scores, Scores(*db_, "\"invoice\" OR \"filler7\""));
+  ASSERT_EQ(scores.size(), 231u);  // And the English row of SetUp.
+  for (const auto& [ours, fts5] : scores) EXPECT_EQ(ours, fts5);
+}
+
+TEST_F(Fts5ExtensionsTest, LoadingRowLengthsStopsWhenAsked) {
+  std::stop_source stop;
+  stop.request_stop();
+  EXPECT_OK(LoadRowLengths(*db_, stop.get_token()));
+}
+
+TEST_F(Fts5ExtensionsTest, StrataBm25TakesNoOtherArgument) {
+  ASSERT_OK_AND_ASSIGN(
+      store::Stmt stmt,
+      db_->Prepare("SELECT strata_bm25(fts, 1.0) FROM fts WHERE fts MATCH 'postgres'"));
   EXPECT_THAT(stmt.Step(), Not(IsOk()));
 }
 
