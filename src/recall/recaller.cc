@@ -185,6 +185,8 @@ constexpr int kHybridDepth = 50;
 constexpr size_t kOverFetch = 4;
 constexpr size_t kMinIndexFetch = 40;
 constexpr size_t kMaxIndexFetch = 4096;
+// How many more index candidates than still wanted are read in scope at a time.
+constexpr size_t kScopeSlack = 8;
 
 }  // namespace
 
@@ -360,24 +362,32 @@ absl::StatusOr<std::vector<Recaller::Hit>> Recaller::DenseArm(
 absl::Status Recaller::KeepInScope(const RecallRequest& request,
                                    const std::vector<vector::Neighbor>& candidates, size_t want,
                                    std::vector<Hit>& hits) {
-  if (candidates.empty()) return absl::OkStatus();
-  std::string ids = "[";
-  for (const vector::Neighbor& n : candidates) {
-    if (ids.size() > 1) ids += ',';
-    absl::StrAppend(&ids, n.label);
-  }
-  ids += ']';
-  const bool walk_needed = request.valid_at_unix_ms.has_value();
-  ASSIGN_OR_RETURN(store::Stmt s,
-                   db_->Prepare(CandidateSql(Source::kIds, false, request, walk_needed)));
-  s.Bind(s.ParameterIndex(":ids"), std::string_view(ids));
-  if (const int cap = s.ParameterIndex(":cap"); cap > 0) s.Bind(cap, int64_t(want));
-  BindScope(s, request);
+  const std::string sql =
+      CandidateSql(Source::kIds, false, request, request.valid_at_unix_ms.has_value());
   absl::flat_hash_set<int64_t> seen;
-  auto fill = [&candidates](store::Stmt& row, Hit& hit) {
-    hit.score = candidates[static_cast<size_t>(row.Int(1))].similarity;
-  };
-  return Drain(request, s, fill, 0, want, hits, seen);
+  // Closest first, a few more at a time than are still wanted: each candidate read costs a
+  // row of versions and one of memories, and most candidates are in scope.
+  for (size_t next = 0; next < candidates.size() && hits.size() < want;) {
+    const size_t take = std::min(candidates.size() - next, want - hits.size() + kScopeSlack);
+    std::string ids = "[";
+    for (size_t i = next; i < next + take; ++i) {
+      if (i > next) ids += ',';
+      absl::StrAppend(&ids, candidates[i].label);
+    }
+    ids += ']';
+    ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare(sql));  // Reset as it goes out of scope.
+    s.Bind(s.ParameterIndex(":ids"), std::string_view(ids));
+    if (const int cap = s.ParameterIndex(":cap"); cap > 0) {
+      s.Bind(cap, static_cast<int64_t>(want - hits.size()));
+    }
+    BindScope(s, request);
+    auto fill = [&candidates, next](store::Stmt& row, Hit& hit) {
+      hit.score = candidates[next + static_cast<size_t>(row.Int(1))].similarity;
+    };
+    RETURN_IF_ERROR(Drain(request, s, fill, 0, want, hits, seen));
+    next += take;
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<Recaller::Hit>> Recaller::ExactScan(
