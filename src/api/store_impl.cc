@@ -90,13 +90,7 @@ class StoreImpl final : public Store {
         recaller_(db_.get(), vectors_.get()),
         supersessions_(db_.get()),
         signatures_complete_(signatures_complete),
-        row_lengths_loader_([path = db_->path()](std::stop_token stop) {
-          // On a connection of its own; a failure only leaves the lengths to be read as
-          // keyword recalls need them.
-          absl::StatusOr<std::unique_ptr<store::Db>> reader =
-              store::Db::Open(path, store::DbOptions{.read_only = true});
-          if (reader.ok()) text::LoadRowLengths(**reader, stop).IgnoreError();
-        }) {}
+        row_lengths_loader_(text::KeepRowLengthsLoaded, db_->path()) {}
 
   absl::StatusOr<WriteResult> Remember(const WriteRequest& request) override {
     RETURN_IF_ERROR(ValidateWrite(request));
@@ -765,7 +759,7 @@ class StoreImpl final : public Store {
   temporal::SupersessionTable supersessions_;
   bool signatures_complete_;
   int64_t merges_ = 0;
-  // Reads the keyword index's row lengths for strata_bm25 (text/fts5_extensions.h) at start.
+  // Keeps the keyword index's row lengths loaded for strata_bm25 (text/fts5_extensions.h).
   // Last: stopped and joined before the members above go.
   std::jthread row_lengths_loader_;
 };

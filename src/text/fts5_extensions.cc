@@ -4,7 +4,9 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -347,21 +349,48 @@ int RegisterWithConnection(sqlite3* db, char** error, const sqlite3_api_routines
 
 }  // namespace
 
-absl::Status LoadRowLengths(store::Db& db, const std::stop_token& stop) {
+absl::StatusOr<int64_t> LoadRowLengths(store::Db& db, int64_t after, const std::stop_token& stop) {
   // A batch of rowids at a time, each in a read transaction of its own: no snapshot is held
   // for long, and a stop is seen within a batch.
   constexpr int64_t kBatch = 65536;
-  ASSIGN_OR_RETURN(store::Stmt last, db.Prepare("SELECT max(id) FROM fts_docsize"));
-  ASSIGN_OR_RETURN(const bool has_rows, last.Step());
-  const int64_t max_id = has_rows && !last.IsNull(0) ? last.Int(0) : 0;
-  for (int64_t from = 0; from < max_id && !stop.stop_requested(); from += kBatch) {
+  int64_t max_id = after;
+  {
+    ASSIGN_OR_RETURN(store::Stmt last, db.Prepare("SELECT max(id) FROM fts_docsize"));
+    ASSIGN_OR_RETURN(const bool has_rows, last.Step());
+    if (has_rows && !last.IsNull(0)) max_id = std::max(after, last.Int(0));
+  }
+  int64_t from = after;
+  for (; from < max_id && !stop.stop_requested(); from += kBatch) {
     ASSIGN_OR_RETURN(store::Stmt batch,
                      db.Prepare("SELECT count(strata_keep_row_length(id, sz)) FROM fts_docsize "
                                 "WHERE id > ?1 AND id <= ?2"));
-    batch.Bind(1, from).Bind(2, from + kBatch);
+    batch.Bind(1, from).Bind(2, std::min(from + kBatch, max_id));
     RETURN_IF_ERROR(batch.Run());
   }
-  return absl::OkStatus();
+  return std::min(from, max_id);
+}
+
+void KeepRowLengthsLoaded(std::stop_token stop, const std::string& path) {
+  std::mutex mutex;
+  std::condition_variable_any wake;
+  // False once a stop is requested.
+  auto pause = [&](std::chrono::milliseconds duration) {
+    std::unique_lock lock(mutex);
+    wake.wait_for(lock, stop, duration, [] { return false; });
+    return !stop.stop_requested();
+  };
+  if (!pause(kRowLengthsFirstLoadDelay)) return;
+  absl::StatusOr<std::unique_ptr<store::Db>> db =
+      store::Db::Open(path, store::DbOptions{.read_only = true});
+  // Without it, lengths are only read as keyword recalls need them.
+  if (!db.ok()) return;
+  int64_t loaded = 0;
+  do {
+    // A failed read (a busy moment) is tried again at the next round.
+    if (absl::StatusOr<int64_t> upto = LoadRowLengths(**db, loaded, stop); upto.ok()) {
+      loaded = *upto;
+    }
+  } while (pause(kRowLengthsCatchUpInterval));
 }
 
 absl::Status InstallFts5Extensions() {

@@ -10,7 +10,12 @@
 // - SQL function strata_body_text(body_json): text::BodyText, for reindexing in SQL;
 // - SQL function strata_keep_row_length(rowid, sz), for LoadRowLengths alone.
 
+#include <chrono>
+#include <cstdint>
 #include <stop_token>
+#include <string>
+
+#include "absl/status/statusor.h"
 
 #include "absl/status/status.h"
 #include "store/db.h"
@@ -23,11 +28,19 @@ namespace strata::text {
 // tokenizer "strata". Errors: Internal when SQLite refuses the registration.
 absl::Status InstallFts5Extensions();
 
-// Reads every row length of the keyword index through `db` into the lengths strata_bm25
-// keeps for its file, which every connection of this process to the file shares; returns
-// early (OK) once `stop` is requested. For a connection of its own on a background thread: at
-// a million memories this takes about 0.1 s that the first keyword recalls need not wait
-// for (they read the lengths they lack as they go). Errors: as the reads.
-absl::Status LoadRowLengths(store::Db& db, const std::stop_token& stop);
+// Reads the length of every row of the keyword index with a rowid past `after` through `db`
+// into the lengths strata_bm25 keeps for its file, which every connection of this process to
+// the file shares; returns the rowid read up to (short of the end once `stop` is requested).
+// At a million memories the whole index takes about 0.1 s. Errors: as the reads.
+absl::StatusOr<int64_t> LoadRowLengths(store::Db& db, int64_t after, const std::stop_token& stop);
+
+// The body of a background thread a store runs: after kRowLengthsFirstLoadDelay (a cold
+// start's first recall need not share the cores with it), loads every row length of the
+// database at `path` on a connection of its own, then those of rows written since, every
+// kRowLengthsCatchUpInterval, until `stop` is requested. Keyword recalls meanwhile read the
+// lengths they lack as they go.
+inline constexpr std::chrono::milliseconds kRowLengthsFirstLoadDelay{1000};
+inline constexpr std::chrono::milliseconds kRowLengthsCatchUpInterval{5000};
+void KeepRowLengthsLoaded(std::stop_token stop, const std::string& path);
 
 }  // namespace strata::text

@@ -209,7 +209,10 @@ TEST_F(Fts5ExtensionsTest, LoadedRowLengthsGiveTheSameScores) {
   // Loaded through a second connection: every connection to the file shares the lengths.
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<store::Db> loader,
                        store::Db::Open(dir_.File("fts.db"), store::DbOptions{.read_only = true}));
-  ASSERT_OK(LoadRowLengths(*loader, std::stop_token()));
+  ASSERT_OK_AND_ASSIGN(const int64_t upto, LoadRowLengths(*loader, 0, std::stop_token()));
+  EXPECT_EQ(upto, 299);
+  // Again from there: nothing new.
+  EXPECT_THAT(LoadRowLengths(*loader, upto, std::stop_token()), IsOkAndHolds(299));
   // Rows added after the load have their lengths read when first scored.
   AddRowsOfManyLengths(index, 1000, 30);
   ASSERT_OK_AND_ASSIGN(const auto scores, Scores(*db_, "\"invoice\" OR \"filler7\""));
@@ -220,7 +223,7 @@ TEST_F(Fts5ExtensionsTest, LoadedRowLengthsGiveTheSameScores) {
 TEST_F(Fts5ExtensionsTest, LoadingRowLengthsStopsWhenAsked) {
   std::stop_source stop;
   stop.request_stop();
-  EXPECT_OK(LoadRowLengths(*db_, stop.get_token()));
+  EXPECT_THAT(LoadRowLengths(*db_, 0, stop.get_token()), IsOkAndHolds(0));
 }
 
 TEST_F(Fts5ExtensionsTest, StrataBm25TakesNoOtherArgument) {
