@@ -158,6 +158,18 @@ std::shared_ptr<RowLengths> RowLengthsFor(sqlite3* db) {
   return lengths;
 }
 
+// A heap share of the RowLengths of `db`'s file, for a function's user data (null when out of
+// memory); DeleteShare releases it.
+std::shared_ptr<RowLengths>* NewShareOfRowLengths(sqlite3* db) {
+  try {
+    return new std::shared_ptr<RowLengths>(RowLengthsFor(db));
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+}
+
+void DeleteShare(void* share) { delete static_cast<std::shared_ptr<RowLengths>*>(share); }
+
 // What a query's rows share: the mean row length and each phrase's IDF.
 struct Bm25Query {
   double mean_length = 0;
@@ -303,37 +315,21 @@ int RegisterWithConnection(sqlite3* db, char** error, const sqlite3_api_routines
   if (rc == SQLITE_OK) {
     rc = fts5->xCreateFunction(fts5, "strata_phrases", nullptr, PhrasesFunction, nullptr);
   }
+  // Each function that uses the lengths holds its own share of its file's, released by
+  // SQLite as the connection closes (or, for sqlite3_create_function_v2, if it fails).
   if (rc == SQLITE_OK) {
-    // The connection's share of its file's lengths, released by SQLite as it closes.
-    auto* lengths = new (std::nothrow) std::shared_ptr<RowLengths>;
-    if (lengths == nullptr) {
-      rc = SQLITE_NOMEM;
-    } else {
-      try {
-        *lengths = RowLengthsFor(db);
-        rc = fts5->xCreateFunction(fts5, "strata_bm25", lengths, Bm25Function, [](void* p) {
-          delete static_cast<std::shared_ptr<RowLengths>*>(p);
-        });
-      } catch (const std::bad_alloc&) {
-        rc = SQLITE_NOMEM;
-      }
-      if (rc != SQLITE_OK) delete lengths;
-    }
+    auto* lengths = NewShareOfRowLengths(db);
+    rc = lengths == nullptr
+             ? SQLITE_NOMEM
+             : fts5->xCreateFunction(fts5, "strata_bm25", lengths, Bm25Function, DeleteShare);
+    if (rc != SQLITE_OK) delete lengths;  // FTS5 does not release it on failure.
   }
   if (rc == SQLITE_OK) {
-    // SQLite deletes the user data itself if this fails.
-    auto* lengths = new (std::nothrow) std::shared_ptr<RowLengths>;
-    if (lengths == nullptr) return SQLITE_NOMEM;
-    try {
-      *lengths = RowLengthsFor(db);
-    } catch (const std::bad_alloc&) {
-      delete lengths;
-      return SQLITE_NOMEM;
-    }
-    rc = sqlite3_create_function_v2(
-        db, "strata_keep_row_length", 2, SQLITE_UTF8 | SQLITE_DIRECTONLY, lengths,
-        KeepRowLengthFunction, nullptr, nullptr,
-        [](void* p) { delete static_cast<std::shared_ptr<RowLengths>*>(p); });
+    auto* lengths = NewShareOfRowLengths(db);
+    rc = lengths == nullptr ? SQLITE_NOMEM
+                            : sqlite3_create_function_v2(
+                                  db, "strata_keep_row_length", 2, SQLITE_UTF8 | SQLITE_DIRECTONLY,
+                                  lengths, KeepRowLengthFunction, nullptr, nullptr, DeleteShare);
   }
   if (rc == SQLITE_OK) {
     rc = sqlite3_create_function_v2(db, "strata_body_text", 1,

@@ -4,9 +4,9 @@
 // - auxiliary function strata_phrases(fts): an INTEGER whose bit i is set when phrase i of
 //   the MATCH expression (0-based; phrases past 63 are not reported) occurs in the row;
 // - auxiliary function strata_bm25(fts): the row's Okapi BM25 score (higher is better) with
-//   the column weights of text/fts_index.h, equal to FTS5's -bm25(fts, those weights) but
-//   for the row lengths, which each connection keeps in memory once read (a docsize lookup a
-//   row was half of a keyword recall at a million memories);
+//   the column weights of text/fts_index.h, equal to FTS5's -bm25(fts, those weights), with
+//   the row lengths kept in memory, one copy per file for every connection of this process
+//   (a docsize lookup a row was half of a keyword recall at a million memories);
 // - SQL function strata_body_text(body_json): text::BodyText, for reindexing in SQL;
 // - SQL function strata_keep_row_length(rowid, sz), for LoadRowLengths alone.
 
@@ -15,9 +15,8 @@
 #include <stop_token>
 #include <string>
 
-#include "absl/status/statusor.h"
-
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "store/db.h"
 
 namespace strata::text {
