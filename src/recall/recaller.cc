@@ -13,6 +13,7 @@
 #include "recall/fusion.h"
 #include "temporal/timeline.h"
 #include "temporal/version_table.h"
+#include "text/fts_index.h"
 #include "text/fts_query.h"
 #include "util/status_macros.h"
 #include "util/sv.h"
@@ -21,14 +22,14 @@
 namespace strata::recall {
 namespace {
 
-// Past this many, the ranked pass joins every match instead of the best few.
+// Past this many ranked matches, the keyword arm joins every match in SQL instead of
+// ranking the index alone and reading the best few in scope.
 constexpr int64_t kMaxTopFetch = 100000;
 
 // What a candidate query reads.
 enum class Source {
   kAll,         // Every version.
   kKeyword,     // Versions matching :match.
-  kKeywordTop,  // The :fetch best-ranked matches of :match, only those joined and filtered.
   kIds,         // The versions in the JSON array :ids, in its order.
   kVectors,     // Versions with a vector in :space; the second column is the vector.
 };
@@ -70,21 +71,11 @@ std::string ScopeSql(const RecallRequest& request, bool walk_needed) {
 // Builds the candidate query (columns: version id, score or vector, memory id) over `source`
 // within the request's scope and filters; best BM25 first when ranked, else newest first.
 // Parameters are bound by name (BindScope).
-// kKeywordTop first keeps only the :fetch best matches, and only those are joined and
-// filtered: at 1M memories joining every match of a query's rarer terms (~1,000 rows) took
-// 17 ms where ranking them alone took 3 ms.
 std::string CandidateSql(Source source, bool ranked, const RecallRequest& request,
                          bool walk_needed) {
   constexpr const char* bm25 = "strata_bm25(fts)";
   std::string sql;
   switch (source) {
-    case Source::kKeywordTop:
-      absl::StrAppend(
-          &sql, "SELECT v.id, f.score AS score, v.memory_id, f.phrases FROM (SELECT rowid, ", bm25,
-          " AS score, strata_phrases(fts) AS phrases FROM fts WHERE fts MATCH "
-          ":match ORDER BY score DESC, rowid LIMIT :fetch) AS f JOIN versions v ON "
-          "v.id = f.rowid JOIN memories m ON m.id = v.memory_id WHERE 1");
-      break;
     case Source::kKeyword:
       absl::StrAppend(&sql, "SELECT v.id, ", ranked ? bm25 : "0.0", " AS score, v.memory_id",
                       ranked ? ", strata_phrases(fts)" : "",
@@ -111,12 +102,11 @@ std::string CandidateSql(Source source, bool ranked, const RecallRequest& reques
   }
   absl::StrAppend(&sql, ScopeSql(request, walk_needed));
   switch (source) {
-    case Source::kIds:
+    case Source::kIds:  // A few at a time (KeepInScope): no LIMIT needed.
       return absl::StrCat(sql, " ORDER BY c.key");
     case Source::kVectors:
       return sql;  // Every row is scored.
     case Source::kKeyword:
-    case Source::kKeywordTop:
       // Unranked keyword matches come in the index's own (rowid) order, newest first, which
       // needs no sort over what may be most of the index.
       absl::StrAppend(&sql, ranked ? " ORDER BY score DESC, v.id" : " ORDER BY fts.rowid DESC");
@@ -334,9 +324,14 @@ absl::StatusOr<std::vector<Recaller::Hit>> Recaller::DenseArm(
   const double floor = vectors_->SimilarityFloor();
   auto no_evidence = [floor](const Hit& h) { return h.score <= floor; };
   std::vector<Hit> hits;
+  std::vector<Candidate> candidates;
   while (neighbors) {
     hits.clear();
-    RETURN_IF_ERROR(KeepInScope(request, *neighbors, want, hits));
+    candidates.clear();
+    for (const vector::Neighbor& n : *neighbors) candidates.push_back({n.label, n.similarity});
+    absl::flat_hash_set<int64_t> seen;
+    int skip = 0;
+    RETURN_IF_ERROR(KeepInScope(request, candidates, skip, want, hits, seen));
     if (hits.size() >= want) break;
     // The index's candidates come closest first: once they reach the floor, more would only
     // be weaker, and an unrelated query must not cost an exact scan.
@@ -360,31 +355,30 @@ absl::StatusOr<std::vector<Recaller::Hit>> Recaller::DenseArm(
 }
 
 absl::Status Recaller::KeepInScope(const RecallRequest& request,
-                                   const std::vector<vector::Neighbor>& candidates, size_t want,
-                                   std::vector<Hit>& hits) {
+                                   std::span<const Candidate> candidates, int& skip, size_t want,
+                                   std::vector<Hit>& hits, absl::flat_hash_set<int64_t>& seen) {
   const std::string sql =
       CandidateSql(Source::kIds, false, request, request.valid_at_unix_ms.has_value());
-  absl::flat_hash_set<int64_t> seen;
-  // Closest first, a few more at a time than are still wanted: each candidate read costs a
-  // row of versions and one of memories, and most candidates are in scope.
+  // Best first, a few more at a time than are still wanted: each candidate read costs a row
+  // of versions and one of memories, and most candidates are in scope.
   for (size_t next = 0; next < candidates.size() && hits.size() < want;) {
-    const size_t take = std::min(candidates.size() - next, want - hits.size() + kScopeSlack);
+    const size_t still_wanted = static_cast<size_t>(skip) + want - hits.size();
+    const size_t take = std::min(candidates.size() - next, still_wanted + kScopeSlack);
     std::string ids = "[";
     for (size_t i = next; i < next + take; ++i) {
       if (i > next) ids += ',';
-      absl::StrAppend(&ids, candidates[i].label);
+      absl::StrAppend(&ids, candidates[i].version_id);
     }
     ids += ']';
     ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare(sql));  // Reset as it goes out of scope.
     s.Bind(s.ParameterIndex(":ids"), std::string_view(ids));
-    if (const int cap = s.ParameterIndex(":cap"); cap > 0) {
-      s.Bind(cap, static_cast<int64_t>(want - hits.size()));
-    }
     BindScope(s, request);
     auto fill = [&candidates, next](store::Stmt& row, Hit& hit) {
-      hit.score = candidates[next + static_cast<size_t>(row.Int(1))].similarity;
+      const Candidate& c = candidates[next + static_cast<size_t>(row.Int(1))];
+      hit.score = c.score;
+      hit.phrases = c.phrases;
     };
-    RETURN_IF_ERROR(Drain(request, s, fill, 0, want, hits, seen));
+    RETURN_IF_ERROR(Drain(request, s, fill, skip, want, hits, seen));
     next += take;
   }
   return absl::OkStatus();
@@ -404,7 +398,8 @@ absl::StatusOr<std::vector<Recaller::Hit>> Recaller::ExactScan(
   };
   std::vector<Hit> hits;
   absl::flat_hash_set<int64_t> seen;
-  RETURN_IF_ERROR(Drain(request, s, fill, 0, std::numeric_limits<size_t>::max(), hits, seen));
+  int skip = 0;
+  RETURN_IF_ERROR(Drain(request, s, fill, skip, std::numeric_limits<size_t>::max(), hits, seen));
   const size_t keep = std::min(want, hits.size());
   std::partial_sort(hits.begin(), hits.begin() + keep, hits.end(), [](const Hit& a, const Hit& b) {
     if (a.score != b.score) return a.score > b.score;
@@ -418,33 +413,43 @@ absl::Status Recaller::Collect(const RecallRequest& request, const std::string& 
                                int skip, std::vector<Hit>& hits,
                                absl::flat_hash_set<int64_t>& seen) {
   const bool keyword = !match.empty();
-  if (!(keyword && ranked)) return CollectOnce(request, match, ranked, skip, 0, hits, seen);
-  // Rank the best few first; fetch more only when scope and filters reject too many.
-  const size_t hits_before = hits.size();
-  const absl::flat_hash_set<int64_t> seen_before = seen;
-  int64_t fetch = int64_t{skip} + request.limit + static_cast<int64_t>(seen.size()) + 8;
-  while (true) {
-    const bool last = fetch > kMaxTopFetch;
-    RETURN_IF_ERROR(CollectOnce(request, match, ranked, skip, last ? 0 : fetch, hits, seen));
-    if (last || static_cast<int>(hits.size()) >= request.limit) return absl::OkStatus();
-    hits.resize(hits_before);
-    seen = seen_before;
+  if (!(keyword && ranked)) return CollectInSql(request, match, ranked, skip, hits, seen);
+  // Rank the index alone and read the best few in scope; rank further only when scope and
+  // filters reject too many. At 1M memories joining every match of a query's rarer terms
+  // (~1,000 rows) took 17 ms where ranking them alone took 3 ms.
+  const size_t want = static_cast<size_t>(request.limit);
+  int64_t ranked_before = 0;
+  int64_t fetch = int64_t{skip} + request.limit + static_cast<int64_t>(seen.size()) +
+                  static_cast<int64_t>(kScopeSlack);
+  while (hits.size() < want) {
+    if (ranked_before + fetch > kMaxTopFetch) {
+      // The rest in one pass; versions already read in scope are in `seen`.
+      return CollectInSql(request, match, ranked, skip, hits, seen);
+    }
+    ASSIGN_OR_RETURN(const std::vector<text::RankedMatch> page,
+                     text::FtsIndex(db_).Rank(match, ranked_before, fetch));
+    std::vector<Candidate> candidates;
+    candidates.reserve(page.size());
+    for (const text::RankedMatch& m : page) {
+      candidates.push_back({m.version_id, m.score, m.phrases});
+    }
+    RETURN_IF_ERROR(KeepInScope(request, candidates, skip, want, hits, seen));
+    if (static_cast<int64_t>(page.size()) < fetch) break;  // Every match is ranked.
+    ranked_before += fetch;
     fetch *= 8;
   }
+  return absl::OkStatus();
 }
 
-absl::Status Recaller::CollectOnce(const RecallRequest& request, const std::string& match,
-                                   bool ranked, int skip, int64_t fetch, std::vector<Hit>& hits,
-                                   absl::flat_hash_set<int64_t>& seen) {
+absl::Status Recaller::CollectInSql(const RecallRequest& request, const std::string& match,
+                                    bool ranked, int skip, std::vector<Hit>& hits,
+                                    absl::flat_hash_set<int64_t>& seen) {
   const bool keyword = !match.empty();
   const bool walk_needed = request.valid_at_unix_ms.has_value();
-  const Source source = !keyword    ? Source::kAll
-                        : fetch > 0 ? Source::kKeywordTop
-                                    : Source::kKeyword;
+  const Source source = keyword ? Source::kKeyword : Source::kAll;
   ASSIGN_OR_RETURN(store::Stmt s,
                    db_->Prepare(CandidateSql(source, ranked && keyword, request, walk_needed)));
   if (keyword) s.Bind(s.ParameterIndex(":match"), std::string_view(match));
-  if (fetch > 0) s.Bind(s.ParameterIndex(":fetch"), fetch);
   // Rows already seen may come again.
   if (const int cap = s.ParameterIndex(":cap"); cap > 0) {
     s.Bind(cap, int64_t{skip} + request.limit + static_cast<int64_t>(seen.size()));
@@ -458,7 +463,7 @@ absl::Status Recaller::CollectOnce(const RecallRequest& request, const std::stri
 }
 
 template <typename Fill>
-absl::Status Recaller::Drain(const RecallRequest& request, store::Stmt& s, Fill fill, int skip,
+absl::Status Recaller::Drain(const RecallRequest& request, store::Stmt& s, Fill fill, int& skip,
                              size_t want, std::vector<Hit>& hits,
                              absl::flat_hash_set<int64_t>& seen) {
   const bool walk_needed = request.valid_at_unix_ms.has_value();

@@ -2,6 +2,7 @@
 // Recall: modes, filters, temporal scope; the keyword arm, the dense arm and their fusion.
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -64,18 +65,25 @@ class Recaller {
   absl::StatusOr<std::vector<Hit>> DenseArm(const RecallRequest& request,
                                             const std::vector<float>& query_vector,
                                             std::optional<std::vector<vector::Neighbor>> neighbors);
-  // The in-scope versions among `candidates` (closest first), keeping their order.
-  absl::Status KeepInScope(const RecallRequest& request,
-                           const std::vector<vector::Neighbor>& candidates, size_t want,
-                           std::vector<Hit>& hits);
+  // A version an arm ranked: its score and, from the keyword arm, its phrase bits.
+  struct Candidate {
+    int64_t version_id;
+    double score;
+    uint64_t phrases = 0;
+  };
+  // Appends to `hits` the in-scope versions among `candidates` (best first), keeping their
+  // order, until `hits` holds `want`; `skip` and `seen` as for Collect, `skip` counted down.
+  absl::Status KeepInScope(const RecallRequest& request, std::span<const Candidate> candidates,
+                           int& skip, size_t want, std::vector<Hit>& hits,
+                           absl::flat_hash_set<int64_t>& seen);
   // Every in-scope version with a vector, by similarity: the dense arm without the index.
   absl::StatusOr<std::vector<Hit>> ExactScan(const RecallRequest& request,
                                              const std::vector<float>& query_vector, size_t want);
   // Steps `s` (columns: version id, score or vector, memory id, ...), keeping the versions in
-  // the request's scope, until `want` hits; see Collect for `skip` and `seen`. `fill(s, hit)`
-  // sets what a row says of its hit beyond the ids (its score).
+  // the request's scope, until `want` hits; see Collect for `skip` (counted down here) and
+  // `seen`. `fill(s, hit)` sets what a row says of its hit beyond the ids (its score).
   template <typename Fill>
-  absl::Status Drain(const RecallRequest& request, store::Stmt& s, Fill fill, int skip,
+  absl::Status Drain(const RecallRequest& request, store::Stmt& s, Fill fill, int& skip,
                      size_t want, std::vector<Hit>& hits, absl::flat_hash_set<int64_t>& seen);
   absl::StatusOr<RecallResult> Render(const std::vector<Hit>& hits,
                                       const std::vector<std::optional<int>>& sparse_ranks,
@@ -87,10 +95,9 @@ class Recaller {
   // `ranked`: best BM25 first; else newest first.
   absl::Status Collect(const RecallRequest& request, const std::string& match, bool ranked,
                        int skip, std::vector<Hit>& hits, absl::flat_hash_set<int64_t>& seen);
-  // One attempt of Collect. `fetch` > 0: only the `fetch` best-ranked matches are considered.
-  absl::Status CollectOnce(const RecallRequest& request, const std::string& match, bool ranked,
-                           int skip, int64_t fetch, std::vector<Hit>& hits,
-                           absl::flat_hash_set<int64_t>& seen);
+  // Collect in one SQL query joining every match (or every version) with its scope.
+  absl::Status CollectInSql(const RecallRequest& request, const std::string& match, bool ranked,
+                            int skip, std::vector<Hit>& hits, absl::flat_hash_set<int64_t>& seen);
 
   store::Db* db_;                   // Not owned; outlives this.
   vector::VectorService* vectors_;  // Not owned; may be null.

@@ -21,4 +21,23 @@ absl::Status FtsIndex::Remove(int64_t version_id, std::string_view body_json, st
   return s.Run();
 }
 
+absl::StatusOr<std::vector<RankedMatch>> FtsIndex::Rank(std::string_view match, int64_t offset,
+                                                        int64_t limit) {
+  // strata_bm25 and strata_phrases: text/fts5_extensions.h.
+  ASSIGN_OR_RETURN(store::Stmt s,
+                   db_->Prepare("SELECT rowid, strata_bm25(fts) AS score, strata_phrases(fts) "
+                                "FROM fts WHERE fts MATCH ?1 ORDER BY score DESC, rowid "
+                                "LIMIT ?2 OFFSET ?3"));
+  s.Bind(1, match).Bind(2, limit).Bind(3, offset);
+  std::vector<RankedMatch> matches;
+  while (true) {
+    ASSIGN_OR_RETURN(const bool row, s.Step());
+    if (!row) break;
+    matches.push_back({.version_id = s.Int(0),
+                       .score = s.Double(1),
+                       .phrases = static_cast<uint64_t>(s.Int(2))});
+  }
+  return matches;
+}
+
 }  // namespace strata::text

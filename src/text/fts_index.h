@@ -3,8 +3,10 @@
 
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "store/db.h"
 
 namespace strata::text {
@@ -13,6 +15,13 @@ namespace strata::text {
 inline constexpr double kTextWeight = 1.0;
 inline constexpr double kKeyWeight = 2.0;
 inline constexpr double kCategoryWeight = 0.5;
+
+// A match of the index, as ranked.
+struct RankedMatch {
+  int64_t version_id;
+  double score;     // BM25 with the column weights above; higher is better.
+  uint64_t phrases;  // Bit i: the match holds phrase i of the MATCH expression.
+};
 
 // Maintains the contentless index. The index stores no text, so removal needs the same
 // values that were added. Callers own transactions.
@@ -26,6 +35,12 @@ class FtsIndex {
                    std::string_view category);
   absl::Status Remove(int64_t version_id, std::string_view body_json, std::string_view key,
                       std::string_view category);
+
+  // The matches of `match` (an FTS5 MATCH expression) ranked by BM25, best first (ties by
+  // version id), from the `offset`-th on, at most `limit`. Reads only the index: costs what
+  // ranking every match costs, not what loading them does.
+  absl::StatusOr<std::vector<RankedMatch>> Rank(std::string_view match, int64_t offset,
+                                                int64_t limit);
 
  private:
   store::Db* db_;  // Not owned; outlives this.

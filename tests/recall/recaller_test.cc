@@ -422,6 +422,33 @@ TEST_F(RecallerTest, FilteredResultsFillTheLimit) {
   EXPECT_EQ(result.items.size(), 5u);
 }
 
+TEST_F(RecallerTest, FilteredPagesKeepTheRankingOrderPastWhatIsRankedAtOnce) {
+  // 160 equal matches rank in version order; one in ten is in the category asked for, so
+  // each page of 3 needs ~30 ranked matches and the keyword arm ranks past its first few
+  // more than once, across page boundaries.
+  for (int i = 0; i < 160; ++i) {
+    Put({.category = i % 10 == 0 ? "quiet" : "loud",
+         .key = absl::StrCat("m", i),
+         .body_json = R"("an ibis in the reeds")"});
+  }
+  std::vector<std::string> paged;
+  for (int offset = 0; offset < 20; offset += 3) {
+    RecallRequest request;
+    request.query = "ibis";
+    request.limit = 3;
+    request.offset = offset;
+    request.filters.category = "quiet";
+    ASSERT_OK_AND_ASSIGN(const RecallResult page, recaller_->Recall(request));
+    for (size_t i = 0; i < page.items.size(); ++i) {
+      EXPECT_EQ(page.items[i].fts5_rank, offset + static_cast<int>(i) + 1);
+    }
+    for (const std::string& key : Keys(page)) paged.push_back(key);
+  }
+  std::vector<std::string> expected;
+  for (int i = 0; i < 160; i += 10) expected.push_back(absl::StrCat("m", i));
+  EXPECT_EQ(paged, expected);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Temporal scope.
 
