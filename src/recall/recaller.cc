@@ -7,135 +7,23 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "recall/fusion.h"
-#include "temporal/timeline.h"
 #include "temporal/version_table.h"
 #include "text/fts_index.h"
 #include "text/fts_query.h"
 #include "util/status_macros.h"
 #include "util/sv.h"
-#include "vector/codec.h"
+#include "vector/exact_scan.h"
 
 namespace strata::recall {
 namespace {
 
-// Past this many ranked matches, the keyword arm joins every match in SQL instead of
-// ranking the index alone and reading the best few in scope.
-constexpr int64_t kMaxTopFetch = 100000;
-
-// What a candidate query reads.
-enum class Source {
-  kAll,         // Every version.
-  kKeyword,     // Versions matching :match.
-  kIds,         // The versions in the JSON array :ids, in its order.
-  kVectors,     // Versions with a vector in :space; the second column is the vector.
-};
-
-// The request's temporal scope and filters, as conditions on v (versions) and m (memories).
-std::string ScopeSql(const RecallRequest& request, bool walk_needed) {
-  std::string sql;
-  if (walk_needed) {
-    // Necessary conditions for the bitemporal winner; the walk decides.
-    absl::StrAppend(&sql,
-                    " AND v.recorded_at_unix_ms <= :tx AND v.valid_from_unix_ms <= :valid"
-                    " AND (v.valid_to_unix_ms IS NULL OR v.valid_to_unix_ms > :valid)");
-  } else if (request.as_of_unix_ms) {
-    absl::StrAppend(&sql,
-                    " AND v.recorded_at_unix_ms <= :tx AND (v.superseded_at_unix_ms IS NULL "
-                    "OR v.superseded_at_unix_ms > :tx)");
-  } else {
-    absl::StrAppend(&sql, " AND v.superseded_at_unix_ms IS NULL");
-  }
-  // A memory superseded by another (temporal/supersession_table.h) is not recalled, as
-  // believed from the correction on, unless rewritten since; with valid_at, only from the
-  // successor's valid_from on (before it, the predecessor was still true).
-  absl::StrAppend(&sql,
-                  " AND NOT EXISTS (SELECT 1 FROM supersessions s WHERE s.predecessor_id = "
-                  "v.memory_id AND s.at_unix_ms >= v.recorded_at_unix_ms",
-                  request.as_of_unix_ms || walk_needed ? " AND s.at_unix_ms <= :tx" : "",
-                  walk_needed ? " AND s.valid_from_unix_ms <= :valid" : "", ")");
-  const RecallFilters& f = request.filters;
-  if (f.category) absl::StrAppend(&sql, " AND m.category = :category");
-  if (f.workspace) absl::StrAppend(&sql, " AND m.workspace = :workspace");
-  if (f.type) absl::StrAppend(&sql, " AND v.type = :type");
-  for (size_t i = 0; i < f.tags.size(); ++i) {
-    absl::StrAppend(&sql, " AND EXISTS (SELECT 1 FROM json_each(v.tags_json) WHERE value = :tag", i,
-                    ")");
-  }
-  return sql;
-}
-
-// Builds the candidate query (columns: version id, score or vector, memory id) over `source`
-// within the request's scope and filters; best BM25 first when ranked, else newest first.
-// Parameters are bound by name (BindScope).
-std::string CandidateSql(Source source, bool ranked, const RecallRequest& request,
-                         bool walk_needed) {
-  constexpr const char* bm25 = "strata_bm25(fts)";
-  std::string sql;
-  switch (source) {
-    case Source::kKeyword:
-      absl::StrAppend(&sql, "SELECT v.id, ", ranked ? bm25 : "0.0", " AS score, v.memory_id",
-                      ranked ? ", strata_phrases(fts)" : "",
-                      " FROM fts JOIN versions v ON v.id = fts.rowid "
-                      "JOIN memories m ON m.id = v.memory_id WHERE fts MATCH :match");
-      break;
-    case Source::kAll:
-      absl::StrAppend(&sql,
-                      "SELECT v.id, 0.0 AS score, v.memory_id FROM versions v "
-                      "JOIN memories m ON m.id = v.memory_id WHERE 1");
-      break;
-    case Source::kIds:
-      absl::StrAppend(&sql,
-                      "SELECT v.id, c.key AS score, v.memory_id FROM json_each(:ids) AS c "
-                      "JOIN versions v ON v.id = c.value JOIN memories m ON m.id = v.memory_id "
-                      "WHERE 1");
-      break;
-    case Source::kVectors:
-      absl::StrAppend(&sql,
-                      "SELECT v.id, e.vec, v.memory_id FROM versions v "
-                      "JOIN memories m ON m.id = v.memory_id JOIN embeddings e "
-                      "ON e.version_id = v.id AND e.space_id = :space WHERE 1");
-      break;
-  }
-  absl::StrAppend(&sql, ScopeSql(request, walk_needed));
-  switch (source) {
-    case Source::kIds:  // A few at a time (KeepInScope): no LIMIT needed.
-      return absl::StrCat(sql, " ORDER BY c.key");
-    case Source::kVectors:
-      return sql;  // Every row is scored.
-    case Source::kKeyword:
-      // Unranked keyword matches come in the index's own (rowid) order, newest first, which
-      // needs no sort over what may be most of the index.
-      absl::StrAppend(&sql, ranked ? " ORDER BY score DESC, v.id" : " ORDER BY fts.rowid DESC");
-      break;
-    case Source::kAll:
-      absl::StrAppend(&sql, " ORDER BY v.recorded_at_unix_ms DESC, v.id DESC");
-      break;
-  }
-  // Without the walk every row is a result, so SQLite can keep just the top rows.
-  if (!walk_needed) absl::StrAppend(&sql, " LIMIT :cap");
-  return sql;
-}
-
-// Binds the parameters of ScopeSql that `s` has.
-void BindScope(store::Stmt& s, const RecallRequest& request) {
-  auto bind = [&s](const char* name, auto value) {
-    if (const int index = s.ParameterIndex(name); index > 0) s.Bind(index, value);
-  };
-  // Without as_of, the current belief: every recorded event, including one stamped a
-  // millisecond ahead of the clock to keep transaction time strictly increasing.
-  bind(":tx", request.as_of_unix_ms.value_or(std::numeric_limits<int64_t>::max()));
-  if (request.valid_at_unix_ms) bind(":valid", *request.valid_at_unix_ms);
-  const RecallFilters& f = request.filters;
-  if (f.category) bind(":category", std::string_view(*f.category));
-  if (f.workspace) bind(":workspace", std::string_view(*f.workspace));
-  if (f.type) bind(":type", std::string_view(*f.type));
-  for (size_t i = 0; i < f.tags.size(); ++i) {
-    bind(absl::StrCat(":tag", i).c_str(), std::string_view(f.tags[i]));
-  }
+temporal::ReadScope ReadScopeOf(const RecallRequest& request) {
+  return {.as_of_unix_ms = request.as_of_unix_ms,
+          .valid_at_unix_ms = request.valid_at_unix_ms,
+          .filters = request.filters};
 }
 
 absl::Status ValidateRequest(const RecallRequest& request, bool have_embedder) {
@@ -294,10 +182,12 @@ absl::StatusOr<std::vector<Recaller::Hit>> Recaller::SparseArm(
       phrases.push_back(std::move(phrase));
     }
   }
+  temporal::Visibility visibility(db_, ReadScopeOf(request));
+  const size_t want = static_cast<size_t>(request.limit);
   std::vector<Hit> hits;
   absl::flat_hash_set<int64_t> seen;  // Versions already returned or skipped by offset.
-  RETURN_IF_ERROR(Collect(request, text::MatchExpression(split.selective, phrases), ranked,
-                          request.offset, hits, seen));
+  RETURN_IF_ERROR(Collect(visibility, text::MatchExpression(split.selective, phrases), ranked,
+                          request.offset, want, hits, seen));
   // Exact: every selective term, or an identifier whole.
   const uint64_t term_bits = (uint64_t{1} << split.selective.size()) - 1;
   const bool all_terms_exact = split.selective.size() >= kMinTermsForExact;
@@ -308,8 +198,8 @@ absl::StatusOr<std::vector<Recaller::Hit>> Recaller::SparseArm(
   if (common == CommonTerms::kFill && static_cast<int>(hits.size()) < request.limit &&
       !split.common.empty()) {
     const int skip = std::max(0, request.offset - static_cast<int>(seen.size()));
-    RETURN_IF_ERROR(
-        Collect(request, text::MatchExpression(split.common), /*ranked=*/false, skip, hits, seen));
+    RETURN_IF_ERROR(Collect(visibility, text::MatchExpression(split.common), /*ranked=*/false,
+                            skip, want, hits, seen));
   }
   return hits;
 }
@@ -323,6 +213,7 @@ absl::StatusOr<std::vector<Recaller::Hit>> Recaller::DenseArm(
   // Matches at or below the floor are no evidence (vector/similarity_floor.h).
   const double floor = vectors_->SimilarityFloor();
   auto no_evidence = [floor](const Hit& h) { return h.score <= floor; };
+  temporal::Visibility visibility(db_, ReadScopeOf(request));
   std::vector<Hit> hits;
   std::vector<Candidate> candidates;
   while (neighbors) {
@@ -331,7 +222,7 @@ absl::StatusOr<std::vector<Recaller::Hit>> Recaller::DenseArm(
     for (const vector::Neighbor& n : *neighbors) candidates.push_back({n.label, n.similarity});
     absl::flat_hash_set<int64_t> seen;
     int skip = 0;
-    RETURN_IF_ERROR(KeepInScope(request, candidates, skip, want, hits, seen));
+    RETURN_IF_ERROR(KeepInScope(visibility, candidates, skip, want, hits, seen));
     if (hits.size() >= want) break;
     // The index's candidates come closest first: once they reach the floor, more would only
     // be weaker, and an unrelated query must not cost an exact scan.
@@ -347,156 +238,88 @@ absl::StatusOr<std::vector<Recaller::Hit>> Recaller::DenseArm(
     neighbors = vectors_->SearchIndex(query_vector, k);
   }
   if (!neighbors) {
-    ASSIGN_OR_RETURN(hits, ExactScan(request, query_vector, want));
+    ASSIGN_OR_RETURN(
+        const std::vector<vector::ScoredVersion> scored,
+        vector::ExactScan(visibility, vectors_->space().id, query_vector, want));
+    hits.clear();
+    for (const vector::ScoredVersion& v : scored) {
+      hits.push_back({.version_id = v.version_id, .score = v.similarity, .memory_id = v.memory_id});
+    }
   }
   std::erase_if(hits, no_evidence);
   hits.erase(hits.begin(), hits.begin() + std::min(hits.size(), size_t(request.offset)));
   return hits;
 }
 
-absl::Status Recaller::KeepInScope(const RecallRequest& request,
+absl::Status Recaller::KeepInScope(temporal::Visibility& visibility,
                                    std::span<const Candidate> candidates, int& skip, size_t want,
                                    std::vector<Hit>& hits, absl::flat_hash_set<int64_t>& seen) {
-  const std::string sql =
-      CandidateSql(Source::kIds, false, request, request.valid_at_unix_ms.has_value());
   // Best first, a few more at a time than are still wanted: each candidate read costs a row
   // of versions and one of memories, and most candidates are in scope.
+  std::vector<int64_t> ids;
   for (size_t next = 0; next < candidates.size() && hits.size() < want;) {
     const size_t still_wanted = static_cast<size_t>(skip) + want - hits.size();
     const size_t take = std::min(candidates.size() - next, still_wanted + kScopeSlack);
-    std::string ids = "[";
-    for (size_t i = next; i < next + take; ++i) {
-      if (i > next) ids += ',';
-      absl::StrAppend(&ids, candidates[i].version_id);
-    }
-    ids += ']';
-    ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare(sql));  // Reset as it goes out of scope.
-    s.Bind(s.ParameterIndex(":ids"), std::string_view(ids));
-    BindScope(s, request);
-    auto fill = [&candidates, next](store::Stmt& row, Hit& hit) {
-      const Candidate& c = candidates[next + static_cast<size_t>(row.Int(1))];
-      hit.score = c.score;
-      hit.phrases = c.phrases;
-    };
-    RETURN_IF_ERROR(Drain(request, s, fill, skip, want, hits, seen));
+    ids.clear();
+    for (size_t i = next; i < next + take; ++i) ids.push_back(candidates[i].version_id);
+    RETURN_IF_ERROR(visibility.Filter(ids, [&](size_t i, const temporal::VisibleVersion& v) {
+      const Candidate& c = candidates[next + i];
+      return Take(v, c.score, c.phrases, skip, want, hits, seen);
+    }));
     next += take;
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<Recaller::Hit>> Recaller::ExactScan(
-    const RecallRequest& request, const std::vector<float>& query_vector, size_t want) {
-  const bool walk_needed = request.valid_at_unix_ms.has_value();
-  ASSIGN_OR_RETURN(store::Stmt s,
-                   db_->Prepare(CandidateSql(Source::kVectors, false, request, walk_needed)));
-  s.Bind(s.ParameterIndex(":space"), vectors_->space().id);
-  BindScope(s, request);
-  std::vector<float> v(query_vector.size());
-  auto fill = [&](store::Stmt& row, Hit& hit) {
-    // A vector that does not decode cannot be a match.
-    hit.score = vector::Decode(row.Blob(1), v) ? vector::Dot(v, query_vector) : -2.0;
-  };
-  std::vector<Hit> hits;
-  absl::flat_hash_set<int64_t> seen;
-  int skip = 0;
-  RETURN_IF_ERROR(Drain(request, s, fill, skip, std::numeric_limits<size_t>::max(), hits, seen));
-  const size_t keep = std::min(want, hits.size());
-  std::partial_sort(hits.begin(), hits.begin() + keep, hits.end(), [](const Hit& a, const Hit& b) {
-    if (a.score != b.score) return a.score > b.score;
-    return a.version_id < b.version_id;
-  });
-  hits.resize(keep);
-  return hits;
+bool Recaller::Take(const temporal::VisibleVersion& v, double score, uint64_t phrases, int& skip,
+                    size_t want, std::vector<Hit>& hits, absl::flat_hash_set<int64_t>& seen) {
+  if (!seen.insert(v.version_id).second) return true;
+  if (skip > 0) {
+    --skip;
+    return true;
+  }
+  hits.push_back(
+      {.version_id = v.version_id, .score = score, .memory_id = v.memory_id, .phrases = phrases});
+  return hits.size() < want;
 }
 
-absl::Status Recaller::Collect(const RecallRequest& request, const std::string& match, bool ranked,
-                               int skip, std::vector<Hit>& hits,
+absl::Status Recaller::Collect(temporal::Visibility& visibility, const std::string& match,
+                               bool ranked, int skip, size_t want, std::vector<Hit>& hits,
                                absl::flat_hash_set<int64_t>& seen) {
-  const bool keyword = !match.empty();
-  if (!(keyword && ranked)) return CollectInSql(request, match, ranked, skip, hits, seen);
-  // Rank the index alone and read the best few in scope; rank further only when scope and
-  // filters reject too many. At 1M memories joining every match of a query's rarer terms
-  // (~1,000 rows) took 17 ms where ranking them alone took 3 ms.
-  const size_t want = static_cast<size_t>(request.limit);
-  int64_t ranked_before = 0;
-  int64_t fetch = int64_t{skip} + request.limit + static_cast<int64_t>(seen.size()) +
-                  static_cast<int64_t>(kScopeSlack);
-  while (hits.size() < want) {
-    if (ranked_before + fetch > kMaxTopFetch) {
-      // The rest in one pass; versions already read in scope are in `seen`.
-      return CollectInSql(request, match, ranked, skip, hits, seen);
-    }
-    ASSIGN_OR_RETURN(const std::vector<text::RankedMatch> page,
-                     text::FtsIndex(db_).Rank(match, ranked_before, fetch));
-    std::vector<Candidate> candidates;
-    candidates.reserve(page.size());
-    for (const text::RankedMatch& m : page) {
-      candidates.push_back({m.version_id, m.score, m.phrases});
-    }
-    RETURN_IF_ERROR(KeepInScope(request, candidates, skip, want, hits, seen));
-    if (static_cast<int64_t>(page.size()) < fetch) break;  // Every match is ranked.
-    ranked_before += fetch;
-    fetch *= 8;
+  if (match.empty()) {  // A listing: every visible version, newest first.
+    if (hits.size() >= want) return absl::OkStatus();
+    return visibility.Newest(static_cast<size_t>(skip) + want + seen.size(),
+                             [&](const temporal::VisibleVersion& v) {
+                               return Take(v, 0.0, 0, skip, want, hits, seen);
+                             });
   }
-  return absl::OkStatus();
-}
-
-absl::Status Recaller::CollectInSql(const RecallRequest& request, const std::string& match,
-                                    bool ranked, int skip, std::vector<Hit>& hits,
-                                    absl::flat_hash_set<int64_t>& seen) {
-  const bool keyword = !match.empty();
-  const bool walk_needed = request.valid_at_unix_ms.has_value();
-  const Source source = keyword ? Source::kKeyword : Source::kAll;
-  ASSIGN_OR_RETURN(store::Stmt s,
-                   db_->Prepare(CandidateSql(source, ranked && keyword, request, walk_needed)));
-  if (keyword) s.Bind(s.ParameterIndex(":match"), std::string_view(match));
-  // Rows already seen may come again.
-  if (const int cap = s.ParameterIndex(":cap"); cap > 0) {
-    s.Bind(cap, int64_t{skip} + request.limit + static_cast<int64_t>(seen.size()));
-  }
-  BindScope(s, request);
-  auto fill = [ranked, keyword](store::Stmt& row, Hit& hit) {
-    hit.score = row.Double(1);
-    if (ranked && keyword) hit.phrases = static_cast<uint64_t>(row.Int(3));
-  };
-  return Drain(request, s, fill, skip, static_cast<size_t>(request.limit), hits, seen);
-}
-
-template <typename Fill>
-absl::Status Recaller::Drain(const RecallRequest& request, store::Stmt& s, Fill fill, int& skip,
-                             size_t want, std::vector<Hit>& hits,
-                             absl::flat_hash_set<int64_t>& seen) {
-  const bool walk_needed = request.valid_at_unix_ms.has_value();
-  const int64_t tx = request.as_of_unix_ms.value_or(std::numeric_limits<int64_t>::max());
-  temporal::VersionTable table(db_);
-  // For the walk: each identity's winner at (tx, valid), computed once.
-  absl::flat_hash_map<int64_t, std::optional<int64_t>> winner_by_memory;
+  // Matches a page at a time, best BM25 first (the index ranks them alone) or newest first
+  // (its own order); the next page only when scope and filters rejected too many. At 1M
+  // memories joining every match of a query's rarer terms (~1,000 rows) to their versions
+  // took 17 ms where ranking them alone took 3 ms.
+  text::FtsIndex index(db_);
+  int64_t page_size = int64_t{skip} + static_cast<int64_t>(want + seen.size() + kScopeSlack);
+  int64_t ranked_before = 0;            // Ranked: matches already paged through.
+  std::optional<int64_t> below;         // Newest first: the last page's oldest match.
+  std::vector<Candidate> candidates;
   while (hits.size() < want) {
-    ASSIGN_OR_RETURN(bool row, s.Step());
-    if (!row) break;
-    const int64_t version_id = s.Int(0);
-    const int64_t memory_id = s.Int(2);
-    if (seen.contains(version_id)) continue;
-    if (walk_needed) {
-      auto it = winner_by_memory.find(memory_id);
-      if (it == winner_by_memory.end()) {
-        ASSIGN_OR_RETURN(const temporal::Timeline timeline, table.LoadTimeline(memory_id));
-        std::optional<int64_t> winner;
-        if (auto i = temporal::TrueAt(timeline.times, timeline.retractions, tx,
-                                      *request.valid_at_unix_ms)) {
-          winner = timeline.rows[*i].version_id;
-        }
-        it = winner_by_memory.emplace(memory_id, winner).first;
+    candidates.clear();
+    if (ranked) {
+      ASSIGN_OR_RETURN(const std::vector<text::RankedMatch> page,
+                       index.Rank(match, ranked_before, page_size));
+      for (const text::RankedMatch& m : page) {
+        candidates.push_back({m.version_id, m.score, m.phrases});
       }
-      if (it->second != version_id) continue;
+      ranked_before += page_size;
+    } else {
+      ASSIGN_OR_RETURN(const std::vector<int64_t> page,
+                       index.NewestMatches(match, below, page_size));
+      for (int64_t id : page) candidates.push_back({id, 0.0});
+      if (!page.empty()) below = page.back();
     }
-    seen.insert(version_id);
-    if (skip > 0) {
-      --skip;
-      continue;
-    }
-    Hit& hit = hits.emplace_back(Hit{.version_id = version_id, .memory_id = memory_id});
-    fill(s, hit);
+    RETURN_IF_ERROR(KeepInScope(visibility, candidates, skip, want, hits, seen));
+    if (static_cast<int64_t>(candidates.size()) < page_size) break;  // No more matches.
+    page_size *= 8;
   }
   return absl::OkStatus();
 }

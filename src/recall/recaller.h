@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "store/db.h"
 #include "strata/strata.h"
+#include "temporal/visibility.h"
 #include "text/term_stats.h"
 #include "vector/vector_service.h"
 
@@ -71,33 +72,25 @@ class Recaller {
     double score;
     uint64_t phrases = 0;
   };
-  // Appends to `hits` the in-scope versions among `candidates` (best first), keeping their
-  // order, until `hits` holds `want`; `skip` and `seen` as for Collect, `skip` counted down.
-  absl::Status KeepInScope(const RecallRequest& request, std::span<const Candidate> candidates,
-                           int& skip, size_t want, std::vector<Hit>& hits,
-                           absl::flat_hash_set<int64_t>& seen);
-  // Every in-scope version with a vector, by similarity: the dense arm without the index.
-  absl::StatusOr<std::vector<Hit>> ExactScan(const RecallRequest& request,
-                                             const std::vector<float>& query_vector, size_t want);
-  // Steps `s` (columns: version id, score or vector, memory id, ...), keeping the versions in
-  // the request's scope, until `want` hits; see Collect for `skip` (counted down here) and
-  // `seen`. `fill(s, hit)` sets what a row says of its hit beyond the ids (its score).
-  template <typename Fill>
-  absl::Status Drain(const RecallRequest& request, store::Stmt& s, Fill fill, int& skip,
-                     size_t want, std::vector<Hit>& hits, absl::flat_hash_set<int64_t>& seen);
+  // Appends to `hits` the visible versions among `candidates` (best first), keeping their
+  // order, until `hits` holds `want`; `skip` and `seen` as for Collect.
+  absl::Status KeepInScope(temporal::Visibility& visibility,
+                           std::span<const Candidate> candidates, int& skip, size_t want,
+                           std::vector<Hit>& hits, absl::flat_hash_set<int64_t>& seen);
+  // Takes `v` as a hit unless it is in `seen`; the first `skip` new ones (counted down) only
+  // go into `seen`, the rest into both. False once `hits` holds `want`.
+  static bool Take(const temporal::VisibleVersion& v, double score, uint64_t phrases, int& skip,
+                   size_t want, std::vector<Hit>& hits, absl::flat_hash_set<int64_t>& seen);
   absl::StatusOr<RecallResult> Render(const std::vector<Hit>& hits,
                                       const std::vector<std::optional<int>>& sparse_ranks,
                                       const std::vector<std::optional<int>>& dense_ranks,
                                       std::string mode);
-  // Appends to `hits` the versions matching `match` (every version when empty) within the
-  // request's scope and filters, until `hits` holds request.limit. Versions in `seen` are
-  // passed over; the first `skip` new ones are only added to `seen`, the rest to both.
-  // `ranked`: best BM25 first; else newest first.
-  absl::Status Collect(const RecallRequest& request, const std::string& match, bool ranked,
-                       int skip, std::vector<Hit>& hits, absl::flat_hash_set<int64_t>& seen);
-  // Collect in one SQL query joining every match (or every version) with its scope.
-  absl::Status CollectInSql(const RecallRequest& request, const std::string& match, bool ranked,
-                            int skip, std::vector<Hit>& hits, absl::flat_hash_set<int64_t>& seen);
+  // Appends to `hits` the visible versions matching `match` (every version when empty),
+  // until `hits` holds `want`. Versions in `seen` are passed over; the first `skip` new ones
+  // are only added to `seen`, the rest to both. `ranked`: best BM25 first; else newest first.
+  absl::Status Collect(temporal::Visibility& visibility, const std::string& match, bool ranked,
+                       int skip, size_t want, std::vector<Hit>& hits,
+                       absl::flat_hash_set<int64_t>& seen);
 
   store::Db* db_;                   // Not owned; outlives this.
   vector::VectorService* vectors_;  // Not owned; may be null.

@@ -1,5 +1,7 @@
 #include "text/fts_index.h"
 
+#include <limits>
+
 #include "text/body_text.h"
 #include "util/status_macros.h"
 
@@ -38,6 +40,21 @@ absl::StatusOr<std::vector<RankedMatch>> FtsIndex::Rank(std::string_view match, 
                        .phrases = static_cast<uint64_t>(s.Int(2))});
   }
   return matches;
+}
+
+absl::StatusOr<std::vector<int64_t>> FtsIndex::NewestMatches(std::string_view match,
+                                                             std::optional<int64_t> below,
+                                                             int64_t limit) {
+  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare("SELECT rowid FROM fts WHERE fts MATCH ?1 AND "
+                                               "rowid < ?2 ORDER BY rowid DESC LIMIT ?3"));
+  s.Bind(1, match).Bind(2, below.value_or(std::numeric_limits<int64_t>::max())).Bind(3, limit);
+  std::vector<int64_t> ids;
+  while (true) {
+    ASSIGN_OR_RETURN(const bool row, s.Step());
+    if (!row) break;
+    ids.push_back(s.Int(0));
+  }
+  return ids;
 }
 
 }  // namespace strata::text

@@ -2,6 +2,7 @@
 // The FTS5 keyword index over versions (rowid = versions.id).
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -41,6 +42,10 @@ class FtsIndex {
   // ranking every match costs, not what loading them does.
   absl::StatusOr<std::vector<RankedMatch>> Rank(std::string_view match, int64_t offset,
                                                 int64_t limit);
+  // The version ids matching `match`, newest (highest id) first, below `below` when given,
+  // at most `limit`: the index's own order, which needs no sort.
+  absl::StatusOr<std::vector<int64_t>> NewestMatches(std::string_view match,
+                                                     std::optional<int64_t> below, int64_t limit);
 
  private:
   store::Db* db_;  // Not owned; outlives this.
