@@ -62,12 +62,8 @@ absl::StatusOr<bool> SignaturesComplete(store::Db& db) {
   ASSIGN_OR_RETURN(store::Transaction txn, store::Transaction::Begin(db));
   ASSIGN_OR_RETURN(const std::string scheme_now, index.StoredScheme());
   if (scheme_now == dedup::kScheme) return true;
-  {
-    ASSIGN_OR_RETURN(store::Stmt s, db.Prepare("SELECT EXISTS (SELECT 1 FROM memories WHERE "
-                                               "current_version_id IS NOT NULL)"));
-    ASSIGN_OR_RETURN(bool row, s.Step());
-    if (row && s.Int(0) != 0) return false;
-  }
+  ASSIGN_OR_RETURN(const bool any_current, temporal::VersionTable(&db).AnyCurrent());
+  if (any_current) return false;
   RETURN_IF_ERROR(index.SetStoredScheme(dedup::kScheme));
   RETURN_IF_ERROR(txn.Commit());
   return true;
@@ -265,17 +261,7 @@ class StoreImpl final : public Store {
     ASSIGN_OR_RETURN(store::Transaction txn, store::Transaction::Begin(*db_));
     RETURN_IF_ERROR(dedup_index_.Clear());
     // A memory superseded since its current version was written is no merge target.
-    ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare("SELECT m.current_version_id FROM memories m "
-                                                 "JOIN versions v ON v.id = m.current_version_id "
-                                                 "WHERE NOT EXISTS (SELECT 1 FROM supersessions s "
-                                                 "WHERE s.predecessor_id = m.id "
-                                                 "AND s.at_unix_ms >= v.recorded_at_unix_ms)"));
-    std::vector<int64_t> current;
-    while (true) {
-      ASSIGN_OR_RETURN(bool row, s.Step());
-      if (!row) break;
-      current.push_back(s.Int(0));
-    }
+    ASSIGN_OR_RETURN(const std::vector<int64_t> current, versions_.CurrentVersionsNotSuperseded());
     for (int64_t version_id : current) {
       ASSIGN_OR_RETURN(temporal::VersionRow v, versions_.LoadVersion(version_id));
       RETURN_IF_ERROR(dedup_index_.Set(v.version.memory_id, SignatureKeys(v)));
@@ -289,33 +275,13 @@ class StoreImpl final : public Store {
   absl::StatusOr<Stats> GetStats() override {
     ASSIGN_OR_RETURN(const store::ReadSnapshot snapshot, store::ReadSnapshot::Begin(*db_));
     Stats stats{.durability = durability_, .path = db_->path()};
-    {
-      ASSIGN_OR_RETURN(store::Stmt s,
-                       db_->Prepare("SELECT count(*), count(current_version_id), "
-                                    "coalesce(sum(version_count), 0) FROM memories"));
-      ASSIGN_OR_RETURN(bool row, s.Step());
-      if (row) {
-        stats.total_memories = s.Int(0);
-        stats.active_memories = s.Int(1);
-        stats.versions = s.Int(2);
-      }
-    }
-    {
-      ASSIGN_OR_RETURN(store::Stmt s,
-                       db_->Prepare("SELECT category, count(*) FROM memories WHERE "
-                                    "current_version_id IS NOT NULL GROUP BY category"));
-      while (true) {
-        ASSIGN_OR_RETURN(bool row, s.Step());
-        if (!row) break;
-        stats.active_by_category[std::string(s.Text(0))] = s.Int(1);
-      }
-    }
+    ASSIGN_OR_RETURN(temporal::StoreCounts counts, versions_.CountAll());
+    stats.total_memories = counts.memories;
+    stats.active_memories = counts.active;
+    stats.versions = counts.versions;
+    stats.active_by_category = std::move(counts.active_by_category);
     ASSIGN_OR_RETURN(stats.schema_version, store::SchemaVersion(*db_));
-    {
-      ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare("SELECT count(*) FROM aliases"));
-      ASSIGN_OR_RETURN(bool row, s.Step());
-      if (row) stats.dedup.aliases = s.Int(0);
-    }
+    ASSIGN_OR_RETURN(stats.dedup.aliases, dedup_index_.CountAliases({}));
     stats.dedup.threshold = finder_.threshold();
     stats.dedup.signatures_complete = signatures_complete_;
     stats.dedup.checks = finder_.checks();

@@ -275,6 +275,52 @@ absl::StatusOr<ScopeCounts> VersionTable::Count(const Scope& scope) {
   return ScopeCounts{.memories = s.Int(0), .versions = s.Int(1), .retractions = s.Int(2)};
 }
 
+absl::StatusOr<StoreCounts> VersionTable::CountAll() {
+  StoreCounts counts;
+  {
+    ASSIGN_OR_RETURN(store::Stmt s,
+                     db_->Prepare("SELECT count(*), count(current_version_id), "
+                                  "coalesce(sum(version_count), 0) FROM memories"));
+    ASSIGN_OR_RETURN(const bool row, s.Step());
+    if (row) {
+      counts.memories = s.Int(0);
+      counts.active = s.Int(1);
+      counts.versions = s.Int(2);
+    }
+  }
+  ASSIGN_OR_RETURN(store::Stmt s,
+                   db_->Prepare("SELECT category, count(*) FROM memories WHERE "
+                                "current_version_id IS NOT NULL GROUP BY category"));
+  while (true) {
+    ASSIGN_OR_RETURN(const bool row, s.Step());
+    if (!row) break;
+    counts.active_by_category[std::string(s.Text(0))] = s.Int(1);
+  }
+  return counts;
+}
+
+absl::StatusOr<bool> VersionTable::AnyCurrent() {
+  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare("SELECT EXISTS (SELECT 1 FROM memories WHERE "
+                                               "current_version_id IS NOT NULL)"));
+  ASSIGN_OR_RETURN(const bool row, s.Step());
+  return row && s.Int(0) != 0;
+}
+
+absl::StatusOr<std::vector<int64_t>> VersionTable::CurrentVersionsNotSuperseded() {
+  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare("SELECT m.current_version_id FROM memories m "
+                                               "JOIN versions v ON v.id = m.current_version_id "
+                                               "WHERE NOT EXISTS (SELECT 1 FROM supersessions s "
+                                               "WHERE s.predecessor_id = m.id "
+                                               "AND s.at_unix_ms >= v.recorded_at_unix_ms)"));
+  std::vector<int64_t> ids;
+  while (true) {
+    ASSIGN_OR_RETURN(const bool row, s.Step());
+    if (!row) break;
+    ids.push_back(s.Int(0));
+  }
+  return ids;
+}
+
 absl::StatusOr<IdentityScan> IdentityScan::Start(store::Db& db, const Scope& scope) {
   // Rowid order on memories, the (memory_id, version) index on versions: no sort.
   static const std::string sql = absl::StrCat(

@@ -2,6 +2,7 @@
 // Rows of the version model: identities (memories), versions and retractions.
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,6 +45,14 @@ struct ScannedIdentity {
   IdentityRow row;
   int64_t created_at_unix_ms = 0;
   std::vector<VersionRow> versions;
+};
+
+// How many identities and versions the store holds (stats).
+struct StoreCounts {
+  int64_t memories = 0;  // Identities ever stored and not purged.
+  int64_t active = 0;    // Identities with a current version.
+  int64_t versions = 0;
+  std::map<std::string, int64_t> active_by_category;
 };
 
 // How many of each row a scan of a scope covers (an export's header counts).
@@ -128,6 +137,12 @@ class VersionTable {
   // The identity's forget events with their reasons, oldest first.
   absl::StatusOr<std::vector<RetractionRow>> LoadRetractionRows(int64_t memory_id);
   absl::StatusOr<ScopeCounts> Count(const Scope& scope);
+  absl::StatusOr<StoreCounts> CountAll();
+  // Whether any identity has a current version.
+  absl::StatusOr<bool> AnyCurrent();
+  // The current version of every identity not superseded since that version was written
+  // (supersession_table.h): what dedup may merge into.
+  absl::StatusOr<std::vector<int64_t>> CurrentVersionsNotSuperseded();
 
   // Deletes the identity and, by cascade, its versions and retractions.
   absl::Status DeleteIdentity(int64_t memory_id);
