@@ -58,6 +58,15 @@ int Stmt::ParameterIndex(const char* name) const {
   return sqlite3_bind_parameter_index(stmt_, name);
 }
 
+absl::StatusOr<std::vector<int64_t>> Stmt::Ints(int col) {
+  std::vector<int64_t> out;
+  while (true) {
+    ASSIGN_OR_RETURN(const bool row, Step());
+    if (!row) return out;
+    out.push_back(Int(col));
+  }
+}
+
 absl::StatusOr<bool> Stmt::Step() {
   const int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;

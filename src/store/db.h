@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
@@ -62,6 +63,8 @@ class Stmt {
   absl::StatusOr<bool> Step();
   // Steps until done (for statements that return no rows).
   absl::Status Run();
+  // Steps until done, collecting column `col` of every row as an integer.
+  absl::StatusOr<std::vector<int64_t>> Ints(int col = 0);
 
   bool IsNull(int col) const;
   int64_t Int(int col) const;

@@ -312,13 +312,7 @@ absl::StatusOr<std::vector<int64_t>> VersionTable::CurrentVersionsNotSuperseded(
                                                "WHERE NOT EXISTS (SELECT 1 FROM supersessions s "
                                                "WHERE s.predecessor_id = m.id "
                                                "AND s.at_unix_ms >= v.recorded_at_unix_ms)"));
-  std::vector<int64_t> ids;
-  while (true) {
-    ASSIGN_OR_RETURN(const bool row, s.Step());
-    if (!row) break;
-    ids.push_back(s.Int(0));
-  }
-  return ids;
+  return s.Ints();
 }
 
 absl::StatusOr<IdentityScan> IdentityScan::Start(store::Db& db, const Scope& scope) {

@@ -48,13 +48,7 @@ absl::StatusOr<std::vector<int64_t>> FtsIndex::NewestMatches(std::string_view ma
   ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare("SELECT rowid FROM fts WHERE fts MATCH ?1 AND "
                                                "rowid < ?2 ORDER BY rowid DESC LIMIT ?3"));
   s.Bind(1, match).Bind(2, below.value_or(std::numeric_limits<int64_t>::max())).Bind(3, limit);
-  std::vector<int64_t> ids;
-  while (true) {
-    ASSIGN_OR_RETURN(const bool row, s.Step());
-    if (!row) break;
-    ids.push_back(s.Int(0));
-  }
-  return ids;
+  return s.Ints();
 }
 
 }  // namespace strata::text
