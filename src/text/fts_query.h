@@ -53,6 +53,8 @@ bool IsStopWord(std::string_view term);
 
 inline constexpr size_t kMaxTerms = 32;
 inline constexpr size_t kMaxPhrases = 16;
+// A bit each of strata_phrases' INTEGER (fts5_extensions.h) tells recall a term or phrase matched.
+static_assert(kMaxTerms + kMaxPhrases <= 63, "one bit a term or phrase, short of the sign bit");
 inline constexpr size_t kMaxIdentifierBytes = 128;
 inline constexpr size_t kMaxTermBytes = 64;
 
