@@ -1,11 +1,11 @@
 // libFuzzer target: the FTS5 query builder (text/fts_query.h) against real FTS5.
 //
 // docs/design.md §5: queries are free text from a model, never FTS5 syntax; no input can cause an
-// FTS5 syntax error. The input is a query: its terms must keep QueryTerms' contract, and their
-// MatchExpression must run as a MATCH on strata's own fts table (schema and tokenizer from
+// FTS5 syntax error. The input is a query: its terms (ParseQuery) must keep their contract, and
+// their MatchExpression must run as a MATCH on strata's own fts table (schema and tokenizer from
 // store/schema) without an error. The input's lines are also given to MatchExpression as raw
 // terms, which it must quote into a valid expression whatever they hold but NUL: FTS5 reads an
-// expression only up to its first NUL, and QueryTerms never yields one (checked below).
+// expression only up to its first NUL, and ParseQuery's terms never hold one (checked below).
 
 #include <algorithm>
 #include <cstddef>
@@ -85,7 +85,7 @@ bool IsTokenByte(unsigned char c) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view input(reinterpret_cast<const char*>(data), size);
 
-  const std::vector<std::string> terms = strata::text::QueryTerms(input);
+  const std::vector<std::string> terms = strata::text::ParseQuery(input).terms;
   if (terms.size() > kMaxTerms) Fail("more than kMaxTerms terms", input);
   bool has_content = false;
   for (size_t i = 0; i < terms.size(); ++i) {

@@ -396,11 +396,23 @@ def command_output(args, cwd=None):
         return None
 
 
-def main():
-    parser = argparse.ArgumentParser(
-        description="Recall quality of strata on a labeled dataset (recall@k, MRR).")
+def parse_runner_args(description, add_arguments):
+    """A runner's command line: --strata BINARY, then the flags add_arguments(parser) adds.
+    Returns (args, the binary's absolute path); the path is None, said on stderr, when it is
+    not an executable."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--strata", default=os.path.join(ROOT, "build", "src", "strata"),
                         help="the strata binary (default: build/src/strata)")
+    add_arguments(parser)
+    args = parser.parse_args()
+    binary = os.path.abspath(args.strata)
+    if not os.access(binary, os.X_OK):
+        print(f"not an executable: {binary}", file=sys.stderr)
+        return args, None
+    return args, binary
+
+
+def add_arguments(parser):
     parser.add_argument("--embedder", nargs="+", default=None, metavar="SPEC",
                         help="embedder specs to compare, each passed as --embedder SPEC; "
                              "\"default\" passes no flag (the default when omitted)")
@@ -413,11 +425,12 @@ def main():
                         help="list the queries whose relevant memory is not in the top 5")
     parser.add_argument("--check", action="store_true",
                         help="exit 1 unless the first embedder's hybrid meets the targets")
-    args = parser.parse_args()
 
-    binary = os.path.abspath(args.strata)
-    if not os.access(binary, os.X_OK):
-        print(f"not an executable: {binary}", file=sys.stderr)
+
+def main():
+    args, binary = parse_runner_args(
+        "Recall quality of strata on a labeled dataset (recall@k, MRR).", add_arguments)
+    if binary is None:
         return 2
     with open(args.dataset, encoding="utf-8") as f:
         dataset = json.load(f)

@@ -1,5 +1,7 @@
 #include "embed/embedder.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "util/sv.h"
@@ -8,6 +10,25 @@ namespace strata::embed {
 
 std::string EmbedderInfo::Fingerprint() const {
   return absl::StrCat(name, "/", version, "/", dimension, "/", options);
+}
+
+absl::StatusOr<std::vector<float>> EmbedAll(Embedder& embedder,
+                                            std::span<const std::string> texts) {
+  const size_t dim = static_cast<size_t>(embedder.info().dimension);
+  const size_t batch = static_cast<size_t>(std::max(1, embedder.batch_size()));
+  std::vector<float> vectors;
+  vectors.reserve(texts.size() * dim);
+  for (size_t begin = 0; begin < texts.size(); begin += batch) {
+    const size_t n = std::min(batch, texts.size() - begin);
+    absl::StatusOr<std::vector<float>> part = embedder.Embed(texts.subspan(begin, n));
+    if (!part.ok()) return part.status();
+    if (part->size() != n * dim) {
+      return absl::InternalError(absl::StrCat("the embedder gave ", part->size(), " floats for ", n,
+                                              " texts of dimension ", dim));
+    }
+    vectors.insert(vectors.end(), part->begin(), part->end());
+  }
+  return vectors;
 }
 
 absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ParseOptions(

@@ -37,6 +37,11 @@ class Embedder {
   virtual absl::StatusOr<std::vector<float>> Embed(std::span<const std::string> texts) = 0;
 };
 
+// All of `texts` embedded, batch_size() texts (at least one) an Embed call: texts.size() *
+// info().dimension floats, in order. Errors: the embedder's; Internal when it gives other than
+// info().dimension floats a text.
+absl::StatusOr<std::vector<float>> EmbedAll(Embedder& embedder, std::span<const std::string> texts);
+
 // Parses "key=value,key=value" (the part of an --embedder spec after ':'). Errors:
 // InvalidArgument for an entry without '=' or a repeated key.
 absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ParseOptions(

@@ -73,8 +73,8 @@ absl::StatusOr<RecallResult> Recaller::Recall(const RecallRequest& request) {
   std::string mode = request.mode;
   if (mode == "auto") mode = vectors_ && vectors_->DenseReady() ? "hybrid" : "fts5";
   // A query without words has no meaning to embed: it lists memories, newest first.
-  const std::vector<std::string> terms = text::QueryTerms(request.query);
-  if (terms.empty()) mode = "fts5";
+  const text::ParsedQuery query = text::ParseQuery(request.query);
+  if (query.terms.empty()) mode = "fts5";
   // 1-based ranks after the offset, for the arm that ran alone; none for a listing.
   auto ranks = [&request](size_t n, bool ranked) {
     std::vector<std::optional<int>> out(n);
@@ -83,8 +83,8 @@ absl::StatusOr<RecallResult> Recaller::Recall(const RecallRequest& request) {
   };
 
   if (mode == "fts5") {
-    ASSIGN_OR_RETURN(std::vector<Hit> hits, SparseArm(request, terms, CommonTerms::kFill));
-    return Render(hits, ranks(hits.size(), !terms.empty()), {}, mode);
+    ASSIGN_OR_RETURN(std::vector<Hit> hits, SparseArm(request, query, CommonTerms::kFill));
+    return Render(hits, ranks(hits.size(), !query.terms.empty()), {}, mode);
   }
   if (mode == "dense") {
     ASSIGN_OR_RETURN(const std::vector<float> query_vector, vectors_->EmbedQuery(request.query));
@@ -109,7 +109,7 @@ absl::StatusOr<RecallResult> Recaller::Recall(const RecallRequest& request) {
           start.neighbors = vectors_->SearchIndex(*start.query_vector, k);
         return start;
       });
-  absl::StatusOr<std::vector<Hit>> sparse = SparseArm(arm, terms, CommonTerms::kSkip);
+  absl::StatusOr<std::vector<Hit>> sparse = SparseArm(arm, query, CommonTerms::kSkip);
   DenseStart started = dense_start.get();
   if (!sparse.ok()) return sparse.status();
   if (!started.query_vector.ok()) return started.query_vector.status();
@@ -150,10 +150,11 @@ absl::StatusOr<RecallResult> Recaller::Render(const std::vector<Hit>& hits,
   return result;
 }
 
-absl::StatusOr<std::vector<Recaller::Hit>> Recaller::SparseArm(
-    const RecallRequest& request, const std::vector<std::string>& terms, CommonTerms common) {
-  const bool ranked = !terms.empty();
-  ASSIGN_OR_RETURN(const text::SplitTerms split, term_stats_.Split(terms));
+absl::StatusOr<std::vector<Recaller::Hit>> Recaller::SparseArm(const RecallRequest& request,
+                                                               const text::ParsedQuery& query,
+                                                               CommonTerms common) {
+  const bool ranked = !query.terms.empty();
+  ASSIGN_OR_RETURN(const text::SplitTerms split, term_stats_.Split(query.terms));
   // Identifiers are kept whole; a pair of adjacent words only when both are selective: a
   // phrase reads its words' position lists, and a common word's is most of the index.
   std::vector<text::QueryPhrase> phrases;
@@ -163,7 +164,7 @@ absl::StatusOr<std::vector<Recaller::Hit>> Recaller::SparseArm(
       return std::find(split.selective.begin(), split.selective.end(), word) !=
              split.selective.end();
     };
-    for (text::QueryPhrase& phrase : text::QueryPhrases(request.query)) {
+    for (const text::QueryPhrase& phrase : query.phrases) {
       const bool identifier = phrase.kind == text::QueryPhrase::Kind::kIdentifier;
       if (!identifier && !std::all_of(phrase.words.begin(), phrase.words.end(), selective)) {
         continue;
@@ -179,7 +180,7 @@ absl::StatusOr<std::vector<Recaller::Hit>> Recaller::SparseArm(
         }
       }
       if (identifier) identifier_bits |= uint64_t{1} << (split.selective.size() + phrases.size());
-      phrases.push_back(std::move(phrase));
+      phrases.push_back(phrase);
     }
   }
   temporal::Visibility visibility(db_, ReadScopeOf(request));

@@ -11,6 +11,7 @@
 #include "store/db.h"
 #include "strata/strata.h"
 #include "temporal/visibility.h"
+#include "text/fts_query.h"
 #include "text/term_stats.h"
 #include "vector/vector_service.h"
 
@@ -56,11 +57,11 @@ class Recaller {
   // dense arm's in fusion; and listing them newest first reads the whole of those terms'
   // posting lists.
   enum class CommonTerms { kFill, kSkip };
-  // The keyword arm over the query's `terms` (text::QueryTerms): up to request.limit hits
-  // after request.offset; BM25-ranked, or newest first when there are no terms.
+  // The keyword arm over `query`'s terms and phrases (text::ParseQuery of request.query): up
+  // to request.limit hits after request.offset; BM25-ranked, or newest first when there are
+  // no terms.
   absl::StatusOr<std::vector<Hit>> SparseArm(const RecallRequest& request,
-                                             const std::vector<std::string>& terms,
-                                             CommonTerms common);
+                                             const text::ParsedQuery& query, CommonTerms common);
   // The dense arm: up to request.limit hits after request.offset. `neighbors`, when given,
   // is a first index search already made for `query_vector`.
   absl::StatusOr<std::vector<Hit>> DenseArm(const RecallRequest& request,

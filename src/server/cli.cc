@@ -11,7 +11,6 @@
 #include <iostream>
 #include <map>
 #include <memory>
-#include <span>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -21,6 +20,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "embed/embedder.h"
 #include "embed/registry.h"
 #include "mcp/dispatcher.h"
 #include "server/parent_watch.h"
@@ -564,24 +564,14 @@ int RunEncode(const CommandLine& cl) {
   }
   const embed::EmbedderInfo& info = (*embedder)->info();
   const size_t dim = static_cast<size_t>(info.dimension);
-  const size_t batch = static_cast<size_t>(std::max(1, (*embedder)->batch_size()));
+  const absl::StatusOr<std::vector<float>> out = embed::EmbedAll(**embedder, cl.positional);
+  if (!out.ok()) {
+    std::cerr << "strata encode: " << out.status().message() << "\n";
+    return 1;
+  }
   json vectors = json::array();
-  for (size_t begin = 0; begin < cl.positional.size(); begin += batch) {
-    const size_t n = std::min(batch, cl.positional.size() - begin);
-    absl::StatusOr<std::vector<float>> out =
-        (*embedder)->Embed(std::span<const std::string>(cl.positional.data() + begin, n));
-    if (!out.ok()) {
-      std::cerr << "strata encode: " << out.status().message() << "\n";
-      return 1;
-    }
-    if (out->size() != n * dim) {
-      std::cerr << "strata encode: the embedder gave " << out->size() << " floats for " << n
-                << " texts of dimension " << dim << "\n";
-      return 1;
-    }
-    for (size_t i = 0; i < n; ++i) {
-      vectors.push_back(std::vector<float>(out->begin() + i * dim, out->begin() + (i + 1) * dim));
-    }
+  for (size_t i = 0; i < cl.positional.size(); ++i) {
+    vectors.push_back(std::vector<float>(out->begin() + i * dim, out->begin() + (i + 1) * dim));
   }
   const nlohmann::ordered_json line = {{"embedder", info.Fingerprint()}, {"dim", info.dimension},
                      {"vectors", std::move(vectors)}};

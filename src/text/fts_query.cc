@@ -128,30 +128,17 @@ bool IsStopWord(std::string_view term) {
   return kSet.contains(term);
 }
 
-std::vector<std::string> QueryTerms(std::string_view query) {
+ParsedQuery ParseQuery(std::string_view query) {
+  // Each run of token bytes lies inside one whitespace-separated chunk, so the chunks' terms,
+  // in order, are the query's.
   std::vector<std::string> content;  // Terms that are not stop words, in query order.
   std::vector<std::string> stop;     // Stop words, used only when there is nothing else.
-  size_t i = 0;
-  while (i < query.size() && content.size() < kMaxTerms) {
-    while (i < query.size() && !IsTokenByte(static_cast<unsigned char>(query[i]))) ++i;
-    const size_t start = i;
-    while (i < query.size() && IsTokenByte(static_cast<unsigned char>(query[i]))) ++i;
-    if (i == start) break;
-    std::vector<std::string> terms;
-    AppendTerms(query.substr(start, i - start), terms);
-    for (std::string& term : terms) {
-      std::vector<std::string>& list = IsStopWord(term) ? stop : content;
-      if (list.size() < kMaxTerms && std::find(list.begin(), list.end(), term) == list.end()) {
-        list.push_back(std::move(term));
-      }
+  auto add_term = [&content, &stop](std::string term) {
+    std::vector<std::string>& list = IsStopWord(term) ? stop : content;
+    if (list.size() < kMaxTerms && std::find(list.begin(), list.end(), term) == list.end()) {
+      list.push_back(std::move(term));
     }
-  }
-  if (!content.empty()) return content;
-  if (stop.size() > kMaxTerms) stop.resize(kMaxTerms);
-  return stop;
-}
-
-std::vector<QueryPhrase> QueryPhrases(std::string_view query) {
+  };
   std::vector<QueryPhrase> phrases;
   auto add = [&phrases](QueryPhrase phrase) {
     for (const QueryPhrase& p : phrases) {
@@ -161,12 +148,16 @@ std::vector<QueryPhrase> QueryPhrases(std::string_view query) {
   };
   std::optional<Chunk> previous;  // The chunk before, when it can start a pair.
   size_t i = 0;
-  while (i < query.size() && phrases.size() < kMaxPhrases) {
+  while (i < query.size() && (content.size() < kMaxTerms || phrases.size() < kMaxPhrases)) {
     while (i < query.size() && IsSpace(query[i])) ++i;
     const size_t start = i;
     while (i < query.size() && !IsSpace(query[i])) ++i;
     if (i == start) break;
     Chunk chunk = ReadChunk(query.substr(start, i - start));
+    if (content.size() < kMaxTerms) {
+      for (const std::string& term : chunk.terms) add_term(term);
+    }
+    if (phrases.size() == kMaxPhrases) continue;
     if (chunk.terms.empty()) continue;  // Punctuation alone does not part two words.
     if (chunk.identifier) {
       add({.kind = QueryPhrase::Kind::kIdentifier, .text = absl::StrJoin(chunk.terms, " ")});
@@ -197,7 +188,8 @@ std::vector<QueryPhrase> QueryPhrases(std::string_view query) {
       previous.reset();
     }
   }
-  return phrases;
+  return {.terms = content.empty() ? std::move(stop) : std::move(content),
+          .phrases = std::move(phrases)};
 }
 
 std::string MatchExpression(const std::vector<std::string>& terms,

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "util/status_macros.h"
 #include "vector/codec.h"
 
 namespace strata::vector {
@@ -66,16 +67,7 @@ constexpr size_t kFloorPercentile = 95;
 absl::StatusOr<float> MeasureSimilarityFloor(embed::Embedder& embedder) {
   const std::vector<std::string> texts(kProbes.begin(), kProbes.end());
   const size_t dim = static_cast<size_t>(embedder.info().dimension);
-  const size_t batch = static_cast<size_t>(std::max(1, embedder.batch_size()));
-  std::vector<float> vectors;
-  vectors.reserve(texts.size() * dim);
-  for (size_t at = 0; at < texts.size(); at += batch) {
-    const size_t n = std::min(batch, texts.size() - at);
-    absl::StatusOr<std::vector<float>> part =
-        embedder.Embed(std::span<const std::string>(texts.data() + at, n));
-    if (!part.ok()) return part.status();
-    vectors.insert(vectors.end(), part->begin(), part->end());
-  }
+  ASSIGN_OR_RETURN(const std::vector<float> vectors, embed::EmbedAll(embedder, texts));
   auto row = [&](size_t i) { return std::span<const float>(vectors.data() + i * dim, dim); };
   std::vector<float> similarities;
   for (size_t i = 0; i < texts.size(); ++i) {

@@ -1,5 +1,9 @@
 #include "embed/embedder.h"
 
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/status_matchers.h"
@@ -8,7 +12,78 @@ namespace strata::embed {
 namespace {
 
 using ::testing::ElementsAre;
+using ::testing::HasSubstr;
 using ::testing::Pair;
+
+// Embeds a text as {its length, its call's number}, batch texts a call; `fail_call` fails
+// (Unavailable) and `short_call` gives one float too few.
+class CountingEmbedder : public Embedder {
+ public:
+  explicit CountingEmbedder(int batch) : batch_(batch) {}
+  const EmbedderInfo& info() const override { return info_; }
+  int batch_size() const override { return batch_; }
+  absl::StatusOr<std::vector<float>> Embed(std::span<const std::string> texts) override {
+    const int call = calls_++;
+    if (call == fail_call) return absl::UnavailableError("down");
+    std::vector<float> out;
+    for (const std::string& text : texts) {
+      out.push_back(static_cast<float>(text.size()));
+      out.push_back(static_cast<float>(call));
+    }
+    if (call == short_call) out.pop_back();
+    return out;
+  }
+  int calls() const { return calls_; }
+
+  int fail_call = -1;
+  int short_call = -1;
+
+ private:
+  EmbedderInfo info_{.name = "counting", .version = "1", .dimension = 2};
+  int batch_;
+  int calls_ = 0;
+};
+
+TEST(EmbedAllTest, EmbedsEveryTextInOrderABatchACall) {
+  CountingEmbedder embedder(2);
+  const std::vector<std::string> texts = {"a", "bb", "ccc", "dddd", "eeeee"};
+  ASSERT_OK_AND_ASSIGN(const std::vector<float> vectors, EmbedAll(embedder, texts));
+  EXPECT_THAT(vectors, ElementsAre(1, 0, 2, 0, 3, 1, 4, 1, 5, 2));
+  EXPECT_EQ(embedder.calls(), 3);
+}
+
+TEST(EmbedAllTest, ABatchSizeBelowOneIsOne) {
+  CountingEmbedder embedder(0);
+  ASSERT_OK_AND_ASSIGN(const std::vector<float> vectors,
+                       EmbedAll(embedder, std::vector<std::string>{"a", "bb"}));
+  EXPECT_THAT(vectors, ElementsAre(1, 0, 2, 1));
+}
+
+TEST(EmbedAllTest, NoTextsAreNoCalls) {
+  CountingEmbedder embedder(4);
+  ASSERT_OK_AND_ASSIGN(const std::vector<float> vectors, EmbedAll(embedder, {}));
+  EXPECT_TRUE(vectors.empty());
+  EXPECT_EQ(embedder.calls(), 0);
+}
+
+TEST(EmbedAllTest, StopsAtTheEmbeddersError) {
+  CountingEmbedder embedder(1);
+  embedder.fail_call = 1;
+  const absl::StatusOr<std::vector<float>> vectors =
+      EmbedAll(embedder, std::vector<std::string>{"a", "b", "c"});
+  EXPECT_EQ(vectors.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(embedder.calls(), 2);
+}
+
+TEST(EmbedAllTest, VectorsOfTheWrongSizeAreInternal) {
+  CountingEmbedder embedder(2);
+  embedder.short_call = 0;
+  const absl::StatusOr<std::vector<float>> vectors =
+      EmbedAll(embedder, std::vector<std::string>{"a", "b", "c"});
+  EXPECT_EQ(vectors.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(vectors.status().message(),
+              HasSubstr("the embedder gave 3 floats for 2 texts of dimension 2"));
+}
 
 TEST(ParseOptionsTest, SplitsKeyValuePairsInOrder) {
   ASSERT_OK_AND_ASSIGN(auto options, ParseOptions("url=http://h:1/x,model=m"));

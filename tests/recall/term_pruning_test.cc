@@ -81,7 +81,7 @@ class TermPruningTest : public ::testing::Test {
     EXPECT_OK(s);
     std::vector<int64_t> ids;
     if (!s.ok()) return ids;
-    const std::string expression = text::MatchExpression(text::QueryTerms(query));
+    const std::string expression = text::MatchExpression(text::ParseQuery(query).terms);
     s->Bind(1, std::string_view(expression)).Bind(2, int64_t{limit});
     while (true) {
       auto row = s->Step();
@@ -101,14 +101,14 @@ TEST_F(TermPruningTest, TermsInMostDocumentsAreCommon) {
   ASSERT_OK_AND_ASSIGN(const int64_t rows, stats.IndexedRows());
   EXPECT_EQ(rows, kDocs);
   ASSERT_OK_AND_ASSIGN(text::SplitTerms split,
-                       stats.Split(text::QueryTerms("entity 4242 group 42")));
+                       stats.Split(text::ParseQuery("entity 4242 group 42").terms));
   EXPECT_THAT(split.selective, ::testing::ElementsAre("4242", "42"));
   EXPECT_THAT(split.common, ::testing::ElementsAre("entity", "group"));
 }
 
 TEST_F(TermPruningTest, OnlyCommonTermsAreAllKept) {
   text::TermStats stats(db_.get());
-  ASSERT_OK_AND_ASSIGN(text::SplitTerms split, stats.Split(text::QueryTerms("entity group")));
+  ASSERT_OK_AND_ASSIGN(text::SplitTerms split, stats.Split(text::ParseQuery("entity group").terms));
   EXPECT_THAT(split.selective, ::testing::ElementsAre("entity", "group"));
   EXPECT_TRUE(split.common.empty());
 }
@@ -178,7 +178,7 @@ TEST(TermStatsSampled, ClassifiesTermsFromTheNewestVersions) {
   ASSERT_OK(db->Exec("COMMIT"));
   text::TermStats stats(db.get());
   ASSERT_OK_AND_ASSIGN(text::SplitTerms split,
-                       stats.Split(text::QueryTerms("every third early 77")));
+                       stats.Split(text::ParseQuery("every third early 77").terms));
   EXPECT_THAT(split.common, ::testing::ElementsAre("every"));
   // "early" is in half of the index but none of the newest versions: judged by the sample.
   EXPECT_THAT(split.selective, ::testing::ElementsAre("third", "early", "77"));

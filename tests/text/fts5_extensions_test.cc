@@ -83,7 +83,7 @@ class Fts5ExtensionsTest : public ::testing::Test {
   absl::StatusOr<std::vector<int64_t>> Search(std::string_view query) {
     ASSIGN_OR_RETURN(const auto rows,
                      Rows("SELECT rowid, 0 FROM fts WHERE fts MATCH ?1 ORDER BY rowid",
-                          MatchExpression(QueryTerms(query))));
+                          MatchExpression(ParseQuery(query).terms)));
     std::vector<int64_t> rowids;
     for (const auto& row : rows) rowids.push_back(row.first);
     return rowids;

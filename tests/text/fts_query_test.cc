@@ -28,62 +28,66 @@ using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 using ::testing::UnorderedElementsAre;
 
-// --- QueryTerms ------------------------------------------------------------------------------
+// --- ParseQuery: terms ------------------------------------------------------------------------
 
-TEST(QueryTerms, LowercasesAsciiLetters) {
-  EXPECT_THAT(QueryTerms("Rust SQLite"), ElementsAre("rust", "sqlite"));
+TEST(ParseQueryTerms, LowercasesAsciiLetters) {
+  EXPECT_THAT(ParseQuery("Rust SQLite").terms, ElementsAre("rust", "sqlite"));
 }
 
-TEST(QueryTerms, KeepsDigitsInsideTerms) {
-  EXPECT_THAT(QueryTerms("opus 4.8 v2 2026"), ElementsAre("opus", "4", "8", "v2", "2026"));
+TEST(ParseQueryTerms, KeepsDigitsInsideTerms) {
+  EXPECT_THAT(ParseQuery("opus 4.8 v2 2026").terms, ElementsAre("opus", "4", "8", "v2", "2026"));
 }
 
-TEST(QueryTerms, SplitsOnPunctuationAndWhitespace) {
-  EXPECT_THAT(QueryTerms("foo-bar,baz.qux_quux\tx/y\n(z)"),
+TEST(ParseQueryTerms, SplitsOnPunctuationAndWhitespace) {
+  EXPECT_THAT(ParseQuery("foo-bar,baz.qux_quux\tx/y\n(z)").terms,
               ElementsAre("foo", "bar", "baz", "qux", "quux", "x", "y", "z"));
 }
 
-TEST(QueryTerms, SplitsOnFts5Syntax) {
+TEST(ParseQueryTerms, SplitsOnFts5Syntax) {
   EXPECT_THAT(
-      QueryTerms("key:foo \"bar\" baz* ^qux (a OR b) NEAR(c d, 2) -e +f {key text}"),
+      ParseQuery("key:foo \"bar\" baz* ^qux (a OR b) NEAR(c d, 2) -e +f {key text}").terms,
       ElementsAre("key", "foo", "bar", "baz", "qux", "b", "near", "c", "d", "2", "e", "f", "text"));
 }
 
-TEST(QueryTerms, RemovesDuplicatesIgnoringCase) {
-  EXPECT_THAT(QueryTerms("Foo foo FOO bar foo"), ElementsAre("foo", "bar"));
+TEST(ParseQueryTerms, RemovesDuplicatesIgnoringCase) {
+  EXPECT_THAT(ParseQuery("Foo foo FOO bar foo").terms, ElementsAre("foo", "bar"));
 }
 
-TEST(QueryTerms, DropsStopWordsWhenAContentWordRemains) {
-  EXPECT_THAT(QueryTerms("what is the status of the migration"),
+TEST(ParseQueryTerms, DropsStopWordsWhenAContentWordRemains) {
+  EXPECT_THAT(ParseQuery("what is the status of the migration").terms,
               ElementsAre("status", "migration"));
 }
 
-TEST(QueryTerms, KeepsALoneStopWord) { EXPECT_THAT(QueryTerms("the"), ElementsAre("the")); }
-
-TEST(QueryTerms, KeepsStopWordsWhenAllAreStopWords) {
-  EXPECT_THAT(QueryTerms("To be or not to be"), ElementsAre("to", "be", "or", "not"));
+TEST(ParseQueryTerms, KeepsALoneStopWord) {
+  EXPECT_THAT(ParseQuery("the").terms, ElementsAre("the"));
 }
 
-TEST(QueryTerms, OperatorWordsAreOrdinaryTerms) {
+TEST(ParseQueryTerms, KeepsStopWordsWhenAllAreStopWords) {
+  EXPECT_THAT(ParseQuery("To be or not to be").terms, ElementsAre("to", "be", "or", "not"));
+}
+
+TEST(ParseQueryTerms, OperatorWordsAreOrdinaryTerms) {
   // "and", "or", "not" are stop words; "near" is not.
-  EXPECT_THAT(QueryTerms("rust AND go OR NOT c NEAR zig"),
+  EXPECT_THAT(ParseQuery("rust AND go OR NOT c NEAR zig").terms,
               ElementsAre("rust", "go", "c", "near", "zig"));
-  EXPECT_THAT(QueryTerms("AND"), ElementsAre("and"));
+  EXPECT_THAT(ParseQuery("AND").terms, ElementsAre("and"));
 }
 
-TEST(QueryTerms, EmptyAndPunctuationOnlyGiveNoTerms) {
-  EXPECT_THAT(QueryTerms(""), IsEmpty());
-  EXPECT_THAT(QueryTerms("   "), IsEmpty());
-  EXPECT_THAT(QueryTerms("\"'*^:()-+{}[]!?.,;<>=~`@#$%&|\\/"), IsEmpty());
-  EXPECT_THAT(QueryTerms(std::string(5, '\0')), IsEmpty());
+TEST(ParseQueryTerms, EmptyAndPunctuationOnlyGiveNoTerms) {
+  EXPECT_THAT(ParseQuery("").terms, IsEmpty());
+  EXPECT_THAT(ParseQuery("   ").terms, IsEmpty());
+  EXPECT_THAT(ParseQuery("\"'*^:()-+{}[]!?.,;<>=~`@#$%&|\\/").terms, IsEmpty());
+  EXPECT_THAT(ParseQuery(std::string(5, '\0')).terms, IsEmpty());
 }
 
-TEST(QueryTerms, KeepsNonAsciiBytesInTerms) {
-  EXPECT_THAT(QueryTerms("caf\xc3\xa9 cr\xc3\xa8me"), ElementsAre("caf\xc3\xa9", "cr\xc3\xa8me"));
-  EXPECT_THAT(QueryTerms("\xe6\x97\xa5\xe6\x9c\xac"), ElementsAre("\xe6\x97\xa5\xe6\x9c\xac"));
+TEST(ParseQueryTerms, KeepsNonAsciiBytesInTerms) {
+  EXPECT_THAT(ParseQuery("caf\xc3\xa9 cr\xc3\xa8me").terms,
+              ElementsAre("caf\xc3\xa9", "cr\xc3\xa8me"));
+  EXPECT_THAT(ParseQuery("\xe6\x97\xa5\xe6\x9c\xac").terms,
+              ElementsAre("\xe6\x97\xa5\xe6\x9c\xac"));
 }
 
-TEST(QueryTerms, CapsTheNumberOfTerms) {
+TEST(ParseQueryTerms, CapsTheNumberOfTerms) {
   std::string query;
   std::vector<std::string> expected;
   for (int i = 0; i < 100; ++i) {
@@ -91,22 +95,22 @@ TEST(QueryTerms, CapsTheNumberOfTerms) {
     absl::StrAppend(&query, word, " ");
     if (expected.size() < kMaxTerms) expected.push_back(word);
   }
-  const std::vector<std::string> terms = QueryTerms(query);
+  const std::vector<std::string> terms = ParseQuery(query).terms;
   EXPECT_EQ(terms.size(), kMaxTerms);
   EXPECT_EQ(terms, expected);  // The first ones, in order.
 }
 
-TEST(QueryTerms, CapsTheNumberOfTermsAfterDroppingStopWords) {
+TEST(ParseQueryTerms, CapsTheNumberOfTermsAfterDroppingStopWords) {
   // 40 content words interleaved with stop words: the stop words must not use up the cap.
   std::string query;
   for (int i = 0; i < 40; ++i) absl::StrAppend(&query, "the w", i, " of ");
-  const std::vector<std::string> terms = QueryTerms(query);
+  const std::vector<std::string> terms = ParseQuery(query).terms;
   ASSERT_EQ(terms.size(), kMaxTerms);
   EXPECT_EQ(terms.front(), "w0");
   EXPECT_EQ(terms.back(), absl::StrCat("w", kMaxTerms - 1));
 }
 
-TEST(QueryTerms, ContentWordAfterManyDistinctStopWordsIsKept) {
+TEST(ParseQueryTerms, ContentWordAfterManyDistinctStopWordsIsKept) {
   // Every stop word once, then one content word: stop words are dropped because another term
   // remains, so the result is that word alone.
   const std::string query =
@@ -114,36 +118,36 @@ TEST(QueryTerms, ContentWordAfterManyDistinctStopWordsIsKept) {
       "had has have he her his how i if in into is it its me my no not of on or our she so "
       "that the their them then there they this to was we were what when which who with you "
       "rust";
-  EXPECT_THAT(QueryTerms(query), ElementsAre("rust"));
+  EXPECT_THAT(ParseQuery(query).terms, ElementsAre("rust"));
 }
 
-TEST(QueryTerms, CapsTermLength) {
+TEST(ParseQueryTerms, CapsTermLength) {
   const std::string long_word(200, 'A');
-  const std::vector<std::string> terms = QueryTerms(long_word + " short");
+  const std::vector<std::string> terms = ParseQuery(long_word + " short").terms;
   ASSERT_THAT(terms, ElementsAre(::testing::_, "short"));
   EXPECT_EQ(terms[0], std::string(kMaxTermBytes, 'a'));
 }
 
-TEST(QueryTerms, LongWordsSharingAPrefixBecomeOneTerm) {
+TEST(ParseQueryTerms, LongWordsSharingAPrefixBecomeOneTerm) {
   const std::string prefix(kMaxTermBytes, 'x');
-  EXPECT_THAT(QueryTerms(prefix + "1 " + prefix + "2"), ElementsAre(prefix));
+  EXPECT_THAT(ParseQuery(prefix + "1 " + prefix + "2").terms, ElementsAre(prefix));
 }
 
-TEST(QueryTerms, HugeInputIsBounded) {
+TEST(ParseQueryTerms, HugeInputIsBounded) {
   std::string query;
   while (query.size() < 1'000'000) query += "lorem ipsum dolor sit amet ";
-  const std::vector<std::string> terms = QueryTerms(query);
+  const std::vector<std::string> terms = ParseQuery(query).terms;
   EXPECT_THAT(terms, ElementsAre("lorem", "ipsum", "dolor", "sit", "amet"));
 }
 
-TEST(QueryTerms, EveryTermIsNonEmptyAndBounded) {
+TEST(ParseQueryTerms, EveryTermIsNonEmptyAndBounded) {
   std::mt19937_64 rng(1);
   std::uniform_int_distribution<int> byte(0, 255);
   std::uniform_int_distribution<int> length(0, 400);
   for (int i = 0; i < 2000; ++i) {
     std::string query(length(rng), '\0');
     for (char& c : query) c = static_cast<char>(byte(rng));
-    const std::vector<std::string> terms = QueryTerms(query);
+    const std::vector<std::string> terms = ParseQuery(query).terms;
     ASSERT_LE(terms.size(), kMaxTerms);
     for (const std::string& t : terms) {
       ASSERT_FALSE(t.empty());
@@ -157,13 +161,14 @@ TEST(QueryTerms, EveryTermIsNonEmptyAndBounded) {
   }
 }
 
-TEST(QueryTerms, ARunOfContinuationBytesLongerThanATermIsCutNotEmptied) {
+TEST(ParseQueryTerms, ARunOfContinuationBytesLongerThanATermIsCutNotEmptied) {
   // Not UTF-8: a lead byte then more continuation bytes than fit in a term (found by
   // fuzz/fts_query_fuzzer; backing off to a sequence start used to leave an empty term).
   std::string run(1, '\xC3');
   run.append(100, '\xB5');
-  EXPECT_THAT(QueryTerms(run + " canary"), ElementsAre(run.substr(0, kMaxTermBytes), "canary"));
-  EXPECT_THAT(QueryTerms(std::string(100, '\xB5')),
+  EXPECT_THAT(ParseQuery(run + " canary").terms,
+              ElementsAre(run.substr(0, kMaxTermBytes), "canary"));
+  EXPECT_THAT(ParseQuery(std::string(100, '\xB5')).terms,
               ElementsAre(std::string(kMaxTermBytes, '\xB5')));
 }
 
@@ -182,10 +187,10 @@ TEST(MatchExpression, DoublesEmbeddedQuotes) {
 }
 
 TEST(MatchExpression, OfQueryTermsQuotesOperators) {
-  EXPECT_EQ(MatchExpression(QueryTerms("NEAR(rust go)")), "\"near\" OR \"rust\" OR \"go\"");
+  EXPECT_EQ(MatchExpression(ParseQuery("NEAR(rust go)").terms), "\"near\" OR \"rust\" OR \"go\"");
 }
 
-// --- QueryPhrases ----------------------------------------------------------------------------
+// --- ParseQuery: phrases ---------------------------------------------------------------------
 
 std::vector<std::string> Texts(const std::vector<QueryPhrase>& phrases, QueryPhrase::Kind kind) {
   std::vector<std::string> out;
@@ -196,14 +201,14 @@ std::vector<std::string> Texts(const std::vector<QueryPhrase>& phrases, QueryPhr
 }
 
 std::vector<std::string> Identifiers(std::string_view query) {
-  return Texts(QueryPhrases(query), QueryPhrase::Kind::kIdentifier);
+  return Texts(ParseQuery(query).phrases, QueryPhrase::Kind::kIdentifier);
 }
 
 std::vector<std::string> Pairs(std::string_view query) {
-  return Texts(QueryPhrases(query), QueryPhrase::Kind::kAdjacent);
+  return Texts(ParseQuery(query).phrases, QueryPhrase::Kind::kAdjacent);
 }
 
-TEST(QueryPhrases, KeepsIdentifiersWhole) {
+TEST(ParseQueryPhrases, KeepsIdentifiersWhole) {
   EXPECT_THAT(Identifiers("CVE-2023-5678"), ElementsAre("cve 2023 5678"));
   EXPECT_THAT(Identifiers("upgrade to 3.0.11-1~deb12u2 now"), ElementsAre("3 0 11 1 deb12u2"));
   EXPECT_THAT(Identifiers("db-prod-07 is down"), ElementsAre("db prod 07"));
@@ -213,7 +218,7 @@ TEST(QueryPhrases, KeepsIdentifiersWhole) {
   EXPECT_THAT(Identifiers("deb12u2"), ElementsAre("deb12u2"));
 }
 
-TEST(QueryPhrases, AHexPrefixAlsoMatchesAsAPrefix) {
+TEST(ParseQueryPhrases, AHexPrefixAlsoMatchesAsAPrefix) {
   EXPECT_THAT(Identifiers("commit 3F2A9C1E"), ElementsAre("3f2a9c1e", "3f2a9c1e*"));
   // Digits alone are a number, not a hash.
   EXPECT_THAT(Identifiers("1234567"), ElementsAre("1234567"));
@@ -221,18 +226,18 @@ TEST(QueryPhrases, AHexPrefixAlsoMatchesAsAPrefix) {
   EXPECT_THAT(Identifiers("ab12cd"), ElementsAre("ab12cd"));
 }
 
-TEST(QueryPhrases, TextIsOnlyTermsAndSpaces) {
+TEST(ParseQueryPhrases, TextIsOnlyTermsAndSpaces) {
   EXPECT_THAT(Identifiers(std::string("a\"b\x01" "c-7\0", 8)), ElementsAre("a b c 7"));
 }
 
-TEST(QueryPhrases, PlainWordsAreNoIdentifiers) {
+TEST(ParseQueryPhrases, PlainWordsAreNoIdentifiers) {
   EXPECT_THAT(Identifiers("don't use the cache"), IsEmpty());
   EXPECT_THAT(Identifiers("well-known fact"), IsEmpty());
   EXPECT_THAT(Identifiers("v2 of 42"), IsEmpty());  // Too short to name anything alone.
   EXPECT_THAT(Identifiers(""), IsEmpty());
 }
 
-TEST(QueryPhrases, PairsAdjacentWordsButNotAcrossStopWords) {
+TEST(ParseQueryPhrases, PairsAdjacentWordsButNotAcrossStopWords) {
   EXPECT_THAT(Pairs("Invoice storage"), ElementsAre("invoice storage"));
   EXPECT_THAT(Pairs("remove obsolete patches"),
               ElementsAre("remove obsolete", "obsolete patches"));
@@ -241,32 +246,53 @@ TEST(QueryPhrases, PairsAdjacentWordsButNotAcrossStopWords) {
   EXPECT_THAT(Pairs("single"), IsEmpty());
 }
 
-TEST(QueryTerms, CutsChineseJapaneseAndKoreanIntoCharacterPairs) {
-  EXPECT_THAT(QueryTerms("如何存储发票"), ElementsAre("如何", "何存", "存储", "储发", "发票"));
-  EXPECT_THAT(QueryTerms("数据库 invoices"), ElementsAre("数据", "据库", "invoices"));
-  EXPECT_THAT(QueryTerms("书"), ElementsAre("书"));
-  EXPECT_THAT(QueryTerms("crème"), ElementsAre("crème"));  // Spaced scripts stay whole.
+TEST(ParseQueryTerms, CutsChineseJapaneseAndKoreanIntoCharacterPairs) {
+  EXPECT_THAT(ParseQuery("如何存储发票").terms,
+              ElementsAre("如何", "何存", "存储", "储发", "发票"));
+  EXPECT_THAT(ParseQuery("数据库 invoices").terms, ElementsAre("数据", "据库", "invoices"));
+  EXPECT_THAT(ParseQuery("书").terms, ElementsAre("书"));
+  EXPECT_THAT(ParseQuery("crème").terms, ElementsAre("crème"));  // Spaced scripts stay whole.
 }
 
-TEST(QueryPhrases, AnUnspacedRunIsAPhraseOfItsPairs) {
+TEST(ParseQueryPhrases, AnUnspacedRunIsAPhraseOfItsPairs) {
   EXPECT_THAT(Pairs("如何存储发票"), ElementsAre("如何 何存 存储 储发 发票"));
   EXPECT_THAT(Identifiers("如何存储发票"), IsEmpty());
   EXPECT_THAT(Pairs("书"), IsEmpty());
 }
 
-TEST(QueryPhrases, PairsCarryTheirTerms) {
-  const std::vector<QueryPhrase> phrases = QueryPhrases("Postgres 15.2");
+TEST(ParseQueryPhrases, PairsCarryTheirTerms) {
+  const std::vector<QueryPhrase> phrases = ParseQuery("Postgres 15.2").phrases;
   ASSERT_EQ(phrases.size(), 2u);  // The identifier, then the pair.
   EXPECT_EQ(phrases[1].kind, QueryPhrase::Kind::kAdjacent);
   EXPECT_THAT(phrases[1].words, ElementsAre("postgres", "15", "2"));
 }
 
-TEST(QueryPhrases, AreBoundedAndDistinct) {
+TEST(ParseQueryPhrases, AreBoundedAndDistinct) {
   std::string query;
   for (int i = 0; i < 100; ++i) absl::StrAppend(&query, "word", i, " ");
-  EXPECT_EQ(QueryPhrases(query).size(), kMaxPhrases);
+  EXPECT_EQ(ParseQuery(query).phrases.size(), kMaxPhrases);
   EXPECT_THAT(Identifiers("CVE-1-2 CVE-1-2 CVE-1-2"), ElementsAre("cve 1 2"));
-  EXPECT_THAT(QueryPhrases(std::string(1 << 20, 'x')), IsEmpty());  // One over-long chunk.
+  EXPECT_THAT(ParseQuery(std::string(1 << 20, 'x')).phrases, IsEmpty());  // One over-long chunk.
+}
+
+TEST(ParseQuery, TermsGoOnPastTheLastPhrase) {
+  std::string query;
+  for (int i = 0; i < 20; ++i) absl::StrAppend(&query, "id-", i, " ");
+  const ParsedQuery parsed = ParseQuery(query + "rust");
+  EXPECT_EQ(parsed.phrases.size(), kMaxPhrases);
+  ASSERT_FALSE(parsed.terms.empty());
+  EXPECT_EQ(parsed.terms.back(), "rust");
+}
+
+TEST(ParseQuery, PhrasesGoOnPastTheLastTerm) {
+  std::string query;  // Words of letters alone, each after a stop word: no phrases.
+  for (size_t i = 0; i < kMaxTerms + 8; ++i) {
+    const char word[] = {'w', static_cast<char>('a' + i / 26), static_cast<char>('a' + i % 26)};
+    absl::StrAppend(&query, "the ", std::string(word, sizeof(word)), " ");
+  }
+  const ParsedQuery parsed = ParseQuery(query + "CVE-2023-5678");
+  EXPECT_EQ(parsed.terms.size(), kMaxTerms);
+  EXPECT_THAT(Texts(parsed.phrases, QueryPhrase::Kind::kIdentifier), ElementsAre("cve 2023 5678"));
 }
 
 TEST(MatchExpression, QuotesPhrasesAfterTermsAndMarksPrefixes) {
@@ -300,9 +326,15 @@ class FtsMatchTest : public ::testing::Test {
     ASSERT_OK(add(4, R"({"who": "the team", "status": "on-track"})", "project:x", "status"));
   }
 
+  // The expression strata runs for `query`.
+  static std::string Expression(std::string_view query) {
+    const ParsedQuery parsed = ParseQuery(query);
+    return MatchExpression(parsed.terms, parsed.phrases);
+  }
+
   // The rowids matching the query as strata would run it; an empty expression is not run.
   absl::StatusOr<std::vector<int64_t>> Search(std::string_view query) {
-    const std::string expr = MatchExpression(QueryTerms(query), QueryPhrases(query));
+    const std::string expr = Expression(query);
     std::vector<int64_t> rowids;
     if (expr.empty()) return rowids;
     auto stmt = db_->Prepare("SELECT rowid FROM fts WHERE fts MATCH ?1 ORDER BY rowid");
@@ -320,7 +352,7 @@ class FtsMatchTest : public ::testing::Test {
   void ExpectRuns(std::string_view query) {
     const absl::StatusOr<std::vector<int64_t>> result = Search(query);
     EXPECT_THAT(result, IsOk()) << "query bytes: " << Hex(query)
-                                << "\nexpression: " << MatchExpression(QueryTerms(query), QueryPhrases(query));
+                                << "\nexpression: " << Expression(query);
   }
 
   static std::string Hex(std::string_view s) {
@@ -397,7 +429,7 @@ TEST_F(FtsMatchTest, AnIdentifierMatchesAsAPhraseOfItsParts) {
   ASSERT_OK(index.Add(11, "CVE 2023 review; 5678 lines changed", "other", "notes"));
   ASSERT_OK_AND_ASSIGN(store::Stmt stmt,
                        db_->Prepare("SELECT rowid FROM fts WHERE fts MATCH ?1 ORDER BY rowid"));
-  const std::string phrase_only = MatchExpression({}, QueryPhrases("CVE-2023-5678"));
+  const std::string phrase_only = MatchExpression({}, ParseQuery("CVE-2023-5678").phrases);
   stmt.Bind(1, std::string_view(phrase_only));
   std::vector<int64_t> rows;
   while (true) {

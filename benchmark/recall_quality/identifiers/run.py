@@ -21,7 +21,6 @@ whose labeled entries are all here, scores each against the entries that contain
 (make_queries.matcher), and reports how many it skipped. Python standard library only; the
 loading and embedding steps are those of benchmark/recall_quality/run.py.
 """
-import argparse
 import datetime
 import importlib.util
 import json
@@ -225,20 +224,18 @@ def print_misses(report, queries):
                   f"(returned {p.get('returned', 0)}{'; ' + p['error'] if 'error' in p else ''})")
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--strata", default=os.path.join(ROOT, "build", "src", "strata"))
+def add_arguments(parser):
     parser.add_argument("--embedder", metavar="SPEC", help="passed as --embedder SPEC")
     parser.add_argument("--modes", nargs="+", default=list(MODES), choices=MODES)
     parser.add_argument("--queries", default=make_queries.QUERIES)
     parser.add_argument("--json", metavar="FILE", help="write the full report here")
     parser.add_argument("--misses", action="store_true",
                         help="list, per mode, the queries not found in the top 10")
-    args = parser.parse_args()
 
-    binary = os.path.abspath(args.strata)
-    if not os.access(binary, os.X_OK):
-        print(f"not an executable: {binary}", file=sys.stderr)
+
+def main():
+    args, binary = rq.parse_runner_args(__doc__.split("\n")[0], add_arguments)
+    if binary is None:
         return 2
     with open(args.queries, encoding="utf-8") as f:
         labeled = json.load(f)
