@@ -137,12 +137,15 @@ absl::StatusOr<RecallResult> Recaller::Render(const std::vector<Hit>& hits,
                                               const std::vector<std::optional<int>>& sparse_ranks,
                                               const std::vector<std::optional<int>>& dense_ranks,
                                               std::string mode) {
-  temporal::VersionTable table(db_);
+  std::vector<int64_t> ids;
+  ids.reserve(hits.size());
+  for (const Hit& hit : hits) ids.push_back(hit.version_id);
+  ASSIGN_OR_RETURN(std::vector<temporal::VersionRow> rows,
+                   temporal::VersionTable(db_).LoadVersionsById(ids));
   RecallResult result{.mode = std::move(mode)};
   result.items.reserve(hits.size());
   for (size_t i = 0; i < hits.size(); ++i) {
-    ASSIGN_OR_RETURN(temporal::VersionRow row, table.LoadVersion(hits[i].version_id));
-    RecallItem item{.version = std::move(row.version), .score = hits[i].score};
+    RecallItem item{.version = std::move(rows[i].version), .score = hits[i].score};
     if (i < sparse_ranks.size()) item.fts5_rank = sparse_ranks[i];
     if (i < dense_ranks.size()) item.dense_rank = dense_ranks[i];
     result.items.push_back(std::move(item));

@@ -58,6 +58,16 @@ int Stmt::ParameterIndex(const char* name) const {
   return sqlite3_bind_parameter_index(stmt_, name);
 }
 
+std::string JsonArrayOf(std::span<const int64_t> ids) {
+  std::string out = "[";
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (i > 0) out += ',';
+    absl::StrAppend(&out, ids[i]);
+  }
+  out += ']';
+  return out;
+}
+
 absl::StatusOr<std::vector<int64_t>> Stmt::Ints(int col) {
   std::vector<int64_t> out;
   while (true) {

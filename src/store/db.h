@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +35,10 @@ struct DbOptions {
 };
 
 class Db;
+
+// `ids` as a JSON array, bound to a statement that reads it with json_each (a list of any
+// length as one parameter).
+std::string JsonArrayOf(std::span<const int64_t> ids);
 
 // A borrowed, cached prepared statement. Binds, steps and reads columns; resets itself
 // (releasing any read snapshot) when destroyed. Column and parameter indexes: Bind is

@@ -121,6 +121,30 @@ absl::StatusOr<VersionRow> VersionTable::LoadVersion(int64_t version_id) {
   return ReadVersion(s);
 }
 
+absl::StatusOr<std::vector<VersionRow>> VersionTable::LoadVersionsById(
+    std::span<const int64_t> version_ids) {
+  static const std::string sql = absl::StrCat(
+      "SELECT ", kVersionColumns,
+      " FROM json_each(?1) AS c JOIN versions v ON v.id = c.value JOIN memories m ON "
+      "m.id = v.memory_id ORDER BY c.key");
+  std::vector<VersionRow> rows;
+  if (version_ids.empty()) return rows;
+  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare(sql));
+  s.Bind(1, store::JsonArrayOf(version_ids));
+  rows.reserve(version_ids.size());
+  while (rows.size() < version_ids.size()) {
+    ASSIGN_OR_RETURN(const bool row, s.Step());
+    if (!row) break;
+    VersionRow version = ReadVersion(s);
+    if (version.version_id != version_ids[rows.size()]) break;  // One before it is missing.
+    rows.push_back(std::move(version));
+  }
+  if (rows.size() < version_ids.size()) {
+    return absl::NotFoundError(absl::StrCat("no version with id ", version_ids[rows.size()]));
+  }
+  return rows;
+}
+
 absl::StatusOr<std::vector<VersionRow>> VersionTable::LoadVersions(int64_t memory_id) {
   static const std::string sql =
       absl::StrCat("SELECT ", kVersionColumns,

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -108,6 +109,9 @@ class VersionTable {
   absl::StatusOr<int64_t> InsertIdentity(const Identity& identity, int64_t now_unix_ms);
 
   absl::StatusOr<VersionRow> LoadVersion(int64_t version_id);
+  // The versions with these ids, in this order, in one query. Errors: NotFound naming the
+  // first id of no version.
+  absl::StatusOr<std::vector<VersionRow>> LoadVersionsById(std::span<const int64_t> version_ids);
   // Every version of the identity, oldest recorded first.
   absl::StatusOr<std::vector<VersionRow>> LoadVersions(int64_t memory_id);
   absl::StatusOr<std::vector<int64_t>> LoadRetractions(int64_t memory_id);

@@ -92,19 +92,13 @@ absl::Status Visibility::Visit(store::Stmt& s,
 absl::Status Visibility::Filter(std::span<const int64_t> version_ids,
                                 absl::FunctionRef<bool(size_t, const VisibleVersion&)> visit) {
   if (version_ids.empty()) return absl::OkStatus();
-  std::string ids = "[";
-  for (size_t i = 0; i < version_ids.size(); ++i) {
-    if (i > 0) ids += ',';
-    absl::StrAppend(&ids, version_ids[i]);
-  }
-  ids += ']';
   ASSIGN_OR_RETURN(store::Stmt s,
                    db_->Prepare(absl::StrCat(
                        "SELECT v.id, v.memory_id, c.key FROM json_each(:ids) AS c "
                        "JOIN versions v ON v.id = c.value JOIN memories m ON m.id = v.memory_id "
                        "WHERE 1",
                        ScopeSql(), " ORDER BY c.key")));
-  s.Bind(s.ParameterIndex(":ids"), std::string_view(ids));
+  s.Bind(s.ParameterIndex(":ids"), store::JsonArrayOf(version_ids));
   BindScope(s);
   return Visit(s, [&s, &visit](const VisibleVersion& v) {
     return visit(static_cast<size_t>(s.Int(2)), v);

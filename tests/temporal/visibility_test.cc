@@ -1,4 +1,5 @@
-// temporal::Visibility: which versions a read sees, by id, newest first and by a join.
+// temporal::Visibility: which versions a read sees, by id, newest first and by a join; and
+// VersionTable::LoadVersionsById, which loads what it kept.
 
 #include "temporal/visibility.h"
 
@@ -144,6 +145,20 @@ TEST_F(VisibilityTest, JoinReadsTheJoinedColumnsOfVisibleVersions) {
       }));
   std::sort(keys.begin(), keys.end());
   EXPECT_THAT(keys, ElementsAre("a", "b"));
+}
+
+TEST_F(VisibilityTest, VersionsLoadByIdInTheGivenOrder) {
+  const int64_t a = Put("facts", "a", kNow);
+  const int64_t b = Put("notes", "b", kNow + 1);
+  ASSERT_OK_AND_ASSIGN(const std::vector<VersionRow> rows,
+                       versions_->LoadVersionsById(std::vector<int64_t>{b, a}));
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].version_id, b);
+  EXPECT_EQ(rows[0].version.identity.key, "b");
+  EXPECT_EQ(rows[1].version_id, a);
+  EXPECT_EQ(rows[1].version.identity.category, "facts");
+  EXPECT_THAT(versions_->LoadVersionsById(std::vector<int64_t>{a, 999, b}),
+              ::strata::testing::StatusIs(absl::StatusCode::kNotFound, ::testing::HasSubstr("999")));
 }
 
 }  // namespace
