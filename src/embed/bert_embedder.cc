@@ -13,6 +13,7 @@
 #include "embed/bert/config.h"
 #include "embed/bert/encoder.h"
 #include "embed/bert/wordpiece.h"
+#include "embed/model_store.h"
 #include "util/hash.h"
 
 namespace strata::embed {
@@ -85,17 +86,26 @@ class BertEmbedder final : public Embedder {
 absl::StatusOr<std::unique_ptr<Embedder>> MakeBertEmbedder(
     const std::vector<std::pair<std::string, std::string>>& options) {
   std::string dir_option;
+  std::string model_option;
   for (const auto& [key, value] : options) {
     if (key == "dir") {
       dir_option = value;
-      continue;
+    } else if (key == "model") {
+      model_option = value;
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat("embedder bert: unknown option \"", key, "\" (known: dir, model)"));
     }
-    return absl::InvalidArgumentError(
-        absl::StrCat("embedder bert: unknown option \"", key, "\" (known: dir)"));
   }
-  if (dir_option.empty()) {
+  if (dir_option.empty() == model_option.empty()) {
     return absl::InvalidArgumentError(
-        "embedder bert: option dir=PATH (a sentence-transformers model directory) is required");
+        "embedder bert: give one of dir=PATH (a sentence-transformers model directory) or "
+        "model=NAME (one installed by `strata model fetch` or `strata model import`)");
+  }
+  if (!model_option.empty()) {
+    auto installed = InstalledModelDir(ModelCacheDir(), model_option);
+    if (!installed.ok()) return Prefixed(installed.status());
+    dir_option = installed->string();
   }
   const fs::path dir(dir_option);
   std::error_code ec;

@@ -12,14 +12,16 @@
 
 namespace strata::embed {
 
-// `options`: dir (required), the model directory: config.json, modules.json and its Pooling
+// `options`: dir=PATH, or model=NAME for cache/NAME (embed/model_store.h), the model
+// directory: config.json, modules.json and its Pooling
 // module's config.json, model.safetensors, vocab.txt, and optionally tokenizer_config.json
 // and sentence_bert_config.json. info(): name "bert", version "1", the hidden size as
 // dimension, options "model=<dir's last component>,pooling=mean|cls,sha=<16 hex>", the hash
 // over the JSON files, vocab.txt and the safetensors header and size, so a changed model
 // gets a new fingerprint. A text with nothing to embed ([CLS][SEP] only) is still encoded:
 // BERT gives it a (unit) vector like any other. Texts longer than the model's max length are
-// cut. Errors: InvalidArgument for a missing dir or an unknown option, else the loaders'
+// cut. Errors: InvalidArgument for neither or both of dir and model or an unknown option,
+// NotFound for a model not installed, else the loaders'
 // errors (NotFound, DataLoss, FailedPrecondition naming the file), each prefixed
 // "embedder bert: ".
 absl::StatusOr<std::unique_ptr<Embedder>> MakeBertEmbedder(

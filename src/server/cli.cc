@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <thread>
 #include <vector>
@@ -21,6 +22,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "embed/embedder.h"
+#include "embed/model_manifest.h"
+#include "embed/model_store.h"
 #include "embed/registry.h"
 #include "mcp/dispatcher.h"
 #include "server/parent_watch.h"
@@ -53,6 +56,15 @@ usage:
   strata encode [--embedder SPEC] TEXT...
                                     print the vectors the embedder gives each TEXT, as one
                                     JSON line {"embedder", "dim", "vectors"}; no database
+  strata model list                 the models strata knows, whether each is installed
+  strata model fetch NAME [--allow-unconfirmed]
+                                    download a model from the hub ($STRATA_MODEL_ENDPOINT)
+                                    into $XDG_CACHE_HOME/strata/models/NAME, resumable and
+                                    checked against the manifest's sizes and SHA-256 digests
+  strata model import NAME DIR [--allow-unconfirmed]
+                                    check and install a model's files downloaded by hand
+  strata model verify NAME          check an installed model's files and its vector for a
+                                    fixed input against the manifest
   strata check-index [--queries N]  the vector index's recall@10 against an exact scan
   strata export [--out FILE|-] [--workspace W] [--category C] [--as-of T]
                                     write every memory, all versions and both time axes, as
@@ -82,8 +94,8 @@ options:
   --embedder SPEC        who turns text into vectors for dense and hybrid recall: builtin
                          (default; no model, no network), openai:url=U,model=M,dim=N,
                          ollama:url=U,model=M,dim=N, bert:dir=PATH (a sentence-
-                         transformers BERT directory, run natively), or none (keyword
-                         recall only)
+                         transformers BERT directory, run natively), bert:model=NAME (one
+                         installed by strata model), or none (keyword recall only)
   --json                 print the tool's JSON result instead of text
 Times (T) are unix milliseconds or ISO-8601, e.g. 2026-03-01 or 2026-03-01T12:00:00Z.
 )";
@@ -96,7 +108,8 @@ struct CommandLine {
 };
 
 bool IsFlag(const std::string& name) {
-  return name == "json" || name == "help" || name == "version" || name == "force";
+  return name == "json" || name == "help" || name == "version" || name == "force" ||
+         name == "allow-unconfirmed";
 }
 
 bool Parse(int argc, char** argv, CommandLine& out, std::string& error) {
@@ -580,6 +593,114 @@ int RunEncode(const CommandLine& cl) {
   return 0;
 }
 
+// The model hub's base URL. Empty until the maintainer who confirms the manifest's cards
+// compiles it in with them (docs/decisions.md); meanwhile $STRATA_MODEL_ENDPOINT names it.
+constexpr char kDefaultModelEndpoint[] = "";
+constexpr int kDefaultModelTimeoutSeconds = 30;
+
+void PrintInstall(const embed::ModelCard& card, const embed::InstallReport& report) {
+  std::cout << "installed " << card.name << " in " << report.dir.string() << "\n";
+  if (card.confirmed) return;
+  // What a maintainer records to confirm the card.
+  std::cout << "files as installed (unconfirmed: check them against the hub):\n";
+  for (const embed::ModelFile& file : report.files) {
+    std::cout << "  " << file.path << "  " << file.size << "  " << file.sha256 << "\n";
+  }
+}
+
+void WarnUnconfirmed(const embed::ModelCard& card) {
+  std::cerr << "strata model: WARNING: the manifest entry for " << card.name
+            << " is UNCONFIRMED: its revision is not pinned and no size or SHA-256 is recorded, "
+               "so nothing checks that these bytes are the model's\n";
+}
+
+// `strata model list|fetch NAME|import NAME DIR|verify NAME`.
+int RunModel(const CommandLine& cl) {
+  const std::string what = cl.positional.empty() ? "" : cl.positional[0];
+  const size_t operands = what == "list" ? 1 : what == "import" ? 3 : 2;
+  if ((what != "list" && what != "fetch" && what != "import" && what != "verify") ||
+      cl.positional.size() != operands) {
+    std::cerr << "strata model: give list, fetch NAME, import NAME DIR or verify NAME\n";
+    return 2;
+  }
+  absl::StatusOr<std::vector<embed::ModelCard>> cards = embed::LoadManifest();
+  if (!cards.ok()) {
+    std::cerr << "strata model: " << cards.status().message() << "\n";
+    return 1;
+  }
+  const std::filesystem::path cache_dir = embed::ModelCacheDir();
+  if (what == "list") {
+    for (const embed::ModelCard& card : *cards) {
+      const bool installed = embed::InstalledModelDir(cache_dir, card.name).ok();
+      std::cout << card.name << "  dim " << card.dimension << ", " << card.pooling << " pooling, "
+                << card.repository << "@" << card.revision << ", "
+                << (card.confirmed ? "confirmed" : "UNCONFIRMED (no checked hashes)") << ", "
+                << (installed ? "installed" : "not installed") << "\n";
+      if (!card.query_prefix.empty()) {
+        std::cout << "  query prefix \"" << card.query_prefix << "\"\n";
+      }
+      if (!card.document_prefix.empty()) {
+        std::cout << "  document prefix \"" << card.document_prefix << "\"\n";
+      }
+    }
+    std::cout << "cache: " << cache_dir.string() << "\n";
+    return 0;
+  }
+  const embed::ModelCard* card = embed::FindModel(*cards, cl.positional[1]);
+  if (card == nullptr) {
+    std::cerr << "strata model: no model \"" << cl.positional[1]
+              << "\" in the manifest (strata model list names them)\n";
+    return 2;
+  }
+  const bool allow_unconfirmed = cl.options.count("allow-unconfirmed") > 0;
+  if (!card->confirmed && allow_unconfirmed && what != "verify") WarnUnconfirmed(*card);
+  absl::StatusOr<embed::InstallReport> installed;
+  if (what == "fetch") {
+    embed::FetchOptions options{
+        .endpoint = kDefaultModelEndpoint,
+        .cache_dir = cache_dir,
+        .stall_timeout_seconds = kDefaultModelTimeoutSeconds,
+        .allow_unconfirmed = allow_unconfirmed,
+        .log = [](std::string_view line) { std::cerr << "strata model: " << line << "\n"; }};
+    if (const char* endpoint = std::getenv("STRATA_MODEL_ENDPOINT"); endpoint && *endpoint) {
+      options.endpoint = endpoint;
+    }
+    if (options.endpoint.empty()) {
+      std::cerr << "strata model fetch: set STRATA_MODEL_ENDPOINT to the model hub's base URL "
+                   "(none is compiled in yet), or download the files by hand and use "
+                   "strata model import NAME DIR\n";
+      return 2;
+    }
+    if (const char* timeout = std::getenv("STRATA_MODEL_TIMEOUT"); timeout && *timeout) {
+      options.stall_timeout_seconds = std::max(1, std::atoi(timeout));
+    }
+    installed = embed::FetchModel(*card, options);
+  } else if (what == "import") {
+    installed = embed::ImportModel(*card, cl.positional[2], cache_dir, allow_unconfirmed);
+  } else {
+    absl::StatusOr<embed::VerifyReport> verified = embed::VerifyModel(*card, cache_dir);
+    if (!verified.ok()) {
+      std::cerr << "strata model verify: " << verified.status().message() << "\n";
+      return 1;
+    }
+    std::cout << card->name << " in " << verified->dir.string() << ": files "
+              << (card->confirmed ? "match the manifest" : "present (unconfirmed: not checked)")
+              << ", dimension " << verified->dimension << ", ";
+    if (verified->known_answer_cosine) {
+      std::cout << "known-answer cosine " << *verified->known_answer_cosine << "\n";
+    } else {
+      std::cout << "no known-answer vector recorded\n";
+    }
+    return 0;
+  }
+  if (!installed.ok()) {
+    std::cerr << "strata model " << what << ": " << installed.status().message() << "\n";
+    return 1;
+  }
+  PrintInstall(*card, *installed);
+  return 0;
+}
+
 }  // namespace
 
 int Main(int argc, char** argv) {
@@ -600,8 +721,9 @@ int Main(int argc, char** argv) {
     return 0;
   }
   static const char* const kCommands[] = {
-      "serve", "remember",    "recall", "history", "stats",  "rebuild-signatures",
-      "embed", "check-index", "export", "import",  "backup", "restore", "encode"};
+      "serve",  "remember",    "recall", "history", "stats",  "rebuild-signatures",
+      "embed",  "check-index", "export", "import",  "backup", "restore",
+      "encode", "model"};
   if (std::find(std::begin(kCommands), std::end(kCommands), cl.command) == std::end(kCommands)) {
     std::cerr << "strata: unknown command \"" << cl.command << "\"\n\n" << kUsage;
     return 2;
@@ -651,7 +773,8 @@ int Main(int argc, char** argv) {
         "embedder", "queries",
         "category", "key", "workspace", "body", "body-json", "type", "tags", "source",
         "valid-from", "valid-to", "dedup", "supersedes", "supersedes-category", "supersedes-key",
-        "limit", "as-of", "valid-at", "mode", "out", "on-error", "force", "from"};
+        "limit", "as-of", "valid-at", "mode", "out", "on-error", "force", "from",
+        "allow-unconfirmed"};
     // clang-format on
     if (std::find(std::begin(kKnown), std::end(kKnown), name) == std::end(kKnown)) {
       std::cerr << "strata: unknown option --" << name << "\n\n" << kUsage;
@@ -660,6 +783,7 @@ int Main(int argc, char** argv) {
   }
 
   if (cl.command == "encode") return RunEncode(cl);  // No store: the embedder alone.
+  if (cl.command == "model") return RunModel(cl);    // No store: the model cache.
   const std::filesystem::path db_path(store_options.path);
   if (db_path.has_parent_path()) {
     std::error_code ec;

@@ -22,32 +22,16 @@ using ::strata::testing::BertModelSpec;
 using ::strata::testing::StatusIs;
 using ::strata::testing::TempDir;
 using ::strata::testing::WriteBertModel;
+using ::strata::testing::WriteBertTokenizer;
 using ::strata::testing::WriteTextFile;
 using ::testing::HasSubstr;
-
-// Writes a 64-token vocabulary (the test model's vocab_size) and a tokenizer_config.json.
-void WriteTokenizer(const std::filesystem::path& dir) {
-  std::string vocab = "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n";
-  const char* words[] = {"hello", "world", "the", "cat", "sat", "on", "mat", "dog",
-                         "ran",   "fast",  "a",   "is",  "memory", "server", "##s", "##ing",
-                         ".",     ",",     "!",   "?"};
-  int count = 5;
-  for (const char* w : words) {
-    vocab += std::string(w) + "\n";
-    ++count;
-  }
-  for (char c = 'a'; c <= 'z' && count < 64; ++c, ++count) vocab += std::string("##") + c + "\n";
-  for (; count < 64; ++count) vocab += "[unused" + std::to_string(count) + "]\n";
-  WriteTextFile(dir / "vocab.txt", vocab);
-  WriteTextFile(dir / "tokenizer_config.json", R"({"do_lower_case": true})");
-}
 
 std::string WriteModel(const TempDir& tmp, const std::string& name, uint64_t seed = 1) {
   const std::filesystem::path dir = tmp.path() / name;
   BertModelSpec spec;
   spec.seed = seed;
   WriteBertModel(dir, spec);
-  WriteTokenizer(dir);
+  WriteBertTokenizer(dir);
   return dir.string();
 }
 
@@ -131,7 +115,7 @@ TEST(BertEmbedderTest, ClearErrors) {
               ::testing::Property(&absl::Status::message,
                                   ::testing::AllOf(HasSubstr("embedder bert: "),
                                                    HasSubstr("vocab.txt"))));
-  WriteTokenizer(dir);
+  WriteBertTokenizer(dir);
   WriteTextFile(std::filesystem::path(dir) / "config.json", "{not json");
   EXPECT_THAT(MakeEmbedder("bert:dir=" + dir).status(),
               ::testing::Property(&absl::Status::message,

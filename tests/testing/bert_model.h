@@ -226,4 +226,22 @@ inline void WriteBertModel(const std::filesystem::path& dir, const BertModelSpec
   WriteTextFile(dir / "model.safetensors", SafetensorsBytes(BertTensors(spec)));
 }
 
+// Writes a 64-token vocabulary (the test model's default vocab_size) and a
+// tokenizer_config.json.
+inline void WriteBertTokenizer(const std::filesystem::path& dir) {
+  std::string vocab = "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n";
+  const char* words[] = {"hello", "world", "the",  "cat", "sat", "on",     "mat",
+                         "dog",   "ran",   "fast", "a",   "is",  "memory", "server",
+                         "##s",   "##ing", ".",    ",",   "!",   "?"};
+  int count = 5;
+  for (const char* w : words) {
+    vocab += std::string(w) + "\n";
+    ++count;
+  }
+  for (char c = 'a'; c <= 'z' && count < 64; ++c, ++count) vocab += std::string("##") + c + "\n";
+  for (; count < 64; ++count) vocab += "[unused" + std::to_string(count) + "]\n";
+  WriteTextFile(dir / "vocab.txt", vocab);
+  WriteTextFile(dir / "tokenizer_config.json", R"({"do_lower_case": true})");
+}
+
 }  // namespace strata::testing
