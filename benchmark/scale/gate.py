@@ -27,7 +27,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # nothing else running, on the Intel Xeon host this VM ran on that afternoon, slower than
 # the AMD EPYC one of the morning's ac75e62 run), about 3x from what it measured, and wider
 # where the same binary measured more on this host minutes before (at 10K: writes 1,048/s,
-# fts5 p99 8.9-14.7 ms, as_of p99 1.2-2.1 ms in a slow quarter of an hour):
+# fts5 p99 8.9-14.7 ms, hybrid p99 6.0-21.9, as_of p99 1.2-2.1 ms in a slow quarter of an
+# hour; CI's gate takes the median of three runs and must not fail on such a quarter):
 #   10K:  writes 2,015/s (last/first 1.01), fts5 p99 2.4 ms, as_of p99 1.27, temporal p99 2.3,
 #         cold start 18.7, dense p99 1.9, hybrid p99 3.2, 1,618 B/memory, RSS 56 MiB;
 #   100K: writes 2,552/s (1.49), fts5 p99 3.9, as_of 5.3, temporal 4.6, cold 29.9, dense 5.4,
@@ -40,12 +41,12 @@ BUDGETS = {
     "WRITE_RATE_PER_S": (("write", "rate_per_s"), "min", {10000: 700, 100000: 850, 1000000: 800}),
     "LAST_OVER_FIRST": (("write", "last_over_first"), "min", {10000: 0.5, 100000: 0.4, 1000000: 0.4}),
     "BATCH_RATE_PER_S": (("batch", "rate_per_s"), "min", {10000: 1500, 100000: 1200, 1000000: 600}),
-    "FTS5_P99_MS": (("recall", "fts5", "p99_ms"), "max", {10000: 8, 100000: 16, 1000000: 18}),
+    "FTS5_P99_MS": (("recall", "fts5", "p99_ms"), "max", {10000: 12, 100000: 16, 1000000: 18}),
     "AS_OF_P99_MS": (("as_of", "p99_ms"), "max", {10000: 4, 100000: 16, 1000000: 3}),
-    "TEMPORAL_RECALL_P99_MS": (("temporal_recall", "p99_ms"), "max", {10000: 8, 100000: 16, 1000000: 15}),
+    "TEMPORAL_RECALL_P99_MS": (("temporal_recall", "p99_ms"), "max", {10000: 12, 100000: 16, 1000000: 15}),
     "COLD_START_MS": (("cold_start_ms",), "max", {10000: 40, 100000: 60, 1000000: 90}),
     "DENSE_P99_MS": (("recall", "dense", "p99_ms"), "max", {10000: 6, 100000: 16, 1000000: 10}),
-    "HYBRID_P99_MS": (("recall", "hybrid", "p99_ms"), "max", {10000: 12, 100000: 25, 1000000: 24}),
+    "HYBRID_P99_MS": (("recall", "hybrid", "p99_ms"), "max", {10000: 20, 100000: 25, 1000000: 24}),
     "EMBED_RATE_PER_S": (("embed", "rate_per_s"), "min", {10000: 400, 100000: 450, 1000000: 400}),
     # The vectors (388 bytes each at 384 dimensions) live in the database file since issue 4.
     "BYTES_PER_MEMORY": (("db", "bytes_per_memory"), "max", {10000: 3500, 100000: 3500, 1000000: 3500}),
