@@ -12,27 +12,17 @@
 #include "embed/lexicon/lexicon.h"
 #include "text/analyzer.h"
 #include "text/fts_query.h"
+#include "text/word_lists.h"
 #include "util/hash.h"
 #include "util/sv.h"
 
 namespace strata::embed {
 namespace {
 
-// Words that carry no topic: the keyword arm's stop words and more, since a question's
-// "what", "should" and "usually" only add noise to a vector.
-constexpr std::string_view kMoreStopWords[] = {
-    "above", "again",   "before", "being", "both",   "could",  "doing", "during",  "each",
-    "else",  "ever",    "get",    "gets",  "got",    "having", "here",  "hers",    "him",
-    "just",  "let",     "like",   "may",   "might",  "more",   "most",  "much",    "must",
-    "nor",   "now",     "off",    "often", "once",   "only",   "other", "ours",    "out",
-    "over",  "own",     "same",   "shall", "should", "some",   "such",  "than",    "these",
-    "those", "through", "too",    "under", "until",  "up",     "us",    "usually", "very",
-    "where", "while",   "whom",   "why",   "will",   "would",  "your",
-};
-
+// The keyword arm's stop words and the embedder's own (text/word_lists.h).
 bool IsStopWord(std::string_view word) {
-  return text::IsStopWord(word) || std::find(std::begin(kMoreStopWords), std::end(kMoreStopWords),
-                                             word) != std::end(kMoreStopWords);
+  return text::IsStopWord(word) ||
+         text::word_lists::Contains(text::word_lists::kEmbedderStopWords, word);
 }
 
 uint64_t Mix(uint64_t x) {
@@ -48,11 +38,20 @@ uint64_t Mix(uint64_t x) {
 // thesaurus term of the lexicon is a stem (feature_ids.h) and goes where stems go.
 enum class Kind : uint64_t { kStem = 1, kNgram = 2, kLexicon = 3, kBigram = 4 };
 
+// The code's version, then the compiled-in lexicon's checksum: a rebuild against other WordNet
+// or thesaurus files changes the vectors, so it must change the space too. 3: text::Words cuts
+// Han, kana and Hangul into bigrams and folds case in every script.
+std::string BuiltinVersion() {
+  return absl::StrCat("3.", absl::Hex(Lexicon::Get().checksum() & 0xffffffffu, absl::kZeroPad8));
+}
+
 class BuiltinEmbedder final : public Embedder {
  public:
   BuiltinEmbedder(int dim, BuiltinWeights weights, uint64_t seed, std::string options)
-      // 3: text::Words cuts Han, kana and Hangul into bigrams and folds case in every script.
-      : info_{.name = "builtin", .version = "3", .dimension = dim, .options = std::move(options)},
+      : info_{.name = "builtin",
+              .version = BuiltinVersion(),
+              .dimension = dim,
+              .options = std::move(options)},
         weights_(weights),
         seed_(seed) {}
 

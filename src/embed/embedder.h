@@ -18,7 +18,7 @@ struct EmbedderInfo {
   int dimension = 0;
   std::string options;  // Those that change vectors (model, dimension), as "k=v,k=v", sorted.
 
-  // name/version/dimension/options in one line, e.g. "builtin/3/384/".
+  // name/version/dimension/options in one line, e.g. "ollama/1/768/model=nomic-embed-text".
   std::string Fingerprint() const;
 };
 

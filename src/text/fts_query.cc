@@ -8,19 +8,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "text/tokenizer.h"
+#include "text/word_lists.h"
 
 namespace strata::text {
 namespace {
-
-// Sorted, so that a duplicate shows (the set below is built from it).
-constexpr std::array<std::string_view, 64> kStopWords = {
-    "a",   "about", "after", "all",  "also",  "am",    "an",   "and",   "any",  "are",  "as",
-    "at",  "be",    "been",  "but",  "by",    "can",   "did",  "do",    "does", "for",  "from",
-    "had", "has",   "have",  "he",   "her",   "his",   "how",  "i",     "if",   "in",   "into",
-    "is",  "it",    "its",   "me",   "my",    "no",    "not",  "of",    "on",   "or",   "our",
-    "she", "so",    "that",  "the",  "their", "them",  "then", "there", "they", "this", "to",
-    "was", "we",    "were",  "what", "when",  "which", "who",  "with",  "you"};
-static_assert(std::is_sorted(kStopWords.begin(), kStopWords.end()));
 
 bool IsTokenByte(unsigned char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c >= 0x80;
@@ -124,7 +115,8 @@ Chunk ReadChunk(std::string_view text) {
 
 bool IsStopWord(std::string_view term) {
   // Every word of every text is looked up: a hash probe, not a dozen string compares.
-  static const absl::flat_hash_set<std::string_view> kSet(kStopWords.begin(), kStopWords.end());
+  static const absl::flat_hash_set<std::string_view> kSet(word_lists::kKeywordStopWords.begin(),
+                                                          word_lists::kKeywordStopWords.end());
   return kSet.contains(term);
 }
 

@@ -5,6 +5,7 @@
 #include "embed/builtin_embedder.h"
 
 #include <cmath>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <thread>
@@ -14,7 +15,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
 #include "embed/embedder.h"
+#include "embed/lexicon/lexicon.h"
 #include "embed/registry.h"
 #include "testing/status_matchers.h"
 
@@ -180,12 +183,16 @@ TEST(BuiltinEmbedder, BadValueIsRejectedNamingTheOptionAndValue) {
   }
 }
 
-TEST(BuiltinEmbedder, DefaultFingerprintNamesTheVersion) {
-  // Version 2: thesaurus terms and the stems' hash changed every vector of version 1, so stores
-  // embedded with version 1 re-embed into a new space.
+TEST(BuiltinEmbedder, DefaultFingerprintNamesTheVersionAndTheLexicon) {
+  // Version 3, then the compiled-in lexicon's checksum: a store embedded by an older version,
+  // or by a build against other WordNet files, re-embeds into a new space.
   std::unique_ptr<Embedder> embedder = MakeOrDie();
   ASSERT_NE(embedder, nullptr);
-  EXPECT_EQ(embedder->info().Fingerprint(), "builtin/3/384/");
+  char checksum[9];
+  std::snprintf(checksum, sizeof checksum, "%08x",
+                static_cast<unsigned>(Lexicon::Get().checksum() & 0xffffffffu));
+  EXPECT_EQ(embedder->info().Fingerprint(), absl::StrCat("builtin/3.", checksum, "/384/"));
+  EXPECT_NE(Lexicon::Get().checksum(), 0u);
 }
 
 TEST(BuiltinEmbedder, FingerprintChangesWithDimensionAndWeights) {

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "embed/lexicon/lexicon_blob.h"  // Generated: embeds the table as strata_lexicon_table.
+#include "embed/lexicon/lexicon_format.h"
 #include "util/hash.h"
 
 // The table lexicon_gen wrote, 64-byte aligned in .rodata (see lexicon_blob.h).
@@ -19,44 +20,10 @@ namespace {
 static_assert(std::endian::native == std::endian::little,
               "the lexicon table is little-endian; add byte swapping to read it here");
 
-// The table format; lexicon_gen.cc documents the layout and must agree with these.
-constexpr uint32_t kMagic = 0x584c5453;  // "STLX"
-constexpr uint32_t kFormatVersion = 1;
-constexpr uint32_t kHeaderWords = 10;
-constexpr std::string_view kHashCheckWord = "strata-lexicon";
+namespace format = lexicon_format;
 
 // Words longer than this skip the detachment rules (no English lemma is close to it).
 constexpr size_t kMaxDetachBytes = 64;
-
-enum PosBit : uint8_t { kNoun = 1, kVerb = 2, kAdjective = 4 };
-
-// WordNet morphy's detachment rules for nouns, verbs and adjectives, each with the parts of
-// speech it applies to; lexicon_gen.cc uses the same ones for exception-list forms.
-struct Detachment {
-  std::string_view suffix;
-  std::string_view replacement;
-  uint8_t pos;
-};
-constexpr std::array<Detachment, 18> kDetachments = {{
-    {"s", "", kNoun | kVerb},
-    {"ses", "s", kNoun},
-    {"xes", "x", kNoun},
-    {"zes", "z", kNoun},
-    {"ches", "ch", kNoun},
-    {"shes", "sh", kNoun},
-    {"men", "man", kNoun},
-    {"ies", "y", kNoun | kVerb},
-    {"es", "e", kVerb},
-    {"es", "", kVerb},
-    {"ed", "e", kVerb},
-    {"ed", "", kVerb},
-    {"ing", "e", kVerb},
-    {"ing", "", kVerb},
-    {"er", "", kAdjective},
-    {"est", "", kAdjective},
-    {"er", "e", kAdjective},
-    {"est", "e", kAdjective},
-}};
 
 [[noreturn]] void Corrupt(const char* what) {
   std::fprintf(stderr,
@@ -79,25 +46,29 @@ const Lexicon& Lexicon::Get() {
 
 Lexicon::Lexicon() {
   const uint32_t* table = strata_lexicon_table;
-  const uint32_t magic = table[0], version = table[1], word_count = table[2], slot_count = table[3],
-                 id_count = table[4], ref_count = table[5], string_bytes = table[6],
-                 max_features = table[7], hash_check = table[8], total_bytes = table[9];
-  if (magic != kMagic) Corrupt("bad magic");
-  if (version != kFormatVersion) Corrupt("format version");
-  if (hash_check != static_cast<uint32_t>(Fnv1a64(kHashCheckWord))) Corrupt("word hash");
+  const uint32_t word_count = table[format::kWordCount], slot_count = table[format::kSlotCount],
+                 id_count = table[format::kIdCount], ref_count = table[format::kRefCount],
+                 string_bytes = table[format::kStringBytes];
+  if (table[format::kMagicWord] != format::kMagic) Corrupt("bad magic");
+  if (table[format::kVersionWord] != format::kFormatVersion) Corrupt("format version");
+  if (table[format::kHashCheck] != static_cast<uint32_t>(Fnv1a64(format::kHashCheckWord))) {
+    Corrupt("word hash");
+  }
+  const uint32_t total_bytes = table[format::kTotalBytes];
   if (total_bytes != STRATA_LEXICON_TABLE_BYTES) Corrupt("table size");
   if (!std::has_single_bit(slot_count) || slot_count < 2 * uint64_t{word_count}) {
     Corrupt("slot count");
   }
-  const uint64_t words_bytes = 4 * (uint64_t{kHeaderWords} + slot_count +
+  const uint64_t words_bytes = 4 * (uint64_t{format::kHeaderWords} + slot_count +
                                     2 * (uint64_t{word_count} + 1) + id_count + ref_count);
   const uint64_t pos_bytes = (uint64_t{word_count} + 3) / 4 * 4;
   if (words_bytes + pos_bytes + string_bytes != total_bytes) Corrupt("section sizes");
 
   word_count_ = word_count;
   slot_mask_ = slot_count - 1;
-  max_features_ = max_features;
-  slots_ = table + kHeaderWords;
+  max_features_ = table[format::kMaxFeaturesPerWord];
+  checksum_ = uint64_t{table[format::kChecksumHigh]} << 32 | table[format::kChecksumLow];
+  slots_ = table + format::kHeaderWords;
   word_refs_ = slots_ + slot_count;
   word_text_ = word_refs_ + word_count + 1;
   ids_ = word_text_ + word_count + 1;
@@ -137,10 +108,10 @@ void Lexicon::Features(std::string_view word, std::vector<LexFeature>& out) cons
   if (word.size() > kMaxDetachBytes) return;
 
   // Morphy's detachment: every rule whose result is a lemma of the rule's part of speech.
-  std::array<uint32_t, kDetachments.size()> found;
+  std::array<uint32_t, format::kDetachments.size()> found;
   size_t found_count = 0;
   std::array<char, kMaxDetachBytes + 4> candidate;
-  for (const Detachment& rule : kDetachments) {
+  for (const format::Detachment& rule : format::kDetachments) {
     if (word.size() <= rule.suffix.size() || !word.ends_with(rule.suffix)) continue;
     const size_t stem = word.size() - rule.suffix.size();
     std::memcpy(candidate.data(), word.data(), stem);

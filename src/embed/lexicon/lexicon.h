@@ -38,6 +38,9 @@ class Lexicon {
 
   // Number of entries (lemmas and inflected forms).
   size_t words() const { return word_count_; }
+  // The checksum lexicon_gen wrote of the table's contents (lexicon_format.h): two builds
+  // give the same features for every word exactly when their checksums agree.
+  uint64_t checksum() const { return checksum_; }
 
  private:
   static constexpr uint32_t kNotFound = UINT32_MAX;
@@ -53,6 +56,7 @@ class Lexicon {
   uint32_t word_count_ = 0;
   uint32_t slot_mask_ = 0;
   uint32_t max_features_ = 0;
+  uint64_t checksum_ = 0;
   const uint32_t* slots_ = nullptr;
   const uint32_t* word_refs_ = nullptr;
   const uint32_t* word_text_ = nullptr;

@@ -24,9 +24,10 @@
 #include <utility>
 #include <vector>
 
-#include <libstemmer.h>
-
 #include "embed/lexicon/feature_ids.h"
+#include "embed/lexicon/lexicon_format.h"
+#include "text/stemmer.h"
+#include "text/word_lists.h"
 #include "util/hash.h"
 
 namespace {
@@ -35,6 +36,8 @@ using strata::Fnv1a64;  // The word hash; lexicon.cc computes the same.
 using strata::embed::kGlossIdBit;
 using strata::embed::TermId;
 using strata::embed::TermRelation;
+namespace lexicon_format = strata::embed::lexicon_format;
+namespace word_lists = strata::text::word_lists;
 
 // ---- Knobs: what a word's features are and how much each counts ----
 
@@ -78,7 +81,7 @@ constexpr int kMaxRelatedPerSynset = 6;
 // Content words of a synset's gloss (before the first ';' or quoted example), stemmed with
 // Snowball's English stemmer. A stem that occurs in more than kMaxGlossStemSynsets glosses
 // ("use", "person", "genus", "plant") is dropped: it would tie thousands of unrelated words
-// together, and so are function words (kStopWords and kGlossStopWords).
+// together, and so are function words (text/word_lists.h: kLexiconStopWords, kGlossStopWords).
 constexpr float kGlossWeight = 0.2f;
 constexpr int kMaxGlossWordsPerSynset = 8;
 constexpr int kMinGlossWordLength = 3;
@@ -107,50 +110,10 @@ constexpr int kMaxTermFeaturesPerWord = 24;
 
 // Words that get no features: shorter than kMinWordLength (single letters are mostly chemical
 // symbols and letter names) or stop-like function words (the embedder drops them anyway;
-// WordNet lists some as nouns: "it", "in", "he", "who").
+// WordNet lists some as nouns: "it", "in", "he", "who"; text/word_lists.h).
 constexpr size_t kMinWordLength = 2;
-constexpr std::string_view kStopWords[] = {
-    "a",    "am",   "an",  "and",   "are",   "as",   "at",    "be",   "been", "being", "but",
-    "by",   "did",  "do",  "does",  "doing", "for",  "from",  "had",  "has",  "have",  "having",
-    "he",   "her",  "him", "his",   "i",     "if",   "in",    "into", "is",   "it",    "its",
-    "me",   "my",   "no",  "nor",   "not",   "of",   "on",    "or",   "our",  "she",   "so",
-    "than", "that", "the", "their", "them",  "then", "these", "they", "this", "those", "to",
-    "us",   "was",  "we",  "were",  "which", "who",  "with"};
 
-// Function words of glosses that kStopWords (which also keeps words out of the table) lacks.
-constexpr std::string_view kGlossStopWords[] = {
-    "about",   "after",     "all",     "also",    "another", "any",     "because",    "before",
-    "between", "both",      "can",     "could",   "each",    "either",  "especially", "etc",
-    "every",   "few",       "how",     "however", "less",    "like",    "many",       "may",
-    "more",    "most",      "much",    "must",    "neither", "often",   "one",        "only",
-    "other",   "others",    "over",    "same",    "several", "should",  "some",       "somebody",
-    "someone", "something", "such",    "through", "thus",    "too",     "under",      "until",
-    "upon",    "usually",   "various", "very",    "what",    "when",    "where",      "whether",
-    "while",   "whose",     "why",     "will",    "within",  "without", "would",      "you",
-    "your"};
-
-// ---- Table format, read by lexicon.cc (keep the two in sync: the reader checks kMagic,
-// kFormatVersion and the hash of kHashCheckWord, and aborts on a mismatch) ----
-//
-// All integers little-endian uint32 unless noted; sections follow the header in this order,
-// each starting on a 4-byte boundary:
-//   header     kHeaderWords uint32: magic, version, word_count, slot_count, id_count,
-//              ref_count, string_bytes, max_features_per_word, hash_check, total_bytes
-//   slots      [slot_count]     open addressing, linear probing on WordHash(word); 0 = empty,
-//                               else word index + 1. slot_count is a power of two >= 2 words.
-//   word_refs  [word_count + 1] word i's features are refs[word_refs[i], word_refs[i + 1])
-//   word_text  [word_count + 1] word i is strings[word_text[i], word_text[i + 1])
-//   ids        [id_count]       the distinct feature ids, ascending
-//   refs       [ref_count]      (index into ids) << 8 | weight, weight in 1..255 (x / 255)
-//   pos_masks  [word_count] uint8, padded to 4: bit p set if the word is a lemma of part of
-//              speech p (kNoun..kAdverb) in WordNet or the thesaurus; 0 for an inflected form
-//              from an exception list or a stop word (whose entry is empty)
-//   strings    [string_bytes] the words, sorted, no separators
-// Feature ids are feature_ids.h's.
-constexpr uint32_t kMagic = 0x584c5453;  // "STLX"
-constexpr uint32_t kFormatVersion = 1;
-constexpr int kHeaderWords = 10;
-constexpr std::string_view kHashCheckWord = "strata-lexicon";
+// ---- The table's format: lexicon_format.h, which lexicon.cc reads with ----
 
 enum Pos : uint8_t { kNoun = 0, kVerb = 1, kAdjective = 2, kAdverb = 3, kPosCount = 4 };
 constexpr std::array<std::string_view, kPosCount> kPosFileNames = {"noun", "verb", "adj", "adv"};
@@ -202,12 +165,11 @@ std::vector<std::string_view> SplitWords(std::string_view normalized) {
 }
 
 bool IsStopWord(std::string_view word) {
-  return std::find(std::begin(kStopWords), std::end(kStopWords), word) != std::end(kStopWords);
+  return word_lists::Contains(word_lists::kLexiconStopWords, word);
 }
 
 bool IsGlossStopWord(std::string_view word) {
-  return IsStopWord(word) || std::find(std::begin(kGlossStopWords), std::end(kGlossStopWords),
-                                       word) != std::end(kGlossStopWords);
+  return IsStopWord(word) || word_lists::Contains(word_lists::kGlossStopWords, word);
 }
 
 std::vector<std::string_view> SplitSpaces(std::string_view line) {
@@ -298,26 +260,11 @@ struct Synset {
   bool general = false;            // Never a hypernym feature (see the knobs).
 };
 
-class Stemmer {
- public:
-  Stemmer() : stemmer_(sb_stemmer_new("english", nullptr)) {
-    if (stemmer_ == nullptr) Die("libstemmer has no \"english\" stemmer");
-  }
-  ~Stemmer() { sb_stemmer_delete(stemmer_); }
-  Stemmer(const Stemmer&) = delete;
-  Stemmer& operator=(const Stemmer&) = delete;
-
-  std::string Stem(std::string_view word) {
-    const sb_symbol* stem = sb_stemmer_stem(
-        stemmer_, reinterpret_cast<const sb_symbol*>(word.data()), static_cast<int>(word.size()));
-    if (stem == nullptr) Die("libstemmer out of memory");
-    return std::string(reinterpret_cast<const char*>(stem),
-                       static_cast<size_t>(sb_stemmer_length(stemmer_)));
-  }
-
- private:
-  sb_stemmer* stemmer_;
-};
+// Snowball's English stem of a lowercase ASCII word: text::Stem, the keyword arm's and the
+// embedder's stemmer, so the table's stems are the ones the embedder looks up.
+std::string EnglishStem(std::string_view word) {
+  return strata::text::Stem(strata::text::Language::kEnglish, word);
+}
 
 struct Senses {
   std::array<std::vector<uint32_t>, kPosCount> synsets;  // First kSensesPerPos, in order.
@@ -471,7 +418,6 @@ class WordNet {
   }
 
   void ComputeGlosses() {
-    Stemmer stemmer;
     std::vector<std::vector<std::string>> stems(synsets_.size());
     std::unordered_map<std::string, int> synsets_per_stem;
     for (size_t s = 0; s < synsets_.size(); ++s) {
@@ -484,7 +430,7 @@ class WordNet {
         while (i < definition.size() && definition[i] >= 'a' && definition[i] <= 'z') ++i;
         const std::string_view word = std::string_view(definition).substr(start, i - start);
         if (word.size() < kMinGlossWordLength || IsGlossStopWord(word)) continue;
-        std::string stem = stemmer.Stem(word);
+        std::string stem = EnglishStem(word);
         if (!seen.insert(stem).second) continue;
         ++synsets_per_stem[stem];
         stems[s].push_back(std::move(stem));
@@ -644,43 +590,16 @@ class Thesaurus {
   std::map<std::string, std::vector<ThesaurusSense>> entries_;
 };
 
-// Morphy's detachment rules (suffix, replacement) per part of speech; lexicon.cc applies the
-// same ones at run time to words the table does not hold.
-struct Detachment {
-  std::string_view suffix;
-  std::string_view replacement;
-};
-constexpr std::array<Detachment, 8> kNounRules = {{{"s", ""},
-                                                   {"ses", "s"},
-                                                   {"xes", "x"},
-                                                   {"zes", "z"},
-                                                   {"ches", "ch"},
-                                                   {"shes", "sh"},
-                                                   {"men", "man"},
-                                                   {"ies", "y"}}};
-constexpr std::array<Detachment, 8> kVerbRules = {{{"s", ""},
-                                                   {"ies", "y"},
-                                                   {"es", "e"},
-                                                   {"es", ""},
-                                                   {"ed", "e"},
-                                                   {"ed", ""},
-                                                   {"ing", "e"},
-                                                   {"ing", ""}}};
-constexpr std::array<Detachment, 4> kAdjectiveRules = {
-    {{"er", ""}, {"est", ""}, {"er", "e"}, {"est", "e"}}};
-
+// Morphy's detachment rules (lexicon_format.h), which lexicon.cc applies at run time to
+// words the table does not hold: the lemmas `word` may be an inflection of as `pos`.
 std::vector<std::string> Detach(const std::string& word, Pos pos) {
   std::vector<std::string> out;
-  auto apply = [&](const auto& rules) {
-    for (const Detachment& rule : rules) {
-      if (word.size() <= rule.suffix.size() || !word.ends_with(rule.suffix)) continue;
-      out.push_back(word.substr(0, word.size() - rule.suffix.size()) +
-                    std::string(rule.replacement));
-    }
-  };
-  if (pos == kNoun) apply(kNounRules);
-  if (pos == kVerb) apply(kVerbRules);
-  if (pos == kAdjective) apply(kAdjectiveRules);
+  for (const lexicon_format::Detachment& rule : lexicon_format::kDetachments) {
+    if ((rule.pos & (1u << pos)) == 0) continue;
+    if (word.size() <= rule.suffix.size() || !word.ends_with(rule.suffix)) continue;
+    out.push_back(word.substr(0, word.size() - rule.suffix.size()) +
+                  std::string(rule.replacement));
+  }
   return out;
 }
 
@@ -831,13 +750,12 @@ class FeatureBuilder {
 
   const std::string& Stem(std::string_view word) const {
     auto [it, inserted] = stems_.try_emplace(std::string(word));
-    if (inserted) it->second = stemmer_.Stem(word);
+    if (inserted) it->second = EnglishStem(word);
     return it->second;
   }
 
   const WordNet& wordnet_;
   const Thesaurus& thesaurus_;
-  mutable Stemmer stemmer_;
   mutable std::unordered_map<std::string, std::string> stems_;
 };
 
@@ -871,7 +789,7 @@ std::map<std::string, Entry> BuildEntries(const WordNet& wordnet, const Thesauru
   // A stop word's entry is empty, so that the reader does not detach it into a lemma
   // ("was" -> "wa", "does" -> "doe").
   std::map<std::string, Entry> entries;
-  for (std::string_view word : kStopWords) entries.emplace(word, Entry{});
+  for (std::string_view word : word_lists::kLexiconStopWords) entries.emplace(word, Entry{});
   for (const auto& [word, spelling] : spellings) {
     FeatureSet features;
     Entry entry;
@@ -941,24 +859,34 @@ std::string Serialize(const std::map<std::string, Entry>& entries) {
   word_text.push_back(static_cast<uint32_t>(strings.size()));
   while (pos_masks.size() % 4 != 0) pos_masks.push_back(0);
 
-  const size_t total = 4 * (kHeaderWords + slots.size() + word_refs.size() + word_text.size() +
-                            ids.size() + refs.size()) +
-                       pos_masks.size() + strings.size();
+  std::string body;  // Every section after the header.
+  for (const std::vector<uint32_t>* section : {&slots, &word_refs, &word_text, &ids, &refs}) {
+    for (uint32_t v : *section) PutU32(body, v);
+  }
+  body += pos_masks;
+  body += strings;
+  const size_t total = 4 * size_t{lexicon_format::kHeaderWords} + body.size();
   if (total >= (1ull << 32)) Die("table larger than 4 GiB");
+  const uint64_t checksum = Fnv1a64(body);
+
+  std::array<uint32_t, lexicon_format::kHeaderWords> header{};
+  header[lexicon_format::kMagicWord] = lexicon_format::kMagic;
+  header[lexicon_format::kVersionWord] = lexicon_format::kFormatVersion;
+  header[lexicon_format::kWordCount] = word_count;
+  header[lexicon_format::kSlotCount] = slot_count;
+  header[lexicon_format::kIdCount] = static_cast<uint32_t>(ids.size());
+  header[lexicon_format::kRefCount] = static_cast<uint32_t>(refs.size());
+  header[lexicon_format::kStringBytes] = static_cast<uint32_t>(strings.size());
+  header[lexicon_format::kMaxFeaturesPerWord] = kMaxFeaturesPerWord + kMaxTermFeaturesPerWord;
+  header[lexicon_format::kHashCheck] =
+      static_cast<uint32_t>(WordHash(lexicon_format::kHashCheckWord));
+  header[lexicon_format::kTotalBytes] = static_cast<uint32_t>(total);
+  header[lexicon_format::kChecksumLow] = static_cast<uint32_t>(checksum);
+  header[lexicon_format::kChecksumHigh] = static_cast<uint32_t>(checksum >> 32);
   std::string out;
   out.reserve(total);
-  for (uint32_t v :
-       {kMagic, kFormatVersion, word_count, slot_count, static_cast<uint32_t>(ids.size()),
-        static_cast<uint32_t>(refs.size()), static_cast<uint32_t>(strings.size()),
-        uint32_t{kMaxFeaturesPerWord + kMaxTermFeaturesPerWord},
-        static_cast<uint32_t>(WordHash(kHashCheckWord)), static_cast<uint32_t>(total)}) {
-    PutU32(out, v);
-  }
-  for (const std::vector<uint32_t>* section : {&slots, &word_refs, &word_text, &ids, &refs}) {
-    for (uint32_t v : *section) PutU32(out, v);
-  }
-  out += pos_masks;
-  out += strings;
+  for (uint32_t v : header) PutU32(out, v);
+  out += body;
   return out;
 }
 
