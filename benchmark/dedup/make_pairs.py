@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Generates benchmark/dedup/pairs.json: a labeled set of near-duplicate pairs for the write
-path's dedup rule (issue 12). Deterministic: the same WordNet files and SEED give the same file.
+path's dedup rule. Deterministic: the same WordNet files and SEED give the same file.
 
   python3 benchmark/dedup/make_pairs.py [--out benchmark/dedup/pairs.json]
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The near-duplicate benchmark (issue 12): what the write path's dedup does with labeled
+"""The near-duplicate benchmark: what the write path's dedup does with labeled
 pairs, and what it costs on Perseus Vault's small-vocabulary corpus.
 
   python3 benchmark/dedup/run.py [--binary build/src/strata] [--sizes 10000 [100000]]
@@ -8,8 +8,8 @@ pairs, and what it costs on Perseus Vault's small-vocabulary corpus.
 Part 1, the labeled pairs (benchmark/dedup/pairs.json, made by make_pairs.py): one strata
 process (embedder none), each pair in a category of its own so pairs do not interact; the
 canonical `remember` writes a, then b under its own key, and b's answer is read: `action`,
-`merged_into`, `similarity` and `similar: [{category, key, similarity}]` (binaries before
-issue 12 do not answer `similar`). Reported:
+`merged_into`, `similarity` and `similar: [{category, key, similarity}]` (older binaries do not
+answer `similar`). Reported:
 - facts lost: keep_similar or distinct pairs whose b was merged (must be 0);
 - merge precision and recall on the `merge` label (merged = b's action is "deduped");
 - similar-detection recall: the share of keep_similar pairs whose b was merged or names a in

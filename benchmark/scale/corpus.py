@@ -4,7 +4,7 @@ Two profiles, the same shape: memory i has category CATEGORIES[i % 8], key "scal
 "insight" and body
   {"text": "[i] <40-120 words>", "detail": "entity i in group i%977", "nonce": <16 hex>}
 
-- `perseus` (the corpus of record, issue 13): Perseus Vault's scale harness's corpus. Its
+- `perseus` (the corpus of record): Perseus Vault's scale harness's corpus. Its
   categories (PERSEUS_CATEGORIES), words drawn uniformly with replacement from its small
   vocabulary (WORDS), nonce = the first 16 hex digits of SHA-1 of "scale-<i>". The word count
   (uniform in 40..120) and the words come from Python's random.Random seeded with
@@ -65,7 +65,7 @@ def memory(i: int, seed: int = 42) -> dict:
     }
 
 
-# Perseus Vault's harness's corpus. Issue 13 calls WORDS "60 words" but lists these 47; the
+# Perseus Vault's harness's corpus. Its description calls WORDS "60 words" but lists these 47; the
 # list is what is reproduced.
 PERSEUS_CATEGORIES = ["decision", "architecture", "convention", "insight", "fact", "infrastructure",
                       "reference", "conversation"]

@@ -48,7 +48,7 @@ BUDGETS = {
     "DENSE_P99_MS": (("recall", "dense", "p99_ms"), "max", {10000: 6, 100000: 16, 1000000: 10}),
     "HYBRID_P99_MS": (("recall", "hybrid", "p99_ms"), "max", {10000: 20, 100000: 25, 1000000: 24}),
     "EMBED_RATE_PER_S": (("embed", "rate_per_s"), "min", {10000: 400, 100000: 450, 1000000: 400}),
-    # The vectors (388 bytes each at 384 dimensions) live in the database file since issue 4.
+    # The vectors (388 bytes each at 384 dimensions) live in the database file.
     "BYTES_PER_MEMORY": (("db", "bytes_per_memory"), "max", {10000: 3500, 100000: 3500, 1000000: 3500}),
     # The HNSW index is held in memory: ~0.6 KB per vector (388-byte elements, M = 24 links).
     "PEAK_RSS_MB": (("peak_rss_bytes",), "max", {10000: 150, 100000: 600, 1000000: 2500}),

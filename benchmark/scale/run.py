@@ -15,7 +15,7 @@ Two corpus profiles (corpus.py), recorded in the report (top level and per size)
   in the future, temporal recall (the fts5 query with as_of_unix_ms), file sizes, peak RSS, and
   cold start on the loaded database (spawn, initialize, first perseus_vault_recall
   "entity 1 group 1", fts5, limit 5; median of 5).
-- `pseudo`: strata's own pseudo-word corpus by the canonical tools, as before issue 13: the first
+- `pseudo`: strata's own pseudo-word corpus by the canonical tools: the first
   tenth by single remember calls, the middle eight tenths by remember_batch, the embedding
   backlog drained (its rate), the last tenth by single calls (the single-call rate over the two
   tenths, and each tenth's); then the same measurements by recall / as_of (as_of now), cold

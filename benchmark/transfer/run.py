@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Export and import throughput (issue 16): memories per second.
+"""Export and import throughput: memories per second.
 
   python3 benchmark/transfer/run.py [--binary build/src/strata] [--n 100000] [--workdir DIR]
 

@@ -1,4 +1,4 @@
-// Explicit corrections through the public API (`WriteRequest::supersedes`, issue 12): the
+// Explicit corrections through the public API (`WriteRequest::supersedes`): the
 // predecessor's valid period ends where the successor's begins, recall stops returning it in
 // every mode, both histories name each other, reads of the past answer as before, and a
 // correction that cannot be made writes nothing, alone in a batch too.

@@ -1,4 +1,4 @@
-// Export, import, backup and restore through the public API (issue 16): an export read back
+// Export, import, backup and restore through the public API: an export read back
 // into a fresh store exports the same bytes and answers every time-axis read the same;
 // importing twice changes nothing; bad lines are reported by number and stop or are
 // skipped; a backup taken while another connection writes holds every acknowledged write;

@@ -97,7 +97,7 @@ constexpr char kBackupEncryptedOffsite[] =
     "days of encrypted snapshots in offsite cold storage.";
 constexpr char kUnrelated[] =
     "Alice prefers dark mode in every editor and turns off notifications during focus time.";
-// Issue 12's correction under a new key: one content word changed.
+// A correction under a new key: one content word changed.
 constexpr char kMariaGo[] = "Maria leads the storage team and prefers Go for new services";
 constexpr char kMariaRust[] = "Maria leads the storage team and prefers Rust for new services";
 // A negation added or dropped: the fact reversed.
@@ -339,7 +339,7 @@ TEST_F(FinderTest, AChangedWordIsSimilarNotMergedEitherWay) {
 }
 
 TEST_F(FinderTest, AShortBodyNeverMergesEvenWhenIdentical) {
-  // Issue 12: hr/bob holding alice's title is a second fact, not an alias of alice.
+  // hr/bob holding alice's title is a second fact, not an alias of alice.
   const std::string title = R"({"title":"senior engineer"})";
   ASSERT_OK_AND_ASSIGN(const int64_t alice, Store(Id("alice", "hr"), title));
   EXPECT_THAT(Find(*finder_, Id("bob", "hr"), title),

@@ -723,8 +723,8 @@ TEST(BandKeysProperty, NearDuplicatesShareABandKey) {
   EXPECT_GE(NearDuplicatesSharingABandKey(), 0.998);
 }
 
-// Perseus Vault's scale corpus: every body's words drawn uniformly from these. Issue 13 calls
-// them 60 but lists 47, as benchmark/scale/corpus.py does: fewer words, more shared pairs.
+// Perseus Vault's scale corpus: every body's words drawn uniformly from these. Its description
+// calls them 60 but lists 47, as benchmark/scale/corpus.py does: fewer words, more shared pairs.
 constexpr std::string_view kPerseusWords[] = {
     "service", "latency",   "schema",  "deploy",   "index",    "queue",     "worker",  "retry",
     "cache",   "shard",     "vault",   "memory",   "recall",   "decay",     "layer",   "topic",
@@ -744,7 +744,7 @@ std::string PerseusWords(Rng& rng) {
   return out;
 }
 
-// Memory i of Perseus Vault's scale corpus (issue 13). The nonce stands in for SHA-1's first
+// Memory i of Perseus Vault's scale corpus. The nonce stands in for SHA-1's first
 // 16 hex digits: any 16 hex digits that differ per memory say as much.
 std::string PerseusBody(Rng& rng, int i) {
   nlohmann::json body = {{"text", absl::StrCat("[", i, "] ", PerseusWords(rng))},

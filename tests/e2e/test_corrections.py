@@ -1,4 +1,4 @@
-"""Explicit corrections through MCP (issue 12): `remember` with `supersedes`, under the
+"""Explicit corrections through MCP: `remember` with `supersedes`, under the
 canonical tool names and under perseus_vault_remember (docs/compat.md argument names). The
 superseded memory's valid period ends where its successor's begins, recall stops returning
 it in every mode, both histories name each other, as_of before the correction answers as it
