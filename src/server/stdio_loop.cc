@@ -7,18 +7,18 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <condition_variable>
 #include <csignal>
 #include <cstring>
 #include <deque>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 
 namespace strata::server {
 namespace {
@@ -87,51 +87,52 @@ class LineQueue {
   explicit LineQueue(size_t max_bytes) : max_bytes_(max_bytes) {}
 
   // False when the queue was closed by the serving thread (it stopped).
-  bool Push(Item item) {
-    std::unique_lock lock(mu_);
-    not_full_.wait(lock, [&] { return closed_ || bytes_ == 0 || bytes_ < max_bytes_; });
+  bool Push(Item item) ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_, absl::Condition(this, &LineQueue::HasRoomOrClosed));
     if (closed_) return false;
     bytes_ += item.line.size();
     items_.push_back(std::move(item));
-    not_empty_.notify_one();
     return true;
   }
 
   // The reader has nothing more to give (end of input, a stop signal or a read error).
-  void Finish() {
-    std::lock_guard lock(mu_);
+  void Finish() ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
     finished_ = true;
-    not_empty_.notify_one();
   }
 
   // The next line; nullopt once the reader finished and every line was taken.
-  std::optional<Item> Pop() {
-    std::unique_lock lock(mu_);
-    not_empty_.wait(lock, [&] { return finished_ || !items_.empty(); });
+  std::optional<Item> Pop() ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_, absl::Condition(this, &LineQueue::HasItemOrFinished));
     if (items_.empty()) return std::nullopt;
     Item item = std::move(items_.front());
     items_.pop_front();
     bytes_ -= item.line.size();
-    not_full_.notify_one();
     return item;
   }
 
   // The serving thread stopped: a waiting Push returns false.
-  void Close() {
-    std::lock_guard lock(mu_);
+  void Close() ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
     closed_ = true;
-    not_full_.notify_all();
   }
 
  private:
+  // Conditions for absl::Mutex, which evaluates them again whenever mu_ is released: no
+  // condition variable to signal.
+  bool HasRoomOrClosed() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return closed_ || bytes_ == 0 || bytes_ < max_bytes_;
+  }
+  bool HasItemOrFinished() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return finished_ || !items_.empty();
+  }
+
   const size_t max_bytes_;
-  std::mutex mu_;
-  std::condition_variable not_empty_;
-  std::condition_variable not_full_;
-  std::deque<Item> items_;
-  size_t bytes_ = 0;
-  bool finished_ = false;
-  bool closed_ = false;
+  absl::Mutex mu_;  // Guards the members below.
+  std::deque<Item> items_ ABSL_GUARDED_BY(mu_);
+  size_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 // Reads `in_fd` into lines until end of input or a byte on `wake_fd`, showing each line to the

@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <mutex>
 #include <thread>
 
 #include "absl/container/flat_hash_set.h"
@@ -206,7 +205,7 @@ void HnswIndex::Remove(int64_t label) {
 
 void HnswIndex::AddParallel(std::span<const int64_t> labels, std::span<const float> vectors,
                             int threads) {
-  std::lock_guard adding(add_mu_);
+  absl::MutexLock adding(&add_mu_);
   std::vector<size_t> fresh;  // Positions in `labels` of the ones not held yet, each once.
   {
     RoomLock::Hold alone(lock_, RoomLock::kAlone);

@@ -5,13 +5,14 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "util/room_lock.h"
 
 namespace hnswlib {
@@ -63,7 +64,8 @@ class HnswIndex {
   // Stops returning `label` (a version that was purged). Unknown labels are ignored.
   void Remove(int64_t label);
   // Adds many, as Add does, on `threads` threads; searches run between the inserts.
-  void AddParallel(std::span<const int64_t> labels, std::span<const float> vectors, int threads);
+  void AddParallel(std::span<const int64_t> labels, std::span<const float> vectors, int threads)
+      ABSL_LOCKS_EXCLUDED(add_mu_);
 
   // The `k` nearest, closest first (ties by label), each with its cosine similarity to
   // `query` (a unit vector), computed as an exact scan of the stored vectors would.
@@ -97,7 +99,7 @@ class HnswIndex {
   std::unique_ptr<Int8CosineSpace> space_;
   std::unique_ptr<hnswlib::HierarchicalNSW<float>> graph_;
   mutable RoomLock lock_;
-  std::mutex add_mu_;  // One AddParallel at a time: its inserts are of labels it checked.
+  absl::Mutex add_mu_;  // One AddParallel at a time: its inserts are of labels it checked.
 };
 
 }  // namespace strata::vector

@@ -2,30 +2,29 @@
 // The dense side of the store: one embedder, its space, the HNSW index of its vectors, and a
 // worker thread that embeds the backlog and keeps the index caught up with the database.
 
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
-#include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
+#include <stop_token>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "embed/embedder.h"
 #include "store/db.h"
 #include "strata/strata.h"
+#include "vector/embed_worker.h"
 #include "vector/embeddings.h"
 #include "vector/hnsw_index.h"
+#include "vector/published_index.h"
 
 namespace strata::vector {
-
-enum class IndexState { kLoading, kBuilding, kReady };
-const char* IndexStateName(IndexState state);
 
 struct VectorStats {
   std::string embedder;  // The fingerprint.
@@ -41,20 +40,16 @@ struct VectorStats {
   std::optional<float> similarity_floor;
 };
 
-struct BackfillResult {
-  int64_t embedded = 0;   // Versions given a vector by this call.
-  int64_t attempted = 0;  // Versions it tried.
-  int64_t failed = 0;     // attempted - embedded.
-  int64_t remaining = 0;  // In scope and still without a vector.
-  std::string error;      // Why some failed.
-};
-
 // The index lives in "<db>.hnsw" (and "<db>.hnsw.meta"), saved after a rebuild and on
 // shutdown when enough is new (a few vectors are cheaper to catch up at the next start); at start
 // it is loaded when it names this embedder's space and its checksum holds, else rebuilt from the
 // stored vectors. Either way on the worker thread: a search never waits for it (SearchIndex returns
-// nullopt until it is ready). Thread safety: every method may be called from any thread; each call
-// that takes a Db uses that connection only (the caller's thread owns it).
+// nullopt until it is ready). A facade over the two halves, which the worker thread drives:
+// PublishedIndex (load, rebuild, save, catch-up) and EmbedWorker (backlog, Backfill).
+// Thread safety: every method may be called from any thread; each call that takes a Db uses
+// that connection only (the caller's thread owns it). Locks, in order: EmbedWorker's
+// embed_mu_, PublishedIndex's catch_up_mu_, PublishedIndex's mu_; EmbedWorker's mu_ and
+// wake_mu_ below are leaves (no other lock is taken while one is held).
 class VectorService {
  public:
   // Registers the embedder's space through `db` and starts the worker, which opens its own
@@ -71,7 +66,7 @@ class VectorService {
   static std::string IndexPath(const std::string& db_path) { return db_path + ".hnsw"; }
 
   // New versions were committed: the worker looks for them now rather than at its next poll.
-  void Wake();
+  void Wake() ABSL_LOCKS_EXCLUDED(wake_mu_);
   // These versions were purged: the index stops returning them.
   void Forget(std::span<const int64_t> version_ids);
 
@@ -105,55 +100,24 @@ class VectorService {
  private:
   VectorService(std::string path, std::unique_ptr<embed::Embedder> embedder, Space space,
                 int64_t rows_at_start, bool embed_in_background);
-  void Run(std::stop_token stop, std::unique_ptr<store::Db> db);
-  // Loads the saved index or rebuilds it from the stored vectors, then publishes it.
-  void LoadOrRebuild(store::Db& db, std::stop_token stop);
-  // Adds to the index every vector written after the watermark, on `threads` threads.
-  // Returns how many.
-  absl::StatusOr<int64_t> CatchUp(store::Db& db, int threads);
-  // Adds to `idx` the vectors written after `watermark` (advanced past them), on `threads`
-  // threads. With `stop`, the index is not yet published, and a stop request ends the work
-  // early. Returns how many were added.
-  absl::StatusOr<int64_t> AddVectorsAfter(store::Db& db, HnswIndex& idx, int64_t& watermark,
-                                          const std::stop_token* stop, int threads);
-  // Embeds one batch of the backlog after *cursor; advances *cursor past what it stored and
-  // adds to *attempted (when given) how many it tried. Returns how many versions it embedded
-  // (0: nothing pending in scope).
-  absl::StatusOr<int64_t> EmbedBatch(store::Db& db, const BacklogScope& scope, int64_t& cursor,
-                                     int64_t max_items, int64_t* attempted);
-  // Writes the index beside the database; a failure is reported on stderr and is not fatal.
-  void SaveIndex(const HnswIndex& idx, int64_t watermark) const;
-  std::shared_ptr<HnswIndex> index() const;
-  void SetError(const absl::Status& status);
-  // Measures the similarity floor unless it is known; a failure is SetError'd and retried by
-  // the next call.
-  void MeasureFloor();
+  // The worker thread: measures the floor, loads the index, then catches it up and embeds
+  // the backlog until `stop`, and saves the index if enough changed.
+  void Run(std::stop_token stop, std::unique_ptr<store::Db> db) ABSL_LOCKS_EXCLUDED(wake_mu_);
 
   const std::string path_;  // The database's.
   std::unique_ptr<embed::Embedder> embedder_;
   const Space space_;
   const int64_t rows_at_start_;  // The highest embeddings row id at start (>= the vectors).
   const bool embed_in_background_;
+  PublishedIndex index_;
+  EmbedWorker embedding_;  // Borrows embedder_, space_ and index_.
 
-  mutable std::mutex mu_;  // Guards the members below, not the index's contents.
-  std::condition_variable_any wake_;
-  bool woken_ = false;
+  absl::Mutex wake_mu_;  // Guards the members below.
+  absl::CondVar wake_;   // Signalled by Wake and on stop.
+  bool woken_ ABSL_GUARDED_BY(wake_mu_) = false;
   // When this process last committed a write (Wake); the epoch when it has not.
-  std::chrono::steady_clock::time_point last_write_;
-  std::shared_ptr<HnswIndex> index_;  // Null until loaded or built.
-  IndexState state_ = IndexState::kLoading;
-  int64_t watermark_ = 0;         // Embeddings rows up to here are in index_.
-  int64_t added_since_save_ = 0;  // Vectors in index_ and not in its file.
-  int64_t embedded_ = 0;
-  std::string last_error_;
-  std::optional<float> similarity_floor_;
-
-  std::mutex catch_up_mu_;  // One CatchUp at a time.
-  // Held by Backfill for its whole run and by the worker for each batch (try_lock: it
-  // skips a turn rather than wait), so the two never embed the same versions.
-  std::mutex embed_mu_;
-  std::atomic<int> backfills_waiting_{0};  // For embed_mu_: the worker stands aside.
-  std::jthread worker_;                    // Last: stops first.
+  std::chrono::steady_clock::time_point last_write_ ABSL_GUARDED_BY(wake_mu_);
+  std::jthread worker_;  // Last: stops first.
 };
 
 }  // namespace strata::vector

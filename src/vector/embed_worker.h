@@ -1,0 +1,91 @@
+#pragma once
+// Gives stored versions their vectors: the worker thread's backlog batches and a caller's
+// Backfill, which never embed the same versions, and what they learnt about the embedder
+// (its similarity floor, its last error).
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "embed/embedder.h"
+#include "store/db.h"
+#include "strata/strata.h"
+#include "vector/embeddings.h"
+#include "vector/published_index.h"
+
+namespace strata::vector {
+
+struct BackfillResult {
+  int64_t embedded = 0;   // Versions given a vector by this call.
+  int64_t attempted = 0;  // Versions it tried.
+  int64_t failed = 0;     // attempted - embedded.
+  int64_t remaining = 0;  // In scope and still without a vector.
+  std::string error;      // Why some failed.
+};
+
+// Thread safety: every method may be called from any thread; each call that takes a Db uses
+// that connection only. Locks, in order: embed_mu_, then PublishedIndex's (a Backfill catches
+// the index up before it lets the worker embed again), and embed_mu_, then mu_. mu_ is a
+// leaf, held only to copy or set the members it guards; embed_mu_ is held across embedding
+// and SQLite, which is what it serialises.
+class EmbedWorker {
+ public:
+  struct Counters {
+    int64_t embedded = 0;    // Since start, by the worker and by Backfill.
+    std::string last_error;  // The embedder's last failure; empty after a success.
+    std::optional<float> similarity_floor;  // Nullopt until measured.
+  };
+
+  // Borrows all three; they outlive this.
+  EmbedWorker(embed::Embedder& embedder, const Space& space, PublishedIndex& index);
+
+  // The worker thread's turn: embeds one batch of the backlog after `cursor` (advanced past
+  // what it stored) unless a Backfill runs or waits. Returns how many versions it embedded
+  // (0: nothing pending, or it stood aside).
+  absl::StatusOr<int64_t> EmbedBacklogBatch(store::Db& db, int64_t& cursor)
+      ABSL_LOCKS_EXCLUDED(embed_mu_, mu_);
+  // Embeds up to `limit` versions of `scope` now, on the caller's thread and connection, then
+  // brings the index up to date. Reports progress and checks for cancellation after each
+  // batch; Cancelled keeps the vectors stored so far.
+  absl::StatusOr<BackfillResult> Backfill(store::Db& db, const BacklogScope& scope, int64_t limit,
+                                          const WorkControl& control)
+      ABSL_LOCKS_EXCLUDED(embed_mu_, mu_);
+
+  // Measures the similarity floor (similarity_floor.h) unless it is known; a failure is
+  // recorded as the last error and retried by the next call.
+  void MeasureFloor() ABSL_LOCKS_EXCLUDED(mu_);
+  // The floor; 0 until measured (a negative similarity is never evidence).
+  float SimilarityFloor() const ABSL_LOCKS_EXCLUDED(mu_);
+  // Records `status` as the last error (clears it when OK).
+  void SetError(const absl::Status& status) ABSL_LOCKS_EXCLUDED(mu_);
+  Counters counters() const ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  // Embeds one batch of `scope` after `cursor`; advances `cursor` past what it stored and
+  // adds to *attempted (when given) how many it tried. Returns how many versions it embedded
+  // (0: nothing pending in scope).
+  absl::StatusOr<int64_t> EmbedBatch(store::Db& db, const BacklogScope& scope, int64_t& cursor,
+                                     int64_t max_items, int64_t* attempted)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(embed_mu_) ABSL_LOCKS_EXCLUDED(mu_);
+
+  embed::Embedder* const embedder_;  // Not owned; outlives this.
+  const Space* const space_;         // Not owned; outlives this.
+  PublishedIndex* const index_;      // Not owned; outlives this.
+
+  // Held by Backfill for its whole run and by the worker for each batch (TryLock: it skips a
+  // turn rather than wait), so the two never embed the same versions.
+  absl::Mutex embed_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  std::atomic<int> backfills_waiting_{0};  // For embed_mu_: the worker stands aside.
+
+  mutable absl::Mutex mu_;  // Guards the members below.
+  int64_t embedded_ ABSL_GUARDED_BY(mu_) = 0;
+  std::string last_error_ ABSL_GUARDED_BY(mu_);
+  std::optional<float> similarity_floor_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace strata::vector
