@@ -36,8 +36,8 @@ struct BackfillResult {
 class EmbedWorker {
  public:
   struct Counters {
-    int64_t embedded = 0;    // Since start, by the worker and by Backfill.
-    std::string last_error;  // The embedder's last failure; empty after a success.
+    int64_t embedded = 0;                   // Since start, by the worker and by Backfill.
+    std::string last_error;                 // The embedder's last failure; empty after a success.
     std::optional<float> similarity_floor;  // Nullopt until measured.
   };
 

@@ -40,10 +40,12 @@ class PublishedIndex {
 
   // Loads the saved index or rebuilds it from the stored vectors, then publishes it. On an
   // error (or a stop request) nothing is published and dense recall keeps scanning exactly.
-  absl::Status LoadOrRebuild(store::Db& db, std::stop_token stop) ABSL_LOCKS_EXCLUDED(catch_up_mu_, mu_);
+  absl::Status LoadOrRebuild(store::Db& db, std::stop_token stop)
+      ABSL_LOCKS_EXCLUDED(catch_up_mu_, mu_);
   // Adds to the published index every vector written after the watermark, on `threads`
   // threads. Returns how many (0 before publication: LoadOrRebuild adds them).
-  absl::StatusOr<int64_t> CatchUp(store::Db& db, int threads) ABSL_LOCKS_EXCLUDED(catch_up_mu_, mu_);
+  absl::StatusOr<int64_t> CatchUp(store::Db& db, int threads)
+      ABSL_LOCKS_EXCLUDED(catch_up_mu_, mu_);
   // Writes the index when enough is new since its file (a few vectors are cheaper to catch
   // up at the next start than a whole index to rewrite). For shutdown.
   void SaveIfWorthIt() const ABSL_LOCKS_EXCLUDED(mu_);
