@@ -24,21 +24,29 @@ Stmt::~Stmt() {
   }
 }
 
-Stmt& Stmt::Bind(int index, int64_t value) {
-  sqlite3_bind_int64(stmt_, index, value);
+Stmt& Stmt::CheckBind(int rc, int index) {
+  if (rc != SQLITE_OK && bind_rc_ == SQLITE_OK) {
+    bind_rc_ = rc;
+    bind_index_ = index;
+  }
   return *this;
+}
+
+Stmt& Stmt::Bind(int index, int64_t value) {
+  return CheckBind(sqlite3_bind_int64(stmt_, index, value), index);
 }
 Stmt& Stmt::Bind(int index, std::string_view value) {
-  sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT);
-  return *this;
+  return CheckBind(
+      sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT),
+      index);
 }
 Stmt& Stmt::BindBlob(int index, std::string_view bytes) {
-  sqlite3_bind_blob(stmt_, index, bytes.data(), static_cast<int>(bytes.size()), SQLITE_TRANSIENT);
-  return *this;
+  return CheckBind(
+      sqlite3_bind_blob(stmt_, index, bytes.data(), static_cast<int>(bytes.size()), SQLITE_TRANSIENT),
+      index);
 }
 Stmt& Stmt::Bind(int index, double value) {
-  sqlite3_bind_double(stmt_, index, value);
-  return *this;
+  return CheckBind(sqlite3_bind_double(stmt_, index, value), index);
 }
 Stmt& Stmt::Bind(int index, std::optional<int64_t> value) {
   return value ? Bind(index, *value) : BindNull(index);
@@ -50,8 +58,7 @@ Stmt& Stmt::Bind(int index, std::optional<double> value) {
   return value ? Bind(index, *value) : BindNull(index);
 }
 Stmt& Stmt::BindNull(int index) {
-  sqlite3_bind_null(stmt_, index);
-  return *this;
+  return CheckBind(sqlite3_bind_null(stmt_, index), index);
 }
 
 int Stmt::ParameterIndex(const char* name) const {
@@ -78,6 +85,14 @@ absl::StatusOr<std::vector<int64_t>> Stmt::Ints(int col) {
 }
 
 absl::StatusOr<bool> Stmt::Step() {
+  if (bind_rc_ != SQLITE_OK) {
+    // Running with a parameter left unbound (NULL) or stale would answer wrongly, silently.
+    return absl::InternalError(absl::StrCat("sqlite: binding parameter ", bind_index_, " of ",
+                                            sqlite3_bind_parameter_count(stmt_),
+                                            " failed: ", sqlite3_errstr(bind_rc_), " [",
+                                            bind_rc_, "] in: ",
+                                            ToAbsl(std::string_view(sqlite3_sql(stmt_)).substr(0, 120))));
+  }
   const int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) {

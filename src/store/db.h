@@ -42,11 +42,19 @@ std::string JsonArrayOf(std::span<const int64_t> ids);
 
 // A borrowed, cached prepared statement. Binds, steps and reads columns; resets itself
 // (releasing any read snapshot) when destroyed. Column and parameter indexes: Bind is
-// 1-based like SQLite, Column* are 0-based.
+// 1-based like SQLite, Column* are 0-based. A failed Bind (an index out of range, a value
+// too big) is remembered: the next Step, Run or Ints returns it (Internal, naming the
+// index) without running the statement.
 // Thread safety: none; used by the thread that owns the Db.
 class Stmt {
  public:
-  Stmt(Stmt&& other) noexcept : stmt_(other.stmt_), db_(other.db_) { other.stmt_ = nullptr; }
+  Stmt(Stmt&& other) noexcept
+      : stmt_(other.stmt_),
+        db_(other.db_),
+        bind_rc_(other.bind_rc_),
+        bind_index_(other.bind_index_) {
+    other.stmt_ = nullptr;
+  }
   Stmt(const Stmt&) = delete;
   Stmt& operator=(const Stmt&) = delete;
   ~Stmt();
@@ -81,8 +89,12 @@ class Stmt {
  private:
   friend class Db;
   Stmt(sqlite3_stmt* stmt, Db* db) : stmt_(stmt), db_(db) {}
+  // Remembers `rc` from binding parameter `index` when it is the first failure.
+  Stmt& CheckBind(int rc, int index);
   sqlite3_stmt* stmt_;  // Not owned: the Db's cache owns it.
   Db* db_;              // Not owned; outlives this.
+  int bind_rc_ = 0;     // SQLITE_OK, or the first failed bind's result code.
+  int bind_index_ = 0;  // The parameter whose bind failed first.
 };
 
 // One SQLite connection.

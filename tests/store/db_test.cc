@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -333,6 +334,30 @@ TEST_F(DbTest, ParameterIndexFindsNamedParameters) {
   ASSERT_OK_AND_ASSIGN(const bool row, stmt.Step());
   ASSERT_TRUE(row);
   EXPECT_EQ(stmt.Int(0), 42);
+}
+
+TEST_F(DbTest, ABindOutOfRangeFailsTheRunAndNamesTheIndex) {
+  ASSERT_OK_AND_ASSIGN(Stmt stmt, db_->Prepare("INSERT INTO t (v) VALUES (?1)"));
+  stmt.Bind(1, std::string_view("kept")).Bind(99, int64_t{7});
+  EXPECT_THAT(stmt.Run(), StatusIs(absl::StatusCode::kInternal, HasSubstr("parameter 99")));
+  EXPECT_THAT(Values(), ElementsAre());
+}
+
+TEST_F(DbTest, AFailedBindIsReportedByStepAndInts) {
+  ASSERT_OK_AND_ASSIGN(Stmt stmt, db_->Prepare("SELECT id FROM t WHERE v = ?1"));
+  stmt.BindNull(2).Bind(1, std::string_view("x"));
+  EXPECT_THAT(stmt.Step(), StatusIs(absl::StatusCode::kInternal, HasSubstr("parameter 2")));
+  EXPECT_THAT(stmt.Ints(), StatusIs(absl::StatusCode::kInternal, HasSubstr("parameter 2")));
+}
+
+TEST_F(DbTest, AFailedBindDoesNotOutliveItsStmt) {
+  {
+    ASSERT_OK_AND_ASSIGN(Stmt stmt, db_->Prepare("INSERT INTO t (v) VALUES (?1)"));
+    stmt.Bind(3, std::string_view("nowhere"));
+    EXPECT_THAT(stmt.Run(), Not(IsOk()));
+  }
+  Insert("next");
+  EXPECT_THAT(Values(), ElementsAre("next"));
 }
 
 TEST_F(DbTest, LastInsertRowIdAndChanges) {
