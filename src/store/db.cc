@@ -36,14 +36,14 @@ Stmt& Stmt::Bind(int index, int64_t value) {
   return CheckBind(sqlite3_bind_int64(stmt_, index, value), index);
 }
 Stmt& Stmt::Bind(int index, std::string_view value) {
-  return CheckBind(
-      sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT),
-      index);
+  return CheckBind(sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()),
+                                     SQLITE_TRANSIENT),
+                   index);
 }
 Stmt& Stmt::BindBlob(int index, std::string_view bytes) {
-  return CheckBind(
-      sqlite3_bind_blob(stmt_, index, bytes.data(), static_cast<int>(bytes.size()), SQLITE_TRANSIENT),
-      index);
+  return CheckBind(sqlite3_bind_blob(stmt_, index, bytes.data(), static_cast<int>(bytes.size()),
+                                     SQLITE_TRANSIENT),
+                   index);
 }
 Stmt& Stmt::Bind(int index, double value) {
   return CheckBind(sqlite3_bind_double(stmt_, index, value), index);
@@ -57,9 +57,7 @@ Stmt& Stmt::Bind(int index, const std::optional<std::string>& value) {
 Stmt& Stmt::Bind(int index, std::optional<double> value) {
   return value ? Bind(index, *value) : BindNull(index);
 }
-Stmt& Stmt::BindNull(int index) {
-  return CheckBind(sqlite3_bind_null(stmt_, index), index);
-}
+Stmt& Stmt::BindNull(int index) { return CheckBind(sqlite3_bind_null(stmt_, index), index); }
 
 int Stmt::ParameterIndex(const char* name) const {
   return sqlite3_bind_parameter_index(stmt_, name);
@@ -87,11 +85,10 @@ absl::StatusOr<std::vector<int64_t>> Stmt::Ints(int col) {
 absl::StatusOr<bool> Stmt::Step() {
   if (bind_rc_ != SQLITE_OK) {
     // Running with a parameter left unbound (NULL) or stale would answer wrongly, silently.
-    return absl::InternalError(absl::StrCat("sqlite: binding parameter ", bind_index_, " of ",
-                                            sqlite3_bind_parameter_count(stmt_),
-                                            " failed: ", sqlite3_errstr(bind_rc_), " [",
-                                            bind_rc_, "] in: ",
-                                            ToAbsl(std::string_view(sqlite3_sql(stmt_)).substr(0, 120))));
+    return absl::InternalError(absl::StrCat(
+        "sqlite: binding parameter ", bind_index_, " of ", sqlite3_bind_parameter_count(stmt_),
+        " failed: ", sqlite3_errstr(bind_rc_), " [", bind_rc_,
+        "] in: ", ToAbsl(std::string_view(sqlite3_sql(stmt_)).substr(0, 120))));
   }
   const int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
@@ -363,7 +360,8 @@ bool Db::HasFts5Tokenizer(const std::string& name) const {
   fts5_api* fts5 = Fts5ApiOf(handle_);
   void* context = nullptr;
   fts5_tokenizer tokenizer;
-  return fts5 != nullptr && fts5->xFindTokenizer(fts5, name.c_str(), &context, &tokenizer) == SQLITE_OK;
+  return fts5 != nullptr &&
+         fts5->xFindTokenizer(fts5, name.c_str(), &context, &tokenizer) == SQLITE_OK;
 }
 
 fts5_api* Fts5ApiOf(sqlite3* handle) {
