@@ -18,8 +18,8 @@
 #include "embed/registry.h"
 #include "mcp/dispatcher.h"
 #include "recall/fusion.h"
-#include "strata/strata.h"
 #include "store/db.h"
+#include "strata/strata.h"
 #include "text/body_text.h"
 #include "text/fts5_extensions.h"
 #include "text/fts_query.h"
@@ -84,13 +84,12 @@ BENCHMARK(BM_FtsQueryBuild);
 // The vocabulary of Perseus Vault's scale corpus (WORDS in benchmark/scale/corpus.py), the
 // bodies the write path tokenizes in the corpus of record.
 constexpr const char* kScaleVocabulary[] = {
-    "service",  "latency",  "schema",    "deploy",   "index",    "queue",    "worker",
-    "retry",    "cache",    "shard",     "vault",    "memory",   "recall",   "decay",
-    "layer",    "topic",    "entity",    "journal",  "replica",  "merge",    "postgres",
-    "sqlite",   "onnx",     "embedding", "vector",   "keyword",  "hybrid",   "ranking",
-    "fusion",   "timeout",  "breaker",   "fallback", "config",   "workspace", "scope",
-    "audit",    "chain",    "commit",    "release",  "binary",   "stdio",    "transport",
-    "tool",     "argument", "budget",    "threshold", "gate"};
+    "service", "latency",   "schema",  "deploy",   "index",    "queue",     "worker",  "retry",
+    "cache",   "shard",     "vault",   "memory",   "recall",   "decay",     "layer",   "topic",
+    "entity",  "journal",   "replica", "merge",    "postgres", "sqlite",    "onnx",    "embedding",
+    "vector",  "keyword",   "hybrid",  "ranking",  "fusion",   "timeout",   "breaker", "fallback",
+    "config",  "workspace", "scope",   "audit",    "chain",    "commit",    "release", "binary",
+    "stdio",   "transport", "tool",    "argument", "budget",   "threshold", "gate"};
 static_assert(std::size(kScaleVocabulary) == 47);
 
 // `words` words of the scale vocabulary, drawn with a fixed seed, separated by spaces.
@@ -158,9 +157,10 @@ BENCHMARK_CAPTURE(BM_TokenizeBody, porter_unicode61, "porter",
 void BM_FtsInsert(benchmark::State& state, const char* tokenize) {
   if (!text::InstallFts5Extensions().ok()) state.SkipWithError("cannot install the tokenizer");
   absl::StatusOr<std::unique_ptr<store::Db>> db = store::Db::Open(":memory:", {});
-  if (!db.ok() || !(*db)->Exec(absl::StrCat("CREATE VIRTUAL TABLE fts USING fts5(text, key, "
-                                            "category, content = '', tokenize = '",
-                                            tokenize, "')"))
+  if (!db.ok() || !(*db)
+                       ->Exec(absl::StrCat("CREATE VIRTUAL TABLE fts USING fts5(text, key, "
+                                           "category, content = '', tokenize = '",
+                                           tokenize, "')"))
                        .ok()) {
     state.SkipWithError("cannot create the table");
     return;
@@ -245,7 +245,8 @@ void BM_BuiltinEmbed(benchmark::State& state) {
   auto embedder = *embed::MakeEmbedder("builtin");
   const std::vector<std::string> texts = {
       absl::StrCat("scale 7\n", text::BodyText(CorpusBody(7, static_cast<int>(state.range(0)))))};
-  for (auto _ : state) benchmark::DoNotOptimize(embedder->Embed(texts));
+  for (auto _ : state)
+    benchmark::DoNotOptimize(embedder->Embed(texts, strata::embed::Role::kDocument));
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_BuiltinEmbed)->Arg(40)->Arg(120)->Unit(benchmark::kMicrosecond);
@@ -268,7 +269,7 @@ struct CorpusVectors {
     dim = embedder->info().dimension;
     std::vector<std::string> texts;
     for (int i = 0; i < n; ++i) texts.push_back(text::BodyText(CorpusBody(i, 40 + i % 81)));
-    vectors = *embedder->Embed(texts);
+    vectors = *embedder->Embed(texts, strata::embed::Role::kDocument);
     for (int i = 0; i < n; ++i) labels[i] = i;
   }
   int dim;

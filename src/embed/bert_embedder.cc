@@ -65,7 +65,8 @@ class BertEmbedder final : public Embedder {
   const EmbedderInfo& info() const override { return info_; }
   int batch_size() const override { return 16; }
 
-  absl::StatusOr<std::vector<float>> Embed(std::span<const std::string> texts) override {
+  // Both roles alike: a model's prefixes are put on by WithRolePrefixes (registry.cc).
+  absl::StatusOr<std::vector<float>> Embed(std::span<const std::string> texts, Role) override {
     std::vector<std::vector<int32_t>> ids;
     ids.reserve(texts.size());
     for (const std::string& text : texts) ids.push_back(tokenizer_.Encode(text));

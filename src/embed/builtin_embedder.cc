@@ -58,7 +58,8 @@ class BuiltinEmbedder final : public Embedder {
   const EmbedderInfo& info() const override { return info_; }
   int batch_size() const override { return 256; }
 
-  absl::StatusOr<std::vector<float>> Embed(std::span<const std::string> texts) override {
+  // Both roles alike: a model's prefixes are put on by WithRolePrefixes (registry.cc).
+  absl::StatusOr<std::vector<float>> Embed(std::span<const std::string> texts, Role) override {
     std::vector<float> out(texts.size() * info_.dimension, 0.0f);
     for (size_t i = 0; i < texts.size(); ++i) {
       EmbedOne(texts[i], std::span<float>(out.data() + i * info_.dimension, info_.dimension));

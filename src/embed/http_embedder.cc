@@ -592,7 +592,8 @@ class HttpEmbedder final : public Embedder {
   const EmbedderInfo& info() const override { return info_; }
   int batch_size() const override { return config_.batch; }
 
-  absl::StatusOr<std::vector<float>> Embed(std::span<const std::string> texts) override {
+  // Both roles alike: a model's prefixes are put on by WithRolePrefixes (registry.cc).
+  absl::StatusOr<std::vector<float>> Embed(std::span<const std::string> texts, Role) override {
     const size_t dim = static_cast<size_t>(config_.dim);
     std::vector<float> vectors(texts.size() * dim, 0.0f);
     // Blank texts keep the zero vector: OpenAI answers 400 to an empty input.

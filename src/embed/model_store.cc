@@ -202,7 +202,7 @@ absl::StatusOr<VerifyReport> VerifyModel(const ModelCard& card, const fs::path& 
   ASSIGN_OR_RETURN(std::unique_ptr<Embedder> embedder, MakeBertEmbedder({{"dir", dir.string()}}));
   const std::string input(kKnownAnswerInput);
   ASSIGN_OR_RETURN(const std::vector<float> vector,
-                   embedder->Embed(std::span<const std::string>(&input, 1)));
+                   embedder->Embed(std::span<const std::string>(&input, 1), Role::kDocument));
   VerifyReport report{.dir = dir, .dimension = embedder->info().dimension};
   if (report.dimension != card.dimension || vector.size() != size_t(card.dimension)) {
     return absl::DataLossError(absl::StrCat("model ", card.name, ": dimension ", report.dimension,

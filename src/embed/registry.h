@@ -17,6 +17,9 @@ inline constexpr char kDefaultEmbedderSpec[] = "builtin";
 //   openai    an OpenAI-compatible /v1/embeddings server (http_embedder.h)
 //   ollama    an Ollama /api/embed server (http_embedder.h)
 //   none      no embedder: recall has the keyword arm only; returns null
+// Every embedder but none also takes query_prefix=TEXT and document_prefix=TEXT, put before
+// queries and stored texts (WithRolePrefixes); bert:model=NAME defaults to the prefixes its
+// manifest card names (e5's "query: " and "passage: ").
 // Errors: InvalidArgument naming the unknown embedder or the bad option.
 absl::StatusOr<std::unique_ptr<Embedder>> MakeEmbedder(std::string_view spec);
 

@@ -53,8 +53,9 @@ usage:
   strata embed [--category C] [--limit N]
                                     give vectors now to memories without one (progress on
                                     stderr; the server also does this in the background)
-  strata encode [--embedder SPEC] TEXT...
-                                    print the vectors the embedder gives each TEXT, as one
+  strata encode [--embedder SPEC] [--role document|query] TEXT...
+                                    print the vectors the embedder gives each TEXT (as a
+                                    stored memory, the default, or as a query), as one
                                     JSON line {"embedder", "dim", "vectors"}; no database
   strata model list                 the models strata knows, whether each is installed
   strata model fetch NAME [--allow-unconfirmed]
@@ -95,7 +96,9 @@ options:
                          (default; no model, no network), openai:url=U,model=M,dim=N,
                          ollama:url=U,model=M,dim=N, bert:dir=PATH (a sentence-
                          transformers BERT directory, run natively), bert:model=NAME (one
-                         installed by strata model), or none (keyword recall only)
+                         installed by strata model), or none (keyword recall only);
+                         every one but none also takes query_prefix=TEXT and
+                         document_prefix=TEXT (bert:model=NAME: its manifest's prefixes)
   --json                 print the tool's JSON result instead of text
 Times (T) are unix milliseconds or ISO-8601, e.g. 2026-03-01 or 2026-03-01T12:00:00Z.
 )";
@@ -575,9 +578,15 @@ int RunEncode(const CommandLine& cl) {
     std::cerr << "strata encode: embedder none gives no vectors\n";
     return 1;
   }
+  const std::string role = Option(cl, "role", "document");
+  if (role != "document" && role != "query") {
+    std::cerr << "strata encode: --role must be document or query, got \"" << role << "\"\n";
+    return 2;
+  }
   const embed::EmbedderInfo& info = (*embedder)->info();
   const size_t dim = static_cast<size_t>(info.dimension);
-  const absl::StatusOr<std::vector<float>> out = embed::EmbedAll(**embedder, cl.positional);
+  const absl::StatusOr<std::vector<float>> out = embed::EmbedAll(
+      **embedder, cl.positional, role == "query" ? embed::Role::kQuery : embed::Role::kDocument);
   if (!out.ok()) {
     std::cerr << "strata encode: " << out.status().message() << "\n";
     return 1;
@@ -586,10 +595,9 @@ int RunEncode(const CommandLine& cl) {
   for (size_t i = 0; i < cl.positional.size(); ++i) {
     vectors.push_back(std::vector<float>(out->begin() + i * dim, out->begin() + (i + 1) * dim));
   }
-  const nlohmann::ordered_json line = {{"embedder", info.Fingerprint()}, {"dim", info.dimension},
-                     {"vectors", std::move(vectors)}};
-  std::cout << line.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
-            << "\n";
+  const nlohmann::ordered_json line = {
+      {"embedder", info.Fingerprint()}, {"dim", info.dimension}, {"vectors", std::move(vectors)}};
+  std::cout << line.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
   return 0;
 }
 
@@ -774,7 +782,7 @@ int Main(int argc, char** argv) {
         "category", "key", "workspace", "body", "body-json", "type", "tags", "source",
         "valid-from", "valid-to", "dedup", "supersedes", "supersedes-category", "supersedes-key",
         "limit", "as-of", "valid-at", "mode", "out", "on-error", "force", "from",
-        "allow-unconfirmed"};
+        "allow-unconfirmed", "role"};
     // clang-format on
     if (std::find(std::begin(kKnown), std::end(kKnown), name) == std::end(kKnown)) {
       std::cerr << "strata: unknown option --" << name << "\n\n" << kUsage;

@@ -70,11 +70,8 @@ absl::StatusOr<int64_t> EmbedWorker::EmbedBatch(store::Db& db, const BacklogScop
     ids.push_back(p.version_id);
   }
   if (attempted != nullptr) *attempted += static_cast<int64_t>(ids.size());
-  ASSIGN_OR_RETURN(const std::vector<float> vectors, embedder_->Embed(texts));
-  if (vectors.size() != ids.size() * space_->dimension) {
-    return absl::InternalError(absl::StrCat("embedder ", space_->fingerprint, " returned ",
-                                            vectors.size(), " floats for ", ids.size(), " texts"));
-  }
+  ASSIGN_OR_RETURN(const std::vector<float> vectors,
+                   embed::EmbedAll(*embedder_, texts, embed::Role::kDocument));
   RETURN_IF_ERROR(StoreVectors(db, space_->id, space_->dimension, ids, vectors));
   cursor = ids.back();
   absl::MutexLock lock(&mu_);

@@ -67,11 +67,21 @@ constexpr size_t kFloorPercentile = 95;
 absl::StatusOr<float> MeasureSimilarityFloor(embed::Embedder& embedder) {
   const std::vector<std::string> texts(kProbes.begin(), kProbes.end());
   const size_t dim = static_cast<size_t>(embedder.info().dimension);
-  ASSIGN_OR_RETURN(const std::vector<float> vectors, embed::EmbedAll(embedder, texts));
-  auto row = [&](size_t i) { return std::span<const float>(vectors.data() + i * dim, dim); };
+  // Each probe as a query against every other as a stored memory, as recall compares them. An
+  // embedder without role prefixes scores (i, j) as (j, i): each pair counts twice, and the
+  // percentile is that of the distinct pairs.
+  ASSIGN_OR_RETURN(const std::vector<float> queries,
+                   embed::EmbedAll(embedder, texts, embed::Role::kQuery));
+  ASSIGN_OR_RETURN(const std::vector<float> documents,
+                   embed::EmbedAll(embedder, texts, embed::Role::kDocument));
+  auto row = [&](const std::vector<float>& vectors, size_t i) {
+    return std::span<const float>(vectors.data() + i * dim, dim);
+  };
   std::vector<float> similarities;
   for (size_t i = 0; i < texts.size(); ++i) {
-    for (size_t j = i + 1; j < texts.size(); ++j) similarities.push_back(Dot(row(i), row(j)));
+    for (size_t j = 0; j < texts.size(); ++j) {
+      if (i != j) similarities.push_back(Dot(row(queries, i), row(documents, j)));
+    }
   }
   // Not the highest: two unrelated sentences may still share a word ("two stitches", "by two
   // centimetres"), and hashed word features score that pair like a weak paraphrase.

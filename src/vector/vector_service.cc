@@ -129,7 +129,7 @@ absl::StatusOr<BackfillResult> VectorService::Backfill(store::Db& db, const Back
 
 absl::StatusOr<std::vector<float>> VectorService::EmbedQuery(std::string_view query) {
   const std::string text(query);
-  return embedder_->Embed(std::span<const std::string>(&text, 1));
+  return embedder_->Embed(std::span<const std::string>(&text, 1), embed::Role::kQuery);
 }
 
 std::optional<std::vector<Neighbor>> VectorService::SearchIndex(std::span<const float> query,

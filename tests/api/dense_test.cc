@@ -178,7 +178,7 @@ class DenseTest : public ::testing::Test {
     }
     const std::string texts[] = {query,
                                  vector::EmbeddingText(version.identity.key, version.body_json)};
-    absl::StatusOr<std::vector<float>> v = embedder_->Embed(texts);
+    absl::StatusOr<std::vector<float>> v = embedder_->Embed(texts, embed::Role::kDocument);
     EXPECT_TRUE(v.ok());
     const size_t dim = embedder_->info().dimension;
     std::vector<float> stored(dim);
@@ -276,8 +276,7 @@ TEST_F(DenseTest, DenseScoresAreEachVersionsOwnCosine) {
   OpenStore();
   WriteCorpus();
   ASSERT_NO_FATAL_FAILURE(Settle(*store_));
-  for (const std::string query :
-       {"beverage", "drank", "database for invoices", "quokka island"}) {
+  for (const std::string query : {"beverage", "drank", "database for invoices", "quokka island"}) {
     ASSERT_OK_AND_ASSIGN(const RecallResult result, Recall(*store_, query, "dense", 5));
     EXPECT_EQ(result.mode, "dense");
     // Up to 5: only what is above the embedder's similarity floor.
@@ -724,10 +723,10 @@ class SelectiveFilterTest : public DenseTest {
     }
     for (int i = 0; i < few; ++i) {
       // Farther from the query than every "many" memory, but related: above the floor.
-      batch.push_back(Req(absl::StrCat("few", i),
-                          absl::StrCat(R"({"text": "apple pie for the kubernetes team, recipe )",
-                                       i, R"("})"),
-                          "few"));
+      batch.push_back(
+          Req(absl::StrCat("few", i),
+              absl::StrCat(R"({"text": "apple pie for the kubernetes team, recipe )", i, R"("})"),
+              "few"));
     }
     ASSERT_OK(store_->RememberBatch(batch, {}));
     EmbedAll(*store_);

@@ -214,7 +214,9 @@ class ModelCommand(StrataTestCase):
                        card("slow", "test/slow"),
                        card("norange", "test/norange"),
                        card("flaky", "test/flaky"),
-                       card("loose", "test/loose", confirmed=False)], f)
+                       card("loose", "test/loose", confirmed=False),
+                       dict(card("prefixed", "test/tiny"), query_prefix="query: ",
+                            document_prefix="passage: ")], f)
 
     def tearDown(self):
         self.hub.stop_slow.set()
@@ -234,6 +236,15 @@ class ModelCommand(StrataTestCase):
 
     def installed(self, name):
         return os.path.join(self.cache, "strata", "models", name)
+
+    def write_download(self):
+        """The model's files as a user downloaded them by hand; returns their folder."""
+        source = os.path.join(self.tmp, "download")
+        for path, data in MODEL.items():
+            os.makedirs(os.path.dirname(os.path.join(source, path)), exist_ok=True)
+            with open(os.path.join(source, path), "wb") as f:
+                f.write(data)
+        return source
 
     def assertInstalledAsServed(self, name):
         for path, data in MODEL.items():
@@ -328,11 +339,7 @@ class ModelCommand(StrataTestCase):
                           out)
 
     def test_import_installs_checked_files_and_unconfirmed_ones_on_consent(self):
-        source = os.path.join(self.tmp, "download")
-        for path, data in MODEL.items():
-            os.makedirs(os.path.dirname(os.path.join(source, path)), exist_ok=True)
-            with open(os.path.join(source, path), "wb") as f:
-                f.write(data)
+        source = self.write_download()
         code, out, err = self.run_model("model", "import", "tiny", source)
         self.assertEqual(code, 0, err)
         self.assertInstalledAsServed("tiny")
@@ -345,6 +352,33 @@ class ModelCommand(StrataTestCase):
         code, _, err = self.run_model("model", "import", "wrong", source)
         self.assertEqual(code, 1)
         self.assertFalse(os.path.exists(self.installed("wrong")))
+
+    def test_a_cards_prefixes_go_before_queries_and_documents(self):
+        source = self.write_download()
+        code, _, err = self.run_model("model", "import", "prefixed", source)
+        self.assertEqual(code, 0, err)
+
+        def encode(spec, text, role="document"):
+            code, out, err = self.run_model("encode", "--embedder", spec, "--role", role, text)
+            self.assertEqual(code, 0, err)
+            return json.loads(out)
+
+        text = "hello world"
+        query = encode("bert:model=prefixed", text, role="query")
+        document = encode("bert:model=prefixed", text)
+        plain = "bert:dir=" + source
+        self.assertEqual(query["vectors"], encode(plain, "query: " + text)["vectors"])
+        self.assertEqual(document["vectors"], encode(plain, "passage: " + text)["vectors"])
+        self.assertNotEqual(query["vectors"], encode(plain, text)["vectors"])
+        # The document prefix changes stored vectors, so it is part of the fingerprint.
+        self.assertTrue(document["embedder"].endswith(",document_prefix=passage: "),
+                        document["embedder"])
+        # A spec's own prefixes win over the card's.
+        mine = encode("bert:model=prefixed,query_prefix=find: ", text, role="query")
+        self.assertEqual(mine["vectors"], encode(plain, "find: " + text)["vectors"])
+        code, _, err = self.run_model("encode", "--role", "other", text)
+        self.assertEqual(code, 2)
+        self.assertIn("--role must be document or query", err)
 
     def test_usage_errors(self):
         for args in (["model"], ["model", "fetch"], ["model", "remove", "tiny"],

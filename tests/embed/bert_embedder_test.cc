@@ -52,7 +52,7 @@ TEST(BertEmbedderTest, EmbedsUnitVectorsDeterministically) {
 
   const std::vector<std::string> texts = {"hello world", "The cat sat on the mat.", "",
                                           "dogs ran fast!"};
-  auto batch = (*embedder)->Embed(texts);
+  auto batch = (*embedder)->Embed(texts, Role::kDocument);
   ASSERT_TRUE(batch.ok()) << batch.status();
   ASSERT_EQ(batch->size(), texts.size() * 16);
   for (size_t t = 0; t < texts.size(); ++t) {
@@ -60,16 +60,16 @@ TEST(BertEmbedderTest, EmbedsUnitVectorsDeterministically) {
     for (int d = 0; d < 16; ++d) norm += (*batch)[t * 16 + d] * (*batch)[t * 16 + d];
     EXPECT_NEAR(std::sqrt(norm), 1.0, 1e-5) << texts[t];
   }
-  auto again = (*embedder)->Embed(texts);
+  auto again = (*embedder)->Embed(texts, Role::kDocument);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(*again, *batch);
   for (size_t t = 0; t < texts.size(); ++t) {
-    auto alone = (*embedder)->Embed(std::span<const std::string>(&texts[t], 1));
+    auto alone = (*embedder)->Embed(std::span<const std::string>(&texts[t], 1), Role::kDocument);
     ASSERT_TRUE(alone.ok());
     ASSERT_EQ(alone->size(), 16u);
     for (int d = 0; d < 16; ++d) EXPECT_NEAR((*alone)[d], (*batch)[t * 16 + d], 1e-5);
   }
-  auto none = (*embedder)->Embed({});
+  auto none = (*embedder)->Embed({}, Role::kDocument);
   ASSERT_TRUE(none.ok());
   EXPECT_TRUE(none->empty());
 }
@@ -111,16 +111,16 @@ TEST(BertEmbedderTest, ClearErrors) {
               StatusIs(absl::StatusCode::kNotFound,
                        ::testing::AllOf(HasSubstr("embedder bert: "), HasSubstr("nowhere"))));
   std::filesystem::remove(std::filesystem::path(dir) / "vocab.txt");
-  EXPECT_THAT(MakeEmbedder("bert:dir=" + dir).status(),
-              ::testing::Property(&absl::Status::message,
-                                  ::testing::AllOf(HasSubstr("embedder bert: "),
-                                                   HasSubstr("vocab.txt"))));
+  EXPECT_THAT(
+      MakeEmbedder("bert:dir=" + dir).status(),
+      ::testing::Property(&absl::Status::message,
+                          ::testing::AllOf(HasSubstr("embedder bert: "), HasSubstr("vocab.txt"))));
   WriteBertTokenizer(dir);
   WriteTextFile(std::filesystem::path(dir) / "config.json", "{not json");
-  EXPECT_THAT(MakeEmbedder("bert:dir=" + dir).status(),
-              ::testing::Property(&absl::Status::message,
-                                  ::testing::AllOf(HasSubstr("embedder bert: "),
-                                                   HasSubstr("config.json"))));
+  EXPECT_THAT(
+      MakeEmbedder("bert:dir=" + dir).status(),
+      ::testing::Property(&absl::Status::message, ::testing::AllOf(HasSubstr("embedder bert: "),
+                                                                   HasSubstr("config.json"))));
   EXPECT_THAT(MakeEmbedder("nope").status(),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("bert")));
 }

@@ -39,7 +39,8 @@ std::unique_ptr<Embedder> MakeOrDie(const Options& options = {}) {
 
 // The vector of one text; empty on error (which fails the test).
 std::vector<float> EmbedOne(Embedder& embedder, const std::string& text) {
-  absl::StatusOr<std::vector<float>> v = embedder.Embed(std::span<const std::string>(&text, 1));
+  absl::StatusOr<std::vector<float>> v =
+      embedder.Embed(std::span<const std::string>(&text, 1), Role::kDocument);
   EXPECT_TRUE(v.ok()) << v.status();
   return v.ok() ? *v : std::vector<float>();
 }
@@ -73,9 +74,9 @@ TEST(BuiltinEmbedder, SameTextGivesIdenticalFloatsAcrossInstances) {
   std::unique_ptr<Embedder> second = MakeOrDie();
   ASSERT_NE(first, nullptr);
   ASSERT_NE(second, nullptr);
-  ASSERT_OK_AND_ASSIGN(const std::vector<float> a, first->Embed(Texts()));
-  ASSERT_OK_AND_ASSIGN(const std::vector<float> b, second->Embed(Texts()));
-  ASSERT_OK_AND_ASSIGN(const std::vector<float> again, first->Embed(Texts()));
+  ASSERT_OK_AND_ASSIGN(const std::vector<float> a, first->Embed(Texts(), Role::kDocument));
+  ASSERT_OK_AND_ASSIGN(const std::vector<float> b, second->Embed(Texts(), Role::kDocument));
+  ASSERT_OK_AND_ASSIGN(const std::vector<float> again, first->Embed(Texts(), Role::kDocument));
   ASSERT_EQ(a.size(), Texts().size() * kBuiltinDefaultDim);
   EXPECT_EQ(a, b);  // Bit for bit, not approximately.
   EXPECT_EQ(a, again);
@@ -84,7 +85,7 @@ TEST(BuiltinEmbedder, SameTextGivesIdenticalFloatsAcrossInstances) {
 TEST(BuiltinEmbedder, BatchEqualsOneAtATime) {
   std::unique_ptr<Embedder> embedder = MakeOrDie();
   ASSERT_NE(embedder, nullptr);
-  ASSERT_OK_AND_ASSIGN(const std::vector<float> batch, embedder->Embed(Texts()));
+  ASSERT_OK_AND_ASSIGN(const std::vector<float> batch, embedder->Embed(Texts(), Role::kDocument));
   const size_t dim = embedder->info().dimension;
   for (size_t i = 0; i < Texts().size(); ++i) {
     const std::vector<float> one = EmbedOne(*embedder, Texts()[i]);
@@ -96,7 +97,8 @@ TEST(BuiltinEmbedder, BatchEqualsOneAtATime) {
 TEST(BuiltinEmbedder, SameTextGivesIdenticalFloatsAcrossThreads) {
   std::unique_ptr<Embedder> embedder = MakeOrDie();
   ASSERT_NE(embedder, nullptr);
-  ASSERT_OK_AND_ASSIGN(const std::vector<float> expected, embedder->Embed(Texts()));
+  ASSERT_OK_AND_ASSIGN(const std::vector<float> expected,
+                       embedder->Embed(Texts(), Role::kDocument));
   constexpr int kThreads = 8;
   constexpr int kRounds = 20;
   std::vector<int> mismatches(kThreads, 0);
@@ -105,7 +107,7 @@ TEST(BuiltinEmbedder, SameTextGivesIdenticalFloatsAcrossThreads) {
     for (int t = 0; t < kThreads; ++t) {
       threads.emplace_back([&, t] {
         for (int r = 0; r < kRounds; ++r) {
-          absl::StatusOr<std::vector<float>> v = embedder->Embed(Texts());
+          absl::StatusOr<std::vector<float>> v = embedder->Embed(Texts(), Role::kDocument);
           if (!v.ok() || *v != expected) ++mismatches[t];
         }
       });
@@ -138,7 +140,7 @@ TEST(BuiltinEmbedder, TextWithNothingToEmbedIsTheZeroVector) {
 TEST(BuiltinEmbedder, EmptyBatchGivesNoFloats) {
   std::unique_ptr<Embedder> embedder = MakeOrDie();
   ASSERT_NE(embedder, nullptr);
-  ASSERT_OK_AND_ASSIGN(const std::vector<float> v, embedder->Embed({}));
+  ASSERT_OK_AND_ASSIGN(const std::vector<float> v, embedder->Embed({}, Role::kDocument));
   EXPECT_TRUE(v.empty());
 }
 
@@ -260,12 +262,12 @@ TEST(BuiltinEmbedder, SeedChangesTheHashNotTheDeterminism) {
   ASSERT_NE(base, nullptr);
   ASSERT_NE(seeded, nullptr);
   ASSERT_NE(seeded_again, nullptr);
-  ASSERT_OK_AND_ASSIGN(const std::vector<float> a, base->Embed(Texts()));
-  ASSERT_OK_AND_ASSIGN(const std::vector<float> b, seeded->Embed(Texts()));
-  ASSERT_OK_AND_ASSIGN(const std::vector<float> c, seeded_again->Embed(Texts()));
+  ASSERT_OK_AND_ASSIGN(const std::vector<float> a, base->Embed(Texts(), Role::kDocument));
+  ASSERT_OK_AND_ASSIGN(const std::vector<float> b, seeded->Embed(Texts(), Role::kDocument));
+  ASSERT_OK_AND_ASSIGN(const std::vector<float> c, seeded_again->Embed(Texts(), Role::kDocument));
   EXPECT_NE(a, b);
   EXPECT_EQ(b, c);
-  EXPECT_EQ(MakeOrDie({{"seed", "0"}})->Embed(Texts()).value(), a);
+  EXPECT_EQ(MakeOrDie({{"seed", "0"}})->Embed(Texts(), Role::kDocument).value(), a);
 }
 
 TEST(BuiltinEmbedder, ParaphraseIsCloserThanAnUnrelatedMemory) {
@@ -310,6 +312,18 @@ TEST(MakeEmbedder, BuiltinSpecCarriesOptions) {
   EXPECT_NE(plain->info().Fingerprint(), small->info().Fingerprint());
   EXPECT_THAT(MakeEmbedder("builtin:size=3"),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("size")));
+}
+
+TEST(MakeEmbedder, AnyEmbedderTakesRolePrefixes) {
+  ASSERT_OK_AND_ASSIGN(const std::unique_ptr<Embedder> plain, MakeEmbedder("builtin"));
+  ASSERT_OK_AND_ASSIGN(const std::unique_ptr<Embedder> prefixed,
+                       MakeEmbedder("builtin:query_prefix=find: ,document_prefix=note: "));
+  EXPECT_EQ(prefixed->info().Fingerprint(), plain->info().Fingerprint() + "document_prefix=note: ");
+  const std::vector<std::string> text = {"the invoices live in postgres"};
+  const std::vector<std::string> as_query = {"find: the invoices live in postgres"};
+  const std::vector<std::string> as_document = {"note: the invoices live in postgres"};
+  EXPECT_EQ(*prefixed->Embed(text, Role::kQuery), *plain->Embed(as_query, Role::kQuery));
+  EXPECT_EQ(*prefixed->Embed(text, Role::kDocument), *plain->Embed(as_document, Role::kDocument));
 }
 
 }  // namespace

@@ -326,14 +326,14 @@ TEST(HttpEmbedder, OpenAiVectorsAreUnitLengthInTextOrder) {
   });
   const std::unique_ptr<Embedder> embedder = OpenAi(server);
   const std::vector<std::string> texts = {"a", "bbb", "cc"};
-  ASSERT_OK_AND_ASSIGN(const std::vector<float> vectors, embedder->Embed(texts));
+  ASSERT_OK_AND_ASSIGN(const std::vector<float> vectors, embedder->Embed(texts, Role::kDocument));
   ExpectVectorsFor(vectors, texts);
 }
 
 TEST(HttpEmbedder, OpenAiRequestIsJsonWithModelAndInput) {
   FakeServer server(OpenAiOk);
   const std::unique_ptr<Embedder> embedder = OpenAi(server);
-  ASSERT_OK(embedder->Embed(std::vector<std::string>{"x", "y\"z"}));
+  ASSERT_OK(embedder->Embed(std::vector<std::string>{"x", "y\"z"}, Role::kDocument));
 
   const std::vector<Request> requests = server.requests();
   ASSERT_THAT(requests, SizeIs(1));
@@ -349,7 +349,7 @@ TEST(HttpEmbedder, SplitsTextsIntoRequestsOfBatchSize) {
   FakeServer server(OpenAiOk);
   const std::unique_ptr<Embedder> embedder = OpenAi(server, {{"batch", "2"}});
   const std::vector<std::string> texts = {"a", "bb", "ccc", "dddd", "eeeee"};
-  ASSERT_OK_AND_ASSIGN(const std::vector<float> vectors, embedder->Embed(texts));
+  ASSERT_OK_AND_ASSIGN(const std::vector<float> vectors, embedder->Embed(texts, Role::kDocument));
   ExpectVectorsFor(vectors, texts);
 
   const std::vector<Request> requests = server.requests();
@@ -365,7 +365,7 @@ TEST(HttpEmbedder, OllamaVectorsAreUnitLengthInTextOrder) {
   const std::unique_ptr<Embedder> embedder = MakeOrDie(
       HttpApi::kOllama, {{"url", server.Url("/api/embed")}, {"model", "minilm"}, {"dim", "3"}});
   const std::vector<std::string> texts = {"one", "three"};
-  ASSERT_OK_AND_ASSIGN(const std::vector<float> vectors, embedder->Embed(texts));
+  ASSERT_OK_AND_ASSIGN(const std::vector<float> vectors, embedder->Embed(texts, Role::kDocument));
   ExpectVectorsFor(vectors, texts);
 
   const std::vector<Request> requests = server.requests();
@@ -381,7 +381,7 @@ TEST(HttpEmbedder, ReadsChunkedAnswer) {
   });
   const std::unique_ptr<Embedder> embedder = OpenAi(server);
   const std::vector<std::string> texts = {"chunk", "ed"};
-  ASSERT_OK_AND_ASSIGN(const std::vector<float> vectors, embedder->Embed(texts));
+  ASSERT_OK_AND_ASSIGN(const std::vector<float> vectors, embedder->Embed(texts, Role::kDocument));
   ExpectVectorsFor(vectors, texts);
 }
 
@@ -395,7 +395,7 @@ TEST(HttpEmbedder, ReadsAnswersArrivingInPieces) {
   const std::unique_ptr<Embedder> embedder = OpenAi(server);
   for (const std::vector<std::string>& texts :
        {std::vector<std::string>{"chunked", "in", "pieces"}, std::vector<std::string>{"sized"}}) {
-    ASSERT_OK_AND_ASSIGN(const std::vector<float> vectors, embedder->Embed(texts));
+    ASSERT_OK_AND_ASSIGN(const std::vector<float> vectors, embedder->Embed(texts, Role::kDocument));
     ExpectVectorsFor(vectors, texts);
   }
 }
@@ -407,7 +407,7 @@ TEST(HttpEmbedder, ReadsUnframedAnswerUntilTheServerCloses) {
   });
   const std::unique_ptr<Embedder> embedder = OpenAi(server);
   const std::vector<std::string> texts = {"until", "close"};
-  ASSERT_OK_AND_ASSIGN(const std::vector<float> vectors, embedder->Embed(texts));
+  ASSERT_OK_AND_ASSIGN(const std::vector<float> vectors, embedder->Embed(texts, Role::kDocument));
   ExpectVectorsFor(vectors, texts);
 }
 
@@ -417,7 +417,7 @@ TEST(HttpEmbedder, ZeroVectorStaysZero) {
   });
   const std::unique_ptr<Embedder> embedder = OpenAi(server);
   ASSERT_OK_AND_ASSIGN(const std::vector<float> vectors,
-                       embedder->Embed(std::vector<std::string>{"zero"}));
+                       embedder->Embed(std::vector<std::string>{"zero"}, Role::kDocument));
   EXPECT_THAT(vectors, ElementsAre(0.0f, 0.0f, 0.0f));
 }
 
@@ -425,7 +425,7 @@ TEST(HttpEmbedder, BlankTextsGetZeroVectorsWithoutBeingSent) {
   FakeServer server(OpenAiOk);
   const std::unique_ptr<Embedder> embedder = OpenAi(server);
   ASSERT_OK_AND_ASSIGN(const std::vector<float> vectors,
-                       embedder->Embed(std::vector<std::string>{"", "ab", " \n"}));
+                       embedder->Embed(std::vector<std::string>{"", "ab", " \n"}, Role::kDocument));
   ASSERT_THAT(vectors, SizeIs(9));
   EXPECT_THAT(std::vector<float>(vectors.begin(), vectors.begin() + 3), Each(0.0f));
   EXPECT_THAT(std::vector<float>(vectors.begin() + 3, vectors.begin() + 6),
@@ -441,7 +441,7 @@ TEST(HttpEmbedder, NoTextsMeansNoRequest) {
   FakeServer server(OpenAiOk);
   const std::unique_ptr<Embedder> embedder = OpenAi(server);
   ASSERT_OK_AND_ASSIGN(const std::vector<float> vectors,
-                       embedder->Embed(std::vector<std::string>{}));
+                       embedder->Embed(std::vector<std::string>{}, Role::kDocument));
   EXPECT_TRUE(vectors.empty());
   EXPECT_THAT(server.requests(), SizeIs(0));
 }
@@ -455,7 +455,7 @@ TEST(HttpEmbedder, SeveralThreadsEmbedAtOnce) {
     std::vector<std::jthread> threads;
     for (size_t t = 0; t < results.size(); ++t) {
       texts[t] = {std::string(t + 1, 'x'), std::string(t + 5, 'y'), std::string(t + 9, 'z')};
-      threads.emplace_back([&, t] { results[t] = embedder->Embed(texts[t]); });
+      threads.emplace_back([&, t] { results[t] = embedder->Embed(texts[t], Role::kDocument); });
     }
   }
   for (size_t t = 0; t < results.size(); ++t) {
@@ -473,7 +473,7 @@ TEST(HttpEmbedder, ServerThatNeverAnswersIsUnavailable) {
   const std::unique_ptr<Embedder> embedder =
       OpenAi(server, {{"timeout_ms", "200"}, {"retries", "0"}});
   const auto start = std::chrono::steady_clock::now();
-  EXPECT_THAT(embedder->Embed(std::vector<std::string>{"a"}),
+  EXPECT_THAT(embedder->Embed(std::vector<std::string>{"a"}, Role::kDocument),
               StatusIs(absl::StatusCode::kUnavailable,
                        AllOf(HasSubstr(server.Url("/v1/embeddings")), HasSubstr("timed out"))));
   // A sanity cap only: without timeout_ms the default would wait 10 s.
@@ -494,7 +494,7 @@ TEST(HttpEmbedder, ConnectionRefusedIsUnavailableAfterEveryAttempt) {
 
   const std::unique_ptr<Embedder> embedder =
       MakeOrDie(HttpApi::kOpenAi, {{"url", url}, {"model", "m"}, {"dim", "3"}, {"retries", "1"}});
-  EXPECT_THAT(embedder->Embed(std::vector<std::string>{"a"}),
+  EXPECT_THAT(embedder->Embed(std::vector<std::string>{"a"}, Role::kDocument),
               StatusIs(absl::StatusCode::kUnavailable,
                        AllOf(HasSubstr(absl::StrCat("openai embedder at ", url)),
                              HasSubstr("after 2 attempts"), HasSubstr("refused"))));
@@ -508,7 +508,7 @@ TEST(HttpEmbedder, RetriesAfterServerErrorThenSucceeds) {
   });
   const std::unique_ptr<Embedder> embedder = OpenAi(server, {{"retries", "2"}});
   const std::vector<std::string> texts = {"again"};
-  ASSERT_OK_AND_ASSIGN(const std::vector<float> vectors, embedder->Embed(texts));
+  ASSERT_OK_AND_ASSIGN(const std::vector<float> vectors, embedder->Embed(texts, Role::kDocument));
   ExpectVectorsFor(vectors, texts);
   EXPECT_THAT(server.requests(), SizeIs(2));
 }
@@ -516,7 +516,7 @@ TEST(HttpEmbedder, RetriesAfterServerErrorThenSucceeds) {
 TEST(HttpEmbedder, PersistentServerErrorIsUnavailableAfterAllAttempts) {
   FakeServer server([](int, const Request&) { return Reply{HttpReply(503, "overloaded")}; });
   const std::unique_ptr<Embedder> embedder = OpenAi(server, {{"retries", "2"}});
-  EXPECT_THAT(embedder->Embed(std::vector<std::string>{"a"}),
+  EXPECT_THAT(embedder->Embed(std::vector<std::string>{"a"}, Role::kDocument),
               StatusIs(absl::StatusCode::kUnavailable,
                        AllOf(HasSubstr(server.Url("/v1/embeddings")), HasSubstr("after 3 attempts"),
                              HasSubstr("HTTP 503: overloaded"))));
@@ -528,7 +528,7 @@ TEST(HttpEmbedder, ClientErrorIsFailedPreconditionWithoutRetry) {
     return Reply{HttpReply(400, R"({"error": {"message": "model \"m\" not found"}})")};
   });
   const std::unique_ptr<Embedder> embedder = OpenAi(server, {{"retries", "2"}});
-  EXPECT_THAT(embedder->Embed(std::vector<std::string>{"a"}),
+  EXPECT_THAT(embedder->Embed(std::vector<std::string>{"a"}, Role::kDocument),
               StatusIs(absl::StatusCode::kFailedPrecondition,
                        AllOf(HasSubstr(server.Url("/v1/embeddings")), HasSubstr("HTTP 400"),
                              HasSubstr("not found"))));
@@ -539,7 +539,8 @@ TEST(HttpEmbedder, LongErrorBodyIsCut) {
   FakeServer server(
       [](int, const Request&) { return Reply{HttpReply(404, std::string(5000, 'e'))}; });
   const std::unique_ptr<Embedder> embedder = OpenAi(server);
-  const absl::StatusOr<std::vector<float>> vectors = embedder->Embed(std::vector<std::string>{"a"});
+  const absl::StatusOr<std::vector<float>> vectors =
+      embedder->Embed(std::vector<std::string>{"a"}, Role::kDocument);
   EXPECT_THAT(vectors, StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("HTTP 404")));
   EXPECT_THAT(vectors, StatusIs(absl::StatusCode::kFailedPrecondition,
                                 Not(HasSubstr(std::string(201, 'e')))));
@@ -550,7 +551,7 @@ TEST(HttpEmbedder, WrongDimensionIsFailedPreconditionNamingBoth) {
     return Reply{HttpReply(200, R"({"data": [{"index": 0, "embedding": [1, 2, 3, 4]}]})")};
   });
   const std::unique_ptr<Embedder> embedder = OpenAi(server);
-  EXPECT_THAT(embedder->Embed(std::vector<std::string>{"a"}),
+  EXPECT_THAT(embedder->Embed(std::vector<std::string>{"a"}, Role::kDocument),
               StatusIs(absl::StatusCode::kFailedPrecondition,
                        AllOf(HasSubstr("model \"m\""), HasSubstr("dimension 4"),
                              HasSubstr("expected dim=3"))));
@@ -571,7 +572,7 @@ TEST(HttpEmbedder, MalformedOrMisshapenAnswersAreFailedPrecondition) {
     FakeServer server([&](int, const Request&) { return Reply{HttpReply(200, answer)}; });
     const std::unique_ptr<Embedder> embedder = OpenAi(server);
     EXPECT_THAT(
-        embedder->Embed(std::vector<std::string>{"a"}),
+        embedder->Embed(std::vector<std::string>{"a"}, Role::kDocument),
         StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr(server.Url("/v1/embeddings"))))
         << answer;
   }
@@ -580,7 +581,7 @@ TEST(HttpEmbedder, MalformedOrMisshapenAnswersAreFailedPrecondition) {
 TEST(HttpEmbedder, NonHttpAnswerIsFailedPrecondition) {
   FakeServer server([](int, const Request&) { return Reply{"SSH-2.0-OpenSSH_9.2\r\n\r\n"}; });
   const std::unique_ptr<Embedder> embedder = OpenAi(server);
-  EXPECT_THAT(embedder->Embed(std::vector<std::string>{"a"}),
+  EXPECT_THAT(embedder->Embed(std::vector<std::string>{"a"}, Role::kDocument),
               StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("not answer in HTTP")));
 }
 
@@ -589,7 +590,7 @@ TEST(HttpEmbedder, TruncatedAnswerIsUnavailable) {
     return Reply{"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{\"data\": ["};
   });
   const std::unique_ptr<Embedder> embedder = OpenAi(server, {{"retries", "0"}});
-  EXPECT_THAT(embedder->Embed(std::vector<std::string>{"a"}),
+  EXPECT_THAT(embedder->Embed(std::vector<std::string>{"a"}, Role::kDocument),
               StatusIs(absl::StatusCode::kUnavailable, HasSubstr("10 of 100 body bytes")));
 }
 

@@ -150,7 +150,7 @@ TEST(ModelStore, VerifyChecksTheFilesAndTheKnownAnswer) {
   auto embedder = MakeEmbedder("bert:dir=" + (cache / "tiny").string());
   ASSERT_TRUE(embedder.ok());
   const std::string input(kKnownAnswerInput);
-  card.known_answer = *(*embedder)->Embed(std::span<const std::string>(&input, 1));
+  card.known_answer = *(*embedder)->Embed(std::span<const std::string>(&input, 1), Role::kDocument);
   auto known = VerifyModel(card, cache);
   ASSERT_TRUE(known.ok()) << known.status();
   EXPECT_NEAR(*known->known_answer_cosine, 1.0, 1e-6);

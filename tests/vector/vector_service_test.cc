@@ -66,7 +66,8 @@ class FakeEmbedder final : public embed::Embedder {
   const embed::EmbedderInfo& info() const override { return info_; }
   int batch_size() const override { return 7; }
 
-  absl::StatusOr<std::vector<float>> Embed(std::span<const std::string> texts) override {
+  absl::StatusOr<std::vector<float>> Embed(std::span<const std::string> texts,
+                                           embed::Role) override {
     ++calls;
     std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms.load()));
     if (failing) return absl::UnavailableError("fake embedder: connection refused");
