@@ -1,5 +1,6 @@
 // recall: find memories by what they say.
 
+#include <algorithm>
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -51,10 +52,7 @@ std::vector<std::string> FieldNames() {
   std::vector<std::string> names;
   const json schema = ItemSchema();
   for (const auto& [name, property] : schema["properties"].items()) {
-    if (std::find(std::begin(kCutBodyFields), std::end(kCutBodyFields), name) ==
-        std::end(kCutBodyFields)) {
-      names.push_back(name);
-    }
+    if (!IsCutBodyField(name)) names.push_back(name);
   }
   return names;
 }

@@ -76,6 +76,10 @@ json VersionSchema() {
   };
 }
 
+bool IsCutBodyField(std::string_view name) {
+  return name == "snippet" || name == "cut" || name == "body_chars";
+}
+
 void ShapeItem(const ItemShape& shape, json& item) {
   const auto asked = [&shape](std::string_view name) {
     return name == "id" || !shape.fields ||
@@ -101,10 +105,7 @@ void ShapeItem(const ItemShape& shape, json& item) {
   if (!shape.fields) return;
   json kept = json::object();
   for (auto& [name, value] : item.items()) {
-    const bool stands_in = std::find_if(std::begin(kCutBodyFields), std::end(kCutBodyFields),
-                                        [&name = name](const char* cut) { return name == cut; }) !=
-                           std::end(kCutBodyFields);
-    if (asked(name) || (stands_in && body_asked)) kept[name] = std::move(value);
+    if (asked(name) || (body_asked && IsCutBodyField(name))) kept[name] = std::move(value);
   }
   item = std::move(kept);
 }

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -38,8 +39,9 @@ struct ItemShape {
   const QueryTerms* query = nullptr;  // Not owned; outlives this. Required with max_chars.
 };
 
-// The fields that stand in for a cut body, kept when `fields` keeps `body` or `body_json`.
-inline constexpr const char* kCutBodyFields[] = {"snippet", "cut", "body_chars"};
+// Whether `name` is one of the fields that stand in for a cut body (snippet, cut,
+// body_chars), kept when `fields` keeps `body` or `body_json`.
+bool IsCutBodyField(std::string_view name);
 
 // `item` (VersionJson's object and more) cut down to `shape`.
 void ShapeItem(const ItemShape& shape, nlohmann::json& item);
