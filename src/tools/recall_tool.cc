@@ -1,12 +1,17 @@
 // recall: find memories by what they say.
 
+#include <algorithm>
+#include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "tools/args.h"
 #include "tools/limits.h"
 #include "tools/render.h"
+#include "tools/snippet.h"
 #include "tools/tool.h"
 #include "util/status_macros.h"
 
@@ -14,6 +19,65 @@ namespace strata::tools {
 namespace {
 
 using nlohmann::json;
+
+// The bounds of `max_chars`: below the lower, a snippet is too short to read.
+constexpr int64_t kMinMaxChars = 40;
+constexpr int64_t kMaxMaxChars = 100000;
+
+// The JSON Schema of a recall item. Only `id` is required: `fields` and `max_chars` leave the
+// others out when asked.
+json ItemSchema() {
+  json item = VersionSchema();
+  item["description"] =
+      "A memory. Every field below, unless fields chose some or max_chars cut the body.";
+  json& p = item["properties"];
+  p["score"] = {{"type", "number"}, {"description", "Higher is better"}};
+  p["fts5_rank"] = {{"type", json::array({"integer", "null"})}};
+  p["dense_rank"] = {{"type", json::array({"integer", "null"})}};
+  p["snippet"] = {{"type", "string"},
+                  {"description",
+                   "A cut body's text (a string body, or the string values of an object body "
+                   "one per line): max_chars characters around the first word the query "
+                   "matched, or from the start."}};
+  p["cut"] = {{"type", "boolean"},
+              {"description", "true: body and body_json were left out, snippet stands in."}};
+  p["body_chars"] = {{"type", "integer"},
+                     {"description", "A cut body's text length in characters (code points)."}};
+  item["required"] = json::array({"id"});
+  return item;
+}
+
+// The names `fields` may list: the item's fields but a cut body's stand-ins.
+std::vector<std::string> FieldNames() {
+  std::vector<std::string> names;
+  const json schema = ItemSchema();
+  for (const auto& [name, property] : schema["properties"].items()) {
+    if (!IsCutBodyField(name)) names.push_back(name);
+  }
+  return names;
+}
+
+// Reads `fields` and `max_chars` (canonical calls only: docs/compat.md).
+absl::StatusOr<ItemShape> ReadShape(const Args& a) {
+  static const std::vector<std::string>* const kFieldNames =
+      new std::vector<std::string>(FieldNames());
+  ItemShape shape;
+  if (a.Has("fields")) {
+    ASSIGN_OR_RETURN(std::vector<std::string> fields, a.StringList("fields", kFieldNames->size()));
+    for (const std::string& field : fields) {
+      if (std::find(kFieldNames->begin(), kFieldNames->end(), field) == kFieldNames->end()) {
+        return absl::InvalidArgumentError(absl::StrCat("fields: each must be one of ",
+                                                       absl::StrJoin(*kFieldNames, ", "),
+                                                       "; got \"", field, "\""));
+      }
+    }
+    shape.fields = std::move(fields);
+  }
+  ASSIGN_OR_RETURN(std::optional<int64_t> max_chars,
+                   a.OptionalInt("max_chars", kMinMaxChars, kMaxMaxChars));
+  if (max_chars) shape.max_chars = static_cast<size_t>(*max_chars);
+  return shape;
+}
 
 json ItemJson(const RecallItem& item, Dialect dialect) {
   json out = VersionJson(item.version, dialect);
@@ -46,9 +110,19 @@ absl::StatusOr<json> Recall(const ToolContext& ctx, const json& args) {
   ASSIGN_OR_RETURN(r.filters.tags, a.StringList("tags", kMaxFilterTags));
   ASSIGN_OR_RETURN(r.as_of_unix_ms, a.OptionalTime("as_of"));
   ASSIGN_OR_RETURN(r.valid_at_unix_ms, a.OptionalTime("valid_at"));
+  ItemShape shape;
+  if (ctx.dialect == Dialect::kCanonical) {
+    ASSIGN_OR_RETURN(shape, ReadShape(a));
+  }
   ASSIGN_OR_RETURN(RecallResult result, ctx.store->Recall(r));
+  const std::optional<QueryTerms> terms =
+      shape.max_chars ? std::make_optional<QueryTerms>(r.query) : std::nullopt;
+  shape.query = terms ? &*terms : nullptr;
   json items = json::array();
-  for (const RecallItem& item : result.items) items.push_back(ItemJson(item, ctx.dialect));
+  for (const RecallItem& item : result.items) {
+    items.push_back(ItemJson(item, ctx.dialect));
+    ShapeItem(shape, items.back());
+  }
   return json{{"total", items.size()}, {"items", std::move(items)}, {"mode", result.mode}};
 }
 
@@ -78,11 +152,19 @@ std::vector<ToolSpec> RecallTools() {
                                      kMaxFilterTags, ").")}}},
       {"as_of", TimeProp("Search what was believed at this past instant instead of now.")},
       {"valid_at", TimeProp("Only versions true in the world at this instant.")},
+      {"fields",
+       {{"type", "array"},
+        {"items", {{"type", "string"}, {"enum", FieldNames()}}},
+        {"description",
+         "Only these fields of each item (id always comes), to keep the answer short, e.g. "
+         "[\"key\", \"body\", \"score\"]. Default: every field."}}},
+      {"max_chars",
+       IntProp(absl::StrCat(
+           "Longest body text to return whole, in characters (", kMinMaxChars, "-", kMaxMaxChars,
+           "). A longer body comes as a snippet of this many characters around the first "
+           "word the query matched, with cut: true and body_chars (its full length), and "
+           "without body and body_json; get by id returns it whole. Default: no limit."))},
   };
-  json item = VersionSchema();
-  item["properties"]["score"] = {{"type", "number"}, {"description", "Higher is better"}};
-  item["properties"]["fts5_rank"] = {{"type", json::array({"integer", "null"})}};
-  item["properties"]["dense_rank"] = {{"type", json::array({"integer", "null"})}};
   std::vector<ToolSpec> tools;
   tools.push_back({
       .name = "recall",
@@ -94,12 +176,13 @@ std::vector<ToolSpec> RecallTools() {
       .input_schema = {{"type", "object"}, {"properties", props}},
       .output_schema = {{"type", "object"},
                         {"properties",
-                         {{"items", {{"type", "array"}, {"items", item}}},
+                         {{"items", {{"type", "array"}, {"items", ItemSchema()}}},
                           {"total", {{"type", "integer"}}},
                           {"mode", {{"type", "string"}}}}},
                         {"required", json::array({"items", "total", "mode"})}},
       .annotations = {{"readOnlyHint", true}, {"idempotentHint", true}, {"openWorldHint", false}},
       .handler = Recall,
+      .canonical_only_args = {"fields", "max_chars"},
   });
   return tools;
 }

@@ -148,6 +148,7 @@ json StrictSchema(json schema) {
 json PerseusInputSchema(const ToolSpec& spec) {
   json schema = spec.input_schema;
   json& props = schema["properties"];
+  for (const std::string& name : spec.canonical_only_args) props.erase(name);
   auto rename = [&](const char* from, const char* to) {
     if (!props.contains(from)) return;
     props[to] = props[from];

@@ -1,4 +1,10 @@
 #include "tools/render.h"
+
+#include <algorithm>
+#include <string_view>
+#include <utility>
+
+#include "text/body_text.h"
 #include "util/json_text.h"
 
 namespace strata::tools {
@@ -68,6 +74,40 @@ json VersionSchema() {
       {"required", json::array({"id", "category", "key", "version", "body_json", "type", "tags",
                                 "valid_from", "recorded_at"})},
   };
+}
+
+bool IsCutBodyField(std::string_view name) {
+  return name == "snippet" || name == "cut" || name == "body_chars";
+}
+
+void ShapeItem(const ItemShape& shape, json& item) {
+  const auto asked = [&shape](std::string_view name) {
+    return name == "id" || !shape.fields ||
+           std::find(shape.fields->begin(), shape.fields->end(), name) != shape.fields->end();
+  };
+  const bool body_asked = asked("body") || asked("body_json");
+  auto body_json = item.find("body_json");
+  // A body's text is never longer than its JSON text: most bodies are skipped unparsed.
+  if (shape.max_chars && body_asked && body_json != item.end() && body_json->is_string() &&
+      CodePoints(body_json->get_ref<const std::string&>()) > *shape.max_chars) {
+    const std::string text = text::BodyText(body_json->get_ref<const std::string&>());
+    const size_t chars = CodePoints(text);
+    if (chars > *shape.max_chars) {
+      const std::optional<ByteRange> match =
+          shape.query != nullptr ? shape.query->FirstMatch(text) : std::nullopt;
+      item.erase(body_json);
+      item.erase("body");
+      item["snippet"] = std::string(Window(text, match, *shape.max_chars));
+      item["cut"] = true;
+      item["body_chars"] = chars;
+    }
+  }
+  if (!shape.fields) return;
+  json kept = json::object();
+  for (auto& [name, value] : item.items()) {
+    if (asked(name) || (body_asked && IsCutBodyField(name))) kept[name] = std::move(value);
+  }
+  item = std::move(kept);
 }
 
 json MemoryRefJson(int64_t memory_id, const Identity& identity) {

@@ -1,14 +1,19 @@
 #pragma once
 // Library values as tool JSON, and the JSON Schema fragments that describe them.
 
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "absl/status/statusor.h"
 #include "strata/strata.h"
 #include "tools/args.h"
+#include "tools/snippet.h"
 #include "tools/tool.h"
 
 namespace strata::tools {
@@ -21,6 +26,25 @@ nlohmann::json VersionJson(const Version& version, Dialect dialect);
 
 // The JSON Schema of VersionJson's object.
 nlohmann::json VersionSchema();
+
+// How much of each recall item a canonical caller asked for (recall's `fields`, `max_chars`).
+struct ItemShape {
+  // The fields to keep besides `id`, which is always kept; nullopt keeps every field.
+  std::optional<std::vector<std::string>> fields;
+  // A body whose text (text::BodyText: a string body itself, else its string values joined by
+  // newlines) is longer than this many code points is cut: `body` and `body_json` give way to
+  // `snippet` (Window of the text around `query`'s FirstMatch), `cut: true` and `body_chars`
+  // (the text's length). nullopt: no body is cut.
+  std::optional<size_t> max_chars;
+  const QueryTerms* query = nullptr;  // Not owned; outlives this. Required with max_chars.
+};
+
+// Whether `name` is one of the fields that stand in for a cut body (snippet, cut,
+// body_chars), kept when `fields` keeps `body` or `body_json`.
+bool IsCutBodyField(std::string_view name);
+
+// `item` (VersionJson's object and more) cut down to `shape`.
+void ShapeItem(const ItemShape& shape, nlohmann::json& item);
 
 // A reference to a memory: {id, category, key, workspace}, and its schema with `extra`
 // properties added (e.g. a similarity).

@@ -41,6 +41,9 @@ struct ToolSpec {
   nlohmann::json output_schema;
   nlohmann::json annotations;
   ToolHandler handler;
+  // Arguments that the perseus_vault_* name neither lists nor reads (its clients read fixed
+  // fields: docs/compat.md).
+  std::vector<std::string> canonical_only_args;
 };
 
 // The argument contract of canonical calls (Perseus Vault calls ignore what they do not know:

@@ -669,7 +669,7 @@ class UndefinedArguments(BadInputCase):
     def test_unknown_argument_with_no_close_name_lists_the_known_ones(self):
         text = self.call_error(self.client, "recall", {"query": "canary", "trust_weight": 0.5},
                                "trust_weight")
-        self.assertIn("the known arguments are as_of, category, limit, mode", text)
+        self.assertIn("the known arguments are as_of, category, fields, limit, max_chars, mode", text)
 
     def test_batch_item_fails_alone(self):
         r = self.call_ok(self.client, "remember_batch", {"items": [

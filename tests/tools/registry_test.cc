@@ -1113,8 +1113,8 @@ TEST_F(RegistryTest, AnUnknownArgumentWithNoCloseNameListsTheKnownOnes) {
   EXPECT_THAT(Call("recall", {{"query", "x"}, {"trust_weight", 0.5}}),
               StatusIs(kInvalid,
                        "trust_weight: unknown argument of recall; the known arguments "
-                       "are as_of, category, limit, mode, offset, query, tags, type, "
-                       "valid_at, workspace"));
+                       "are as_of, category, fields, limit, max_chars, mode, offset, query, "
+                       "tags, type, valid_at, workspace"));
   EXPECT_THAT(Call("get", {{"x", 1}}),
               StatusIs(kInvalid,
                        "x: unknown argument of get; the known arguments are category, "
