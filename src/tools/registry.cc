@@ -245,9 +245,13 @@ std::optional<ToolRegistry::Resolved> ToolRegistry::Find(std::string_view name) 
 }
 
 absl::StatusOr<json> ToolRegistry::Call(const Resolved& tool, const json& args,
-                                        WorkControl work) const {
-  const ToolContext ctx{
-      .store = store_, .tool = tool.spec, .dialect = tool.dialect, .work = std::move(work)};
+                                        WorkControl work, const WorkspaceAccess* access) const {
+  static const WorkspaceAccess kEveryWorkspace;
+  const ToolContext ctx{.store = store_,
+                        .tool = tool.spec,
+                        .dialect = tool.dialect,
+                        .work = std::move(work),
+                        .access = access != nullptr ? access : &kEveryWorkspace};
   const json empty = json::object();
   const json& given = args.is_null() ? empty : args;
   if (!given.is_object()) {
