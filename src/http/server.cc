@@ -144,6 +144,17 @@ bool NamesStatelessVersion(const json& meta) {
   return false;
 }
 
+// Whether strata speaks the revision `version`.
+bool IsKnownVersion(std::string_view version) {
+  for (const char* v : mcp::kProtocolVersions) {
+    if (version == v) return true;
+  }
+  for (const char* v : mcp::kStatelessVersions) {
+    if (version == v) return true;
+  }
+  return false;
+}
+
 Shape Classify(std::string_view body) {
   Shape shape;
   JsonParser parser(mcp::DispatcherOptions{}.max_depth);
@@ -244,7 +255,8 @@ bool Service::Admit(const httplib::Request& req, httplib::Response& res,
   }
   const absl::string_view presented =
       absl::StripAsciiWhitespace(absl::string_view(authorization).substr(kBearer.size()));
-  std::optional<TokenGrant> found = tokens->Find(std::string_view(presented.data(), presented.size()));
+  std::optional<TokenGrant> found =
+      tokens->Find(std::string_view(presented.data(), presented.size()));
   if (!found) {
     res.set_header("WWW-Authenticate", "Bearer realm=\"strata\", error=\"invalid_token\"");
     Refuse(res, 401, mcp::kInvalidRequest, "Unauthorized: the bearer token is not valid");
@@ -287,6 +299,13 @@ void Service::Post(const httplib::Request& req, httplib::Response& res) {
   const std::string content_type = req.get_header_value("Content-Type");
   if (!content_type.empty() && !absl::StartsWithIgnoreCase(content_type, "application/json")) {
     Refuse(res, 415, mcp::kInvalidRequest, "Unsupported Media Type: POST application/json");
+    return;
+  }
+  if (const std::string version = req.get_header_value(kVersionHeader);
+      !version.empty() && !IsKnownVersion(version)) {
+    Refuse(res, 400, mcp::kInvalidRequest,
+           absl::StrCat("Bad Request: unsupported MCP-Protocol-Version \"", version.substr(0, 32),
+                        "\""));
     return;
   }
   const Shape shape = Classify(req.body);
@@ -339,8 +358,7 @@ void Service::Post(const httplib::Request& req, httplib::Response& res) {
     res.status = 202;
     return;
   }
-  const bool wants_stream =
-      absl::StrContains(req.get_header_value("Accept"), "text/event-stream");
+  const bool wants_stream = absl::StrContains(req.get_header_value("Accept"), "text/event-stream");
   if (shape.progress && wants_stream && !opens_session) {
     // Progress notifications, then the response, as server-sent events. The provider runs on
     // this worker after the handler returns: it keeps what it uses alive.
@@ -352,8 +370,7 @@ void Service::Post(const httplib::Request& req, httplib::Response& res) {
             const std::string text = absl::StrCat("event: message\ndata: ", data, "\n\n");
             if (open) open = sink.write(text.data(), text.size());
           };
-          Outcome out =
-              Run(*lane, body, grant != nullptr ? &grant->access : nullptr, event);
+          Outcome out = Run(*lane, body, grant != nullptr ? &grant->access : nullptr, event);
           if (out.response) event(*out.response);
           sink.done();
           return open;
@@ -398,8 +415,7 @@ void Service::ReloadTokens() {
   }
   absl::StatusOr<TokenTable> table = TokenTable::Load(options_.token_file);
   if (!table.ok()) {
-    std::cerr << "strata: SIGHUP: keeping the tokens in use: " << table.status().message()
-              << "\n";
+    std::cerr << "strata: SIGHUP: keeping the tokens in use: " << table.status().message() << "\n";
     return;
   }
   const size_t count = table->size();

@@ -16,8 +16,8 @@ constexpr size_t kMinTokenBytes = 16;
 constexpr size_t kMaxTokenBytes = 512;
 
 bool IsTokenChar(char c) {
-  return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' ||
-         c == '_' || c == '~' || c == '+' || c == '/' || c == '=';
+  return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_' ||
+         c == '~' || c == '+' || c == '/' || c == '=';
 }
 
 // The workspaces of a token line's second field.

@@ -826,13 +826,12 @@ int Main(int argc, char** argv) {
     return 2;
   }
   if (const std::string address = Option(cl, "http"); !address.empty()) {
-    return http::ServeHttp(
-        registry, {.address = address,
-                   .token_file = Option(cl, "auth-token-file"),
-                   .allowed_origins = absl::StrSplit(Option(cl, "allow-origin"), ',',
-                                                     absl::SkipEmpty()),
-                   .max_body_bytes = stdio_options.max_line_bytes,
-                   .db_path = store_options.path});
+    return http::ServeHttp(registry, {.address = address,
+                                      .token_file = Option(cl, "auth-token-file"),
+                                      .allowed_origins = absl::StrSplit(Option(cl, "allow-origin"),
+                                                                        ',', absl::SkipEmpty()),
+                                      .max_body_bytes = stdio_options.max_line_bytes,
+                                      .db_path = store_options.path});
   }
   InstallSignalHandlers();
   // A host that dies without closing our stdin still ends the server.

@@ -18,7 +18,8 @@ const std::vector<std::string>& WorkspaceAccess::allowed() const {
 
 absl::Status WorkspaceAccess::Check(std::string_view argument, std::string_view workspace) const {
   if (Allows(workspace)) return absl::OkStatus();
-  return absl::PermissionDeniedError(absl::StrCat(ToAbsl(argument), ": this token may not use workspace \"",
+  return absl::PermissionDeniedError(absl::StrCat(ToAbsl(argument),
+                                                  ": this token may not use workspace \"",
                                                   ToAbsl(workspace.substr(0, 64)), "\""));
 }
 

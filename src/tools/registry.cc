@@ -244,8 +244,8 @@ std::optional<ToolRegistry::Resolved> ToolRegistry::Find(std::string_view name) 
   return std::nullopt;
 }
 
-absl::StatusOr<json> ToolRegistry::Call(const Resolved& tool, const json& args,
-                                        WorkControl work, const WorkspaceAccess* access) const {
+absl::StatusOr<json> ToolRegistry::Call(const Resolved& tool, const json& args, WorkControl work,
+                                        const WorkspaceAccess* access) const {
   static const WorkspaceAccess kEveryWorkspace;
   const ToolContext ctx{.store = store_,
                         .tool = tool.spec,

@@ -238,6 +238,13 @@ class TransportTest(HttpTestCase):
         status, _, _ = server.request("POST", message, {"Mcp-Session-Id": s.id,
                                                         "MCP-Protocol-Version": "2025-11-25"})
         self.assertEqual(status, 400)
+        for version in ("1900-01-01", "not-a-version"):
+            status, _, _ = server.request("POST", message, {"Mcp-Session-Id": s.id,
+                                                            "MCP-Protocol-Version": version})
+            self.assertEqual(status, 400, version)
+        # Without the header, the session's version is assumed.
+        status, _, _ = server.request("POST", message, {"Mcp-Session-Id": s.id})
+        self.assertEqual(status, 200)
         # initialize never reuses a session.
         status, _, _ = s.post_raw({"jsonrpc": "2.0", "id": 6, "method": "initialize",
                                    "params": {"protocolVersion": VERSION}})

@@ -28,9 +28,10 @@ TEST(ParseListenAddressTest, ParsesHostAndPort) {
 }
 
 TEST(ParseListenAddressTest, RefusesMalformedAddresses) {
-  for (const char* bad : {"", "127.0.0.1", ":80", "127.0.0.1:", "127.0.0.1:65536",
-                          "127.0.0.1:-1", "127.0.0.1:8x", "::1:80", "[::1", "[::1]80", "[]:80"}) {
-    EXPECT_THAT(ParseListenAddress(bad).status(), StatusIs(absl::StatusCode::kInvalidArgument, ::testing::_))
+  for (const char* bad : {"", "127.0.0.1", ":80", "127.0.0.1:", "127.0.0.1:65536", "127.0.0.1:-1",
+                          "127.0.0.1:8x", "::1:80", "[::1", "[::1]80", "[]:80"}) {
+    EXPECT_THAT(ParseListenAddress(bad).status(),
+                StatusIs(absl::StatusCode::kInvalidArgument, ::testing::_))
         << bad;
   }
 }
@@ -51,10 +52,9 @@ TEST(OriginAllowedTest, LoopbackOriginsAndTheAllowList) {
                              "http://[::1]:8080", "http://127.0.0.5:1"}) {
     EXPECT_TRUE(OriginAllowed(origin, none)) << origin;
   }
-  for (const char* origin :
-       {"null", "http://evil.example", "http://127.0.0.1.evil.example", "http://localhost.evil",
-        "file://localhost", "http://user@localhost", "http://localhost/path", "localhost",
-        "http://[::1", ""}) {
+  for (const char* origin : {"null", "http://evil.example", "http://127.0.0.1.evil.example",
+                             "http://localhost.evil", "file://localhost", "http://user@localhost",
+                             "http://localhost/path", "localhost", "http://[::1", ""}) {
     EXPECT_FALSE(OriginAllowed(origin, none)) << origin;
   }
   const std::vector<std::string> allowed = {"https://app.example.com"};
