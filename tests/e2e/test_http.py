@@ -393,6 +393,14 @@ class TransportTest(HttpTestCase):
                 stdin=subprocess.DEVNULL, capture_output=True, timeout=EXIT_DEADLINE)
             self.assertEqual(proc.returncode, 2, (address, proc.stderr))
 
+    def test_token_options_need_http(self):
+        for option in ("--auth-token-file", "--allow-origin"):
+            proc = subprocess.run(
+                [mcp_client.BINARY, "serve", "--db", self.db, option, "x"],
+                stdin=subprocess.DEVNULL, capture_output=True, timeout=EXIT_DEADLINE)
+            self.assertEqual(proc.returncode, 2, proc.stderr)
+            self.assertIn(b"serve --http", proc.stderr)
+
     def test_bad_token_file_refused_at_start(self):
         self.write_tokens("short\n")
         proc = subprocess.run(
