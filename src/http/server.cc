@@ -98,6 +98,9 @@ struct Lane {
   const std::string token_digest;  // The token that opened it; empty without authorization.
   std::string version;             // Negotiated by initialize; fixed once published.
   std::atomic<int64_t> last_used_ns{0};
+  // Preview may run beside HandleLine but not beside itself (one reader thread on stdio);
+  // here several workers may hold notifications for one session.
+  absl::Mutex preview_mu;
 };
 
 // Where a request's answer went and what initialize negotiated.
@@ -120,9 +123,10 @@ Outcome Run(Lane& lane, std::string_view body, const tools::WorkspaceAccess* acc
   return out;
 }
 
-// Dispatcher::Preview is thread-safe: it runs outside the store mutex, so that a cancellation
-// reaches the request it names while that request holds the mutex.
+// Dispatcher::Preview may run beside HandleLine: it runs outside the store mutex, so that a
+// cancellation reaches the request it names while that request holds the mutex.
 void Preview(Lane& lane, std::string_view body) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  absl::MutexLock lock(&lane.preview_mu);
   lane.dispatcher->Preview(body);
 }
 

@@ -313,6 +313,38 @@ class TransportTest(HttpTestCase):
         self.assertTrue(headers["content-type"].startswith("application/json"))
         self.assertEqual(json.loads(body)["id"], 10)
 
+    def test_cancelled_batch_writes_nothing(self):
+        # The cancellation may reach the batch queued, in flight or after its answer: whichever,
+        # a batch answered 202 (cancelled, no response) wrote nothing, one answered 200 all.
+        server = self.start("--embedder", "none")
+        s = Session(server)
+        items = [remember("c%d" % i, "cancel me %d" % i) for i in range(3000)]
+        outcome = {}
+
+        def batch():
+            outcome["answer"] = s.post_raw(
+                {"jsonrpc": "2.0", "id": "big", "method": "tools/call",
+                 "params": {"name": "remember_batch", "arguments": {"items": items}}})
+
+        thread = threading.Thread(target=batch)
+        thread.start()
+        time.sleep(0.1)  # Most often the batch is in flight by now; any order is correct.
+        status, _, _ = s.post_raw({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                   "params": {"requestId": "big"}})
+        self.assertEqual(status, 202)
+        thread.join(timeout=REQUEST_TIMEOUT * 2)
+        status, _, body = outcome["answer"]
+        stats = s.call_ok("stats", {})
+        if status == 202:
+            self.assertEqual(body, b"")
+            self.assertEqual(stats["total_memories"], 0)
+        else:
+            self.assertEqual(status, 200, body)
+            self.assertEqual(stats["total_memories"], 3000)
+        # The id is served again afterwards.
+        status, _, body = s.post_raw({"jsonrpc": "2.0", "id": "big", "method": "ping"})
+        self.assertEqual((status, json.loads(body)["id"]), (200, "big"))
+
     def test_origin_checked(self):
         server = self.start("--allow-origin", "https://app.example.com")
         s = Session(server)
