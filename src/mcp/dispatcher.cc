@@ -371,7 +371,7 @@ json Dispatcher::CallTool(const json& params, const json& id) {
                     {"params", {{"progressToken", token}, {"progress", done}, {"total", total}}}}));
     };
   }
-  absl::StatusOr<json> result = registry_->Call(*tool, arguments, std::move(work));
+  absl::StatusOr<json> result = registry_->Call(*tool, arguments, std::move(work), access_);
   if (!result.ok()) {
     return Response(
         id, {{"content", {{{"type", "text"}, {"text", std::string(result.status().message())}}}},

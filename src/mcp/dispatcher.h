@@ -54,6 +54,10 @@ class Dispatcher {
   // without its newline. Unset: they are dropped.
   void set_notify(std::function<void(const std::string&)> notify) { notify_ = std::move(notify); }
 
+  // The workspaces the next requests' tool calls may use (null: every one; not owned, outlives
+  // their HandleLine). The HTTP transport sets each request's token's.
+  void set_access(const tools::WorkspaceAccess* access) { access_ = access; }
+
   // The negotiated protocol version, empty before initialize.
   const std::string& protocol_version() const { return protocol_version_; }
 
@@ -83,6 +87,7 @@ class Dispatcher {
   std::string protocol_version_;
   nlohmann::json tools_list_;  // Built once: the tool list does not change.
   std::function<void(const std::string&)> notify_;
+  const tools::WorkspaceAccess* access_ = nullptr;
 
   std::mutex cancel_mu_;
   nlohmann::json in_flight_;  // The id of the request being handled; null between requests.

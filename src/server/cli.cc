@@ -25,6 +25,7 @@
 #include "embed/model_manifest.h"
 #include "embed/model_store.h"
 #include "embed/registry.h"
+#include "http/server.h"
 #include "mcp/dispatcher.h"
 #include "server/parent_watch.h"
 #include "server/progress.h"
@@ -42,6 +43,9 @@ constexpr char kUsage[] = R"(strata: a memory store for AI agents (MCP over stdi
 
 usage:
   strata [serve] [options]          speak MCP on stdin/stdout (what an agent host runs)
+  strata serve --http HOST:PORT [--auth-token-file FILE] [--allow-origin ORIGIN,...]
+                                    speak MCP over HTTP at http://HOST:PORT/mcp (README
+                                    "MCP over HTTP"); loopback only without a token file
   strata remember --category C --key K (--body TEXT | --body-json JSON)
                   [--type T] [--tags a,b] [--workspace W] [--valid-from T] [--valid-to T]
                   [--supersedes CATEGORY/KEY | --supersedes-category C --supersedes-key K]
@@ -778,7 +782,7 @@ int Main(int argc, char** argv) {
     // clang-format off
     static const char* const kKnown[] = {
         "db", "durability", "compat", "tool-prefix", "max-line-bytes", "dedup-threshold",
-        "embedder", "queries",
+        "embedder", "queries", "http", "auth-token-file", "allow-origin",
         "category", "key", "workspace", "body", "body-json", "type", "tags", "source",
         "valid-from", "valid-to", "dedup", "supersedes", "supersedes-category", "supersedes-key",
         "limit", "as-of", "valid-at", "mode", "out", "on-error", "force", "from",
@@ -824,6 +828,19 @@ int Main(int argc, char** argv) {
   tools::ToolRegistry registry(store->get(), registry_options);
   if (cl.command != "serve") return RunCommand(cl, registry);
 
+  if (Option(cl, "http").empty() &&
+      (!Option(cl, "auth-token-file").empty() || !Option(cl, "allow-origin").empty())) {
+    std::cerr << "strata: --auth-token-file and --allow-origin go with serve --http\n";
+    return 2;
+  }
+  if (const std::string address = Option(cl, "http"); !address.empty()) {
+    return http::ServeHttp(registry, {.address = address,
+                                      .token_file = Option(cl, "auth-token-file"),
+                                      .allowed_origins = absl::StrSplit(Option(cl, "allow-origin"),
+                                                                        ',', absl::SkipEmpty()),
+                                      .max_body_bytes = stdio_options.max_line_bytes,
+                                      .db_path = store_options.path});
+  }
   InstallSignalHandlers();
   // A host that dies without closing our stdin still ends the server.
   absl::StatusOr<std::unique_ptr<ParentWatch>> parent_watch = ParentWatch::Start(parent);

@@ -16,6 +16,8 @@ using nlohmann::json;
 constexpr int64_t kMaxEmbedLimit = 1000000;
 
 absl::StatusOr<json> GetStats(const ToolContext& ctx, const json&) {
+  // Counts and paths span every workspace.
+  RETURN_IF_ERROR(ctx.access->CheckUnrestricted("stats"));
   ASSIGN_OR_RETURN(Stats s, ctx.store->GetStats());
   json out = {
       {"total_memories", s.total_memories},
@@ -79,7 +81,11 @@ absl::StatusOr<json> Embed(const ToolContext& ctx, const json& args) {
     ASSIGN_OR_RETURN(std::optional<std::string> workspace, a.OptionalString("workspace"));
     r.identity =
         Identity{.category = *r.category, .key = *key, .workspace = workspace.value_or("")};
+    RETURN_IF_ERROR(ctx.access->Check("workspace", r.identity->workspace));
     r.category.reset();
+  } else {
+    // A batch embeds, and counts, memories of every workspace.
+    RETURN_IF_ERROR(ctx.access->CheckUnrestricted("embed without key"));
   }
   ASSIGN_OR_RETURN(std::optional<int64_t> limit, a.OptionalInt("limit", 1, kMaxEmbedLimit));
   ASSIGN_OR_RETURN(std::optional<int64_t> batch_limit,

@@ -60,7 +60,9 @@ absl::StatusOr<json> Get(const ToolContext& ctx, const json& args) {
   if (a.Has("id")) {
     ASSIGN_OR_RETURN(std::optional<int64_t> id, a.OptionalInt("id", 1, INT64_MAX));
     version = ctx.store->GetById(*id);
-    if (!version.ok() && version.status().code() == absl::StatusCode::kNotFound) {
+    // A memory of a workspace the caller may not use is not there for it.
+    if ((!version.ok() && version.status().code() == absl::StatusCode::kNotFound) ||
+        (version.ok() && !ctx.access->Allows(version->identity.workspace))) {
       return json{{"found", false}, {"id", *id}};
     }
   } else {
@@ -68,6 +70,7 @@ absl::StatusOr<json> Get(const ToolContext& ctx, const json& args) {
       return absl::InvalidArgumentError("id: required (or category and key)");
     }
     ASSIGN_OR_RETURN(identity, ReadIdentity(a));
+    RETURN_IF_ERROR(ctx.access->Check("workspace", identity.workspace));
     version = ctx.store->Get(identity);
   }
   if (!version.ok() && version.status().code() == absl::StatusCode::kNotFound) {
@@ -77,10 +80,12 @@ absl::StatusOr<json> Get(const ToolContext& ctx, const json& args) {
   return LookupJson(identity, *version, ctx.dialect);
 }
 
-// The other ends of a memory's explicit corrections (supersedes).
-json LinksJson(const std::vector<SupersessionLink>& links) {
+// The other ends of a memory's explicit corrections (supersedes), those in workspaces the
+// caller may use.
+json LinksJson(const std::vector<SupersessionLink>& links, const WorkspaceAccess& access) {
   json out = json::array();
   for (const SupersessionLink& link : links) {
+    if (!access.Allows(link.identity.workspace)) continue;
     out.push_back(MemoryRefJson(link.memory_id, link.identity));
     out.back()["at"] = link.at_unix_ms;
   }
@@ -98,6 +103,7 @@ json LinksSchema(const char* what) {
 absl::StatusOr<json> History(const ToolContext& ctx, const json& args) {
   const Args a(args);
   ASSIGN_OR_RETURN(Identity identity, ReadIdentity(a));
+  RETURN_IF_ERROR(ctx.access->Check("workspace", identity.workspace));
   ASSIGN_OR_RETURN(std::optional<int64_t> limit, a.OptionalInt("limit", 1, kMaxHistoryLimit));
   ASSIGN_OR_RETURN(std::optional<int64_t> offset, a.OptionalInt("offset", 0, kMaxHistoryOffset));
   json out = {
@@ -122,14 +128,15 @@ absl::StatusOr<json> History(const ToolContext& ctx, const json& args) {
   out["versions"] = std::move(versions);
   out["total"] = page->total;
   out["forgotten_at"] = page->retracted_at_unix_ms;
-  out["successors"] = LinksJson(page->successors);
-  out["predecessors"] = LinksJson(page->predecessors);
+  out["successors"] = LinksJson(page->successors, *ctx.access);
+  out["predecessors"] = LinksJson(page->predecessors, *ctx.access);
   return out;
 }
 
 absl::StatusOr<json> AsOf(const ToolContext& ctx, const json& args) {
   const Args a(args);
   ASSIGN_OR_RETURN(Identity identity, ReadIdentity(a));
+  RETURN_IF_ERROR(ctx.access->Check("workspace", identity.workspace));
   ASSIGN_OR_RETURN(int64_t as_of, a.RequiredTime("as_of"));
   ASSIGN_OR_RETURN(std::optional<Version> v, ctx.store->AsOf(identity, as_of));
   json out = LookupJson(identity, v, ctx.dialect);
@@ -140,6 +147,7 @@ absl::StatusOr<json> AsOf(const ToolContext& ctx, const json& args) {
 absl::StatusOr<json> ValidAt(const ToolContext& ctx, const json& args) {
   const Args a(args);
   ASSIGN_OR_RETURN(Identity identity, ReadIdentity(a));
+  RETURN_IF_ERROR(ctx.access->Check("workspace", identity.workspace));
   ASSIGN_OR_RETURN(int64_t valid_at, a.RequiredTime("valid_at"));
   ASSIGN_OR_RETURN(std::optional<Version> v, ctx.store->ValidAt(identity, valid_at));
   json out = LookupJson(identity, v, ctx.dialect);
@@ -150,6 +158,7 @@ absl::StatusOr<json> ValidAt(const ToolContext& ctx, const json& args) {
 absl::StatusOr<json> Bitemporal(const ToolContext& ctx, const json& args) {
   const Args a(args);
   ASSIGN_OR_RETURN(Identity identity, ReadIdentity(a));
+  RETURN_IF_ERROR(ctx.access->Check("workspace", identity.workspace));
   ASSIGN_OR_RETURN(int64_t tx_at, a.RequiredTime("tx_at"));
   ASSIGN_OR_RETURN(int64_t valid_at, a.RequiredTime("valid_at"));
   ASSIGN_OR_RETURN(std::optional<Version> v, ctx.store->Bitemporal(identity, tx_at, valid_at));

@@ -93,6 +93,19 @@ json ItemJson(const RecallItem& item, Dialect dialect) {
   return out;
 }
 
+// A recall by a caller limited to some workspaces searches one of them: the one it names,
+// else its only one; with several and none named, it must name one.
+absl::Status ScopeToAccess(const WorkspaceAccess& access, std::optional<std::string>& workspace) {
+  if (workspace) return access.Check("workspace", *workspace);
+  if (access.unrestricted()) return absl::OkStatus();
+  if (access.allowed().size() == 1) {
+    workspace = access.allowed().front();
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(
+      "workspace: required for this token, which may use several workspaces but not all");
+}
+
 absl::StatusOr<json> Recall(const ToolContext& ctx, const json& args) {
   const Args a(args);
   RecallRequest r;
@@ -107,6 +120,7 @@ absl::StatusOr<json> Recall(const ToolContext& ctx, const json& args) {
   ASSIGN_OR_RETURN(r.filters.category, a.OptionalString("category"));
   ASSIGN_OR_RETURN(r.filters.type, a.OptionalString("type"));
   ASSIGN_OR_RETURN(r.filters.workspace, a.OptionalString("workspace"));
+  RETURN_IF_ERROR(ScopeToAccess(*ctx.access, r.filters.workspace));
   ASSIGN_OR_RETURN(r.filters.tags, a.StringList("tags", kMaxFilterTags));
   ASSIGN_OR_RETURN(r.as_of_unix_ms, a.OptionalTime("as_of"));
   ASSIGN_OR_RETURN(r.valid_at_unix_ms, a.OptionalTime("valid_at"));

@@ -245,10 +245,14 @@ std::optional<ToolRegistry::Resolved> ToolRegistry::Find(std::string_view name) 
   return std::nullopt;
 }
 
-absl::StatusOr<json> ToolRegistry::Call(const Resolved& tool, const json& args,
-                                        WorkControl work) const {
-  const ToolContext ctx{
-      .store = store_, .tool = tool.spec, .dialect = tool.dialect, .work = std::move(work)};
+absl::StatusOr<json> ToolRegistry::Call(const Resolved& tool, const json& args, WorkControl work,
+                                        const WorkspaceAccess* access) const {
+  static const WorkspaceAccess kEveryWorkspace;
+  const ToolContext ctx{.store = store_,
+                        .tool = tool.spec,
+                        .dialect = tool.dialect,
+                        .work = std::move(work),
+                        .access = access != nullptr ? access : &kEveryWorkspace};
   const json empty = json::object();
   const json& given = args.is_null() ? empty : args;
   if (!given.is_object()) {

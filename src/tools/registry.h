@@ -38,9 +38,11 @@ class ToolRegistry {
   std::optional<Resolved> Find(std::string_view name) const;
 
   // Runs a resolved tool. Errors: the tool's status (InvalidArgument for bad arguments, ...).
-  // `work` carries progress reports out of long work and the client's cancellation in.
+  // `work` carries progress reports out of long work and the client's cancellation in;
+  // `access` limits the workspaces the call may use (null: every one).
   absl::StatusOr<nlohmann::json> Call(const Resolved& tool, const nlohmann::json& args,
-                                      WorkControl work = {}) const;
+                                      WorkControl work = {},
+                                      const WorkspaceAccess* access = nullptr) const;
 
   // Names a model may call, for error messages.
   std::string ListedNames() const;

@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "strata/strata.h"
+#include "tools/access.h"
 
 namespace strata::tools {
 
@@ -27,6 +28,9 @@ struct ToolContext {
   // Long work's progress reports to the client (when it asked for them) and whether the
   // client cancelled the call.
   WorkControl work;
+  // The workspaces the caller may use; never null. A handler checks every workspace it
+  // reads or writes before it touches the store, and never shows another one.
+  const WorkspaceAccess* access;
 };
 
 using ToolHandler =

@@ -135,6 +135,16 @@ absl::StatusOr<WriteRequest> ReadWrite(const json& object) {
   return r;
 }
 
+// OK when the caller may use every workspace `request` names: its own and the one it
+// supersedes in.
+absl::Status CheckWriteAccess(const ToolContext& ctx, const WriteRequest& request) {
+  RETURN_IF_ERROR(ctx.access->Check("workspace", request.identity.workspace));
+  if (request.supersedes) {
+    RETURN_IF_ERROR(ctx.access->Check("supersedes.workspace", request.supersedes->workspace));
+  }
+  return absl::OkStatus();
+}
+
 // The result of writing `request`. On a merge, category/key are the caller's and
 // `merged_into` names the memory that holds the body.
 json WriteResultJson(const WriteRequest& request, const WriteResult& result) {
@@ -236,6 +246,7 @@ json WriteResultSchema() {
 
 absl::StatusOr<json> Remember(const ToolContext& ctx, const json& args) {
   ASSIGN_OR_RETURN(WriteRequest request, ReadWrite(args));
+  RETURN_IF_ERROR(CheckWriteAccess(ctx, request));
   ASSIGN_OR_RETURN(WriteResult result, ctx.store->Remember(request));
   return WriteResultJson(request, result);
 }
@@ -248,7 +259,9 @@ absl::StatusOr<WriteRequest> ReadBatchItem(const ToolContext& ctx, const json& i
     RETURN_IF_ERROR(
         CheckDefinedArguments(*ctx.tool, item_schema, item, absl::StrCat("items[", index, "]")));
   }
-  return ReadWrite(item);
+  ASSIGN_OR_RETURN(WriteRequest request, ReadWrite(item));
+  RETURN_IF_ERROR(CheckWriteAccess(ctx, request));
+  return request;
 }
 
 absl::StatusOr<json> RememberBatch(const ToolContext& ctx, const json& args) {
@@ -302,6 +315,7 @@ absl::StatusOr<json> RememberBatch(const ToolContext& ctx, const json& args) {
 absl::StatusOr<json> Forget(const ToolContext& ctx, const json& args) {
   const Args a(args);
   ASSIGN_OR_RETURN(Identity identity, ReadIdentity(a));
+  RETURN_IF_ERROR(ctx.access->Check("workspace", identity.workspace));
   ASSIGN_OR_RETURN(std::optional<std::string> reason, a.OptionalString("reason"));
   ASSIGN_OR_RETURN(bool forgotten, ctx.store->Forget(identity, reason.value_or("")));
   return json{{"found", forgotten},
@@ -313,6 +327,7 @@ absl::StatusOr<json> Forget(const ToolContext& ctx, const json& args) {
 
 absl::StatusOr<json> Purge(const ToolContext& ctx, const json& args) {
   ASSIGN_OR_RETURN(Identity identity, ReadIdentity(Args(args)));
+  RETURN_IF_ERROR(ctx.access->Check("workspace", identity.workspace));
   ASSIGN_OR_RETURN(int64_t erased, ctx.store->Purge(identity));
   return json{{"found", erased > 0},
               {"purged_versions", erased},

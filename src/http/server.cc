@@ -1,0 +1,546 @@
+#include "http/server.h"
+
+#include <fcntl.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+
+#include <httplib.h>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "http/address.h"
+#include "http/token_file.h"
+#include "mcp/dispatcher.h"
+#include "strata/strata.h"
+#include "util/json_text.h"
+
+namespace strata::http {
+namespace {
+
+using nlohmann::json;
+
+constexpr char kEndpoint[] = "/mcp";
+constexpr char kSessionHeader[] = "Mcp-Session-Id";
+constexpr char kVersionHeader[] = "MCP-Protocol-Version";
+// The first revision that defines the MCP-Protocol-Version header.
+constexpr char kFirstVersionWithHeader[] = "2025-06-18";
+constexpr char kMetaProtocolVersion[] = "io.modelcontextprotocol/protocolVersion";
+// Sessions kept at once; a new one past this ends the least recently used.
+constexpr size_t kMaxSessions = 1024;
+// A session unused this long is gone: its requests get 404 and the client starts again.
+constexpr absl::Duration kSessionIdle = absl::Hours(1);
+// Connections served at once (cpp-httplib's thread pool). Tool calls still run one at a time.
+constexpr size_t kWorkers = 8;
+// The JSON-RPC code of a request naming an unknown session (the SDKs' choice).
+constexpr int kSessionNotFound = -32001;
+
+// Signals reach the watcher thread as one byte each through a pipe: 'H' SIGHUP, 'T' SIGTERM
+// or SIGINT; 'Q' is written by ServeHttp when the server has stopped.
+std::atomic<int> g_signal_fd{-1};
+
+void OnSignal(int signo) {
+  const int fd = g_signal_fd.load();
+  if (fd < 0) return;
+  const char byte = signo == SIGHUP ? 'H' : 'T';
+  [[maybe_unused]] const ssize_t n = ::write(fd, &byte, 1);
+}
+
+// 128 bits from the kernel's CSPRNG, in hex (visible ASCII, as the specification asks).
+absl::StatusOr<std::string> NewSessionId() {
+  unsigned char bytes[16];
+  size_t got = 0;
+  while (got < sizeof bytes) {
+    const ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return absl::InternalError("getrandom failed");
+    }
+    got += static_cast<size_t>(n);
+  }
+  return absl::BytesToHexString(
+      absl::string_view(reinterpret_cast<const char*>(bytes), sizeof bytes));
+}
+
+// A dispatcher: a session's, or a stateless request's own. Every dispatcher runs under the
+// one store mutex, so that tool calls reach the Store one at a time.
+struct Lane {
+  Lane(absl::Mutex* mu, tools::ToolRegistry* registry, std::string lane_id, std::string digest)
+      : store_mu(mu),
+        dispatcher(std::make_unique<mcp::Dispatcher>(registry, mcp::DispatcherOptions{})),
+        id(std::move(lane_id)),
+        token_digest(std::move(digest)) {}
+
+  absl::Mutex* const store_mu;
+  const std::unique_ptr<mcp::Dispatcher> dispatcher ABSL_PT_GUARDED_BY(store_mu);
+  const std::string id;            // The Mcp-Session-Id; empty for a stateless request.
+  const std::string token_digest;  // The token that opened it; empty without authorization.
+  std::string version;             // Negotiated by initialize; fixed once published.
+  std::atomic<int64_t> last_used_ns{0};
+  // Preview may run beside HandleLine but not beside itself (one reader thread on stdio);
+  // here several workers may hold notifications for one session.
+  absl::Mutex preview_mu;
+};
+
+// Where a request's answer went and what initialize negotiated.
+struct Outcome {
+  std::optional<std::string> response;  // Nothing for notifications and cancelled requests.
+  std::string protocol_version;
+};
+
+// Runs one request body on `lane`. `notify` gets the notifications sent while it runs
+// (progress); may be null.
+Outcome Run(Lane& lane, std::string_view body, const tools::WorkspaceAccess* access,
+            std::function<void(const std::string&)> notify) {
+  absl::MutexLock lock(lane.store_mu);
+  mcp::Dispatcher& d = *lane.dispatcher;
+  d.set_access(access);
+  d.set_notify(std::move(notify));
+  Outcome out{.response = d.HandleLine(body), .protocol_version = d.protocol_version()};
+  d.set_notify(nullptr);
+  d.set_access(nullptr);
+  return out;
+}
+
+// Dispatcher::Preview may run beside HandleLine: it runs outside the store mutex, so that a
+// cancellation reaches the request it names while that request holds the mutex.
+void Preview(Lane& lane, std::string_view body) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  absl::MutexLock lock(&lane.preview_mu);
+  lane.dispatcher->Preview(body);
+}
+
+// What a POST body holds, for routing it.
+struct Shape {
+  bool parsed = false;
+  bool has_request = false;  // A message with a method and an id.
+  bool initialize = false;   // An initialize request among them.
+  bool stateless = true;     // Every message names a stateless revision in params._meta.
+  bool progress = false;     // A request asks for progress (params._meta.progressToken).
+};
+
+bool NamesStatelessVersion(const json& meta) {
+  auto it = meta.find(kMetaProtocolVersion);
+  if (it == meta.end() || !it->is_string()) return false;
+  for (const char* v : mcp::kStatelessVersions) {
+    if (*it == v) return true;
+  }
+  return false;
+}
+
+// Whether strata speaks the revision `version`.
+bool IsKnownVersion(std::string_view version) {
+  for (const char* v : mcp::kProtocolVersions) {
+    if (version == v) return true;
+  }
+  for (const char* v : mcp::kStatelessVersions) {
+    if (version == v) return true;
+  }
+  return false;
+}
+
+Shape Classify(std::string_view body) {
+  Shape shape;
+  JsonParser parser(mcp::DispatcherOptions{}.max_depth);
+  absl::StatusOr<json> parsed = parser.Parse(body);
+  if (!parsed.ok()) {
+    shape.stateless = false;
+    return shape;
+  }
+  shape.parsed = true;
+  auto look = [&shape](const json& m) {
+    if (!m.is_object()) {
+      shape.stateless = false;
+      return;
+    }
+    const bool request = m.contains("method") && m.contains("id");
+    shape.has_request |= request;
+    if (request && m["method"] == "initialize") shape.initialize = true;
+    const json* meta = nullptr;
+    if (auto params = m.find("params"); params != m.end() && params->is_object()) {
+      if (auto it = params->find("_meta"); it != params->end() && it->is_object()) meta = &*it;
+    }
+    if (meta == nullptr || !NamesStatelessVersion(*meta)) shape.stateless = false;
+    if (request && meta != nullptr && meta->contains("progressToken")) shape.progress = true;
+  };
+  if (parsed->is_array()) {
+    for (const json& m : *parsed) look(m);
+    if (parsed->empty()) shape.stateless = false;
+  } else {
+    look(*parsed);
+  }
+  return shape;
+}
+
+// An HTTP-level refusal with a JSON-RPC error body (no id: the message was not read as one).
+void Refuse(httplib::Response& res, int status, int code, const std::string& message) {
+  res.status = status;
+  res.set_content(mcp::Dispatcher::ErrorLine(code, message), "application/json");
+}
+
+int64_t NowNs() { return absl::GetCurrentTimeNanos(); }
+
+// The HTTP side of the server: admission (Origin, token), sessions, routing to dispatchers.
+// Thread safety: thread-safe; cpp-httplib's workers call Post and Delete concurrently.
+class Service {
+ public:
+  Service(tools::ToolRegistry* registry, const HttpOptions& options,
+          std::shared_ptr<const TokenTable> tokens)
+      : registry_(registry), options_(options), tokens_(std::move(tokens)) {}
+
+  void Post(const httplib::Request& req, httplib::Response& res);
+  void Delete(const httplib::Request& req, httplib::Response& res);
+  // Re-reads the token file (SIGHUP); a bad file keeps the tokens in use.
+  void ReloadTokens();
+
+ private:
+  // Origin and token checks. False when `res` holds the refusal; else `grant` is the token's
+  // (null without authorization).
+  bool Admit(const httplib::Request& req, httplib::Response& res,
+             std::shared_ptr<const TokenGrant>& grant);
+  // The session named `id` opened with `grant`'s token; null when unknown, expired or another
+  // token's (a 404 in each case: the answer does not tell which).
+  std::shared_ptr<Lane> FindSession(const std::string& id, const TokenGrant* grant);
+  void Publish(std::shared_ptr<Lane> lane);
+
+  tools::ToolRegistry* const registry_;  // Not owned; outlives this.
+  const HttpOptions options_;
+  // Held while any dispatcher runs: the Store is used by one thread at a time (strata.h).
+  absl::Mutex store_mu_;
+  absl::Mutex tokens_mu_;
+  std::shared_ptr<const TokenTable> tokens_ ABSL_GUARDED_BY(tokens_mu_);  // Null: none.
+  absl::Mutex sessions_mu_;
+  std::map<std::string, std::shared_ptr<Lane>> sessions_ ABSL_GUARDED_BY(sessions_mu_);
+};
+
+bool Service::Admit(const httplib::Request& req, httplib::Response& res,
+                    std::shared_ptr<const TokenGrant>& grant) {
+  if (req.has_header("Origin") &&
+      !OriginAllowed(req.get_header_value("Origin"), options_.allowed_origins)) {
+    Refuse(res, 403, mcp::kInvalidRequest,
+           "Forbidden: this Origin may not use the server (loopback origins and --allow-origin "
+           "ones may)");
+    return false;
+  }
+  std::shared_ptr<const TokenTable> tokens;
+  {
+    absl::MutexLock lock(&tokens_mu_);
+    tokens = tokens_;
+  }
+  if (tokens == nullptr) return true;
+  const std::string authorization = req.get_header_value("Authorization");
+  constexpr std::string_view kBearer = "Bearer ";
+  if (authorization.size() <= kBearer.size() ||
+      !absl::EqualsIgnoreCase(absl::string_view(authorization).substr(0, kBearer.size()),
+                              absl::string_view(kBearer.data(), kBearer.size()))) {
+    res.set_header("WWW-Authenticate", "Bearer realm=\"strata\"");
+    Refuse(res, 401, mcp::kInvalidRequest, "Unauthorized: send Authorization: Bearer TOKEN");
+    return false;
+  }
+  const absl::string_view presented =
+      absl::StripAsciiWhitespace(absl::string_view(authorization).substr(kBearer.size()));
+  std::optional<TokenGrant> found =
+      tokens->Find(std::string_view(presented.data(), presented.size()));
+  if (!found) {
+    res.set_header("WWW-Authenticate", "Bearer realm=\"strata\", error=\"invalid_token\"");
+    Refuse(res, 401, mcp::kInvalidRequest, "Unauthorized: the bearer token is not valid");
+    return false;
+  }
+  grant = std::make_shared<const TokenGrant>(*std::move(found));
+  return true;
+}
+
+std::shared_ptr<Lane> Service::FindSession(const std::string& id, const TokenGrant* grant) {
+  absl::MutexLock lock(&sessions_mu_);
+  auto it = sessions_.find(id);
+  if (it == sessions_.end()) return nullptr;
+  const std::shared_ptr<Lane>& lane = it->second;
+  if (lane->last_used_ns.load() + absl::ToInt64Nanoseconds(kSessionIdle) < NowNs()) {
+    sessions_.erase(it);
+    return nullptr;
+  }
+  if (lane->token_digest != (grant != nullptr ? grant->digest : std::string())) return nullptr;
+  lane->last_used_ns.store(NowNs());
+  return lane;
+}
+
+void Service::Publish(std::shared_ptr<Lane> lane) {
+  lane->last_used_ns.store(NowNs());
+  absl::MutexLock lock(&sessions_mu_);
+  if (sessions_.size() >= kMaxSessions) {
+    auto oldest = sessions_.begin();
+    for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
+      if (it->second->last_used_ns.load() < oldest->second->last_used_ns.load()) oldest = it;
+    }
+    sessions_.erase(oldest);
+  }
+  sessions_.emplace(lane->id, std::move(lane));
+}
+
+void Service::Post(const httplib::Request& req, httplib::Response& res) {
+  std::shared_ptr<const TokenGrant> grant;
+  if (!Admit(req, res, grant)) return;
+  const std::string content_type = req.get_header_value("Content-Type");
+  if (!content_type.empty() && !absl::StartsWithIgnoreCase(content_type, "application/json")) {
+    Refuse(res, 415, mcp::kInvalidRequest, "Unsupported Media Type: POST application/json");
+    return;
+  }
+  if (const std::string version = req.get_header_value(kVersionHeader);
+      !version.empty() && !IsKnownVersion(version)) {
+    Refuse(res, 400, mcp::kInvalidRequest,
+           absl::StrCat("Bad Request: unsupported MCP-Protocol-Version \"", version.substr(0, 32),
+                        "\""));
+    return;
+  }
+  const Shape shape = Classify(req.body);
+  const std::string session_id = req.get_header_value(kSessionHeader);
+  std::shared_ptr<Lane> lane;
+  bool opens_session = false;
+  if (!session_id.empty()) {
+    if (shape.initialize) {
+      Refuse(res, 400, mcp::kInvalidRequest,
+             "Bad Request: initialize opens a new session; send it without Mcp-Session-Id");
+      return;
+    }
+    lane = FindSession(session_id, grant.get());
+    if (lane == nullptr) {
+      Refuse(res, 404, kSessionNotFound,
+             "Session not found: it ended or expired; initialize a new one");
+      return;
+    }
+    const std::string version = req.get_header_value(kVersionHeader);
+    if (!version.empty() && lane->version >= kFirstVersionWithHeader && version != lane->version) {
+      Refuse(res, 400, mcp::kInvalidRequest,
+             absl::StrCat("Bad Request: MCP-Protocol-Version \"", version.substr(0, 32),
+                          "\" is not this session's \"", lane->version, "\""));
+      return;
+    }
+  } else if (shape.initialize) {
+    absl::StatusOr<std::string> id = NewSessionId();
+    if (!id.ok()) {
+      Refuse(res, 500, mcp::kInternalError, std::string(id.status().message()));
+      return;
+    }
+    lane = std::make_shared<Lane>(&store_mu_, registry_, *std::move(id),
+                                  grant != nullptr ? grant->digest : std::string());
+    opens_session = true;
+  } else if (shape.stateless || !shape.parsed) {
+    // A stateless request, or a fault the dispatcher words: no session.
+    lane = std::make_shared<Lane>(&store_mu_, registry_, std::string(), std::string());
+  } else {
+    Refuse(res, 400, mcp::kInvalidRequest,
+           "Bad Request: Mcp-Session-Id header is required (initialize first, or name a "
+           "stateless revision in params._meta)");
+    return;
+  }
+  const tools::WorkspaceAccess* access = grant != nullptr ? &grant->access : nullptr;
+
+  if (shape.parsed && !shape.has_request) {
+    // Notifications and responses: a cancellation takes effect now; 202 with no body.
+    Preview(*lane, req.body);
+    Run(*lane, req.body, access, nullptr);
+    res.status = 202;
+    return;
+  }
+  const bool wants_stream = absl::StrContains(req.get_header_value("Accept"), "text/event-stream");
+  if (shape.progress && wants_stream && !opens_session) {
+    // Progress notifications, then the response, as server-sent events. The provider runs on
+    // this worker after the handler returns: it keeps what it uses alive.
+    res.set_header("Cache-Control", "no-cache");
+    res.set_chunked_content_provider(
+        "text/event-stream", [lane, grant, body = req.body](size_t, httplib::DataSink& sink) {
+          bool open = true;
+          auto event = [&sink, &open](const std::string& data) {
+            const std::string text = absl::StrCat("event: message\ndata: ", data, "\n\n");
+            if (open) open = sink.write(text.data(), text.size());
+          };
+          Outcome out = Run(*lane, body, grant != nullptr ? &grant->access : nullptr, event);
+          if (out.response) event(*out.response);
+          sink.done();
+          return open;
+        });
+    return;
+  }
+  Outcome out = Run(*lane, req.body, access, nullptr);
+  if (opens_session && !out.protocol_version.empty()) {
+    lane->version = out.protocol_version;
+    res.set_header(kSessionHeader, lane->id);
+    Publish(lane);
+  }
+  if (!out.response) {
+    res.status = 202;  // The client cancelled it: it wants no answer.
+    return;
+  }
+  res.status = shape.parsed ? 200 : 400;
+  res.set_content(*out.response, "application/json");
+}
+
+void Service::Delete(const httplib::Request& req, httplib::Response& res) {
+  std::shared_ptr<const TokenGrant> grant;
+  if (!Admit(req, res, grant)) return;
+  const std::string session_id = req.get_header_value(kSessionHeader);
+  if (session_id.empty()) {
+    Refuse(res, 400, mcp::kInvalidRequest, "Bad Request: Mcp-Session-Id header is required");
+    return;
+  }
+  if (FindSession(session_id, grant.get()) == nullptr) {
+    Refuse(res, 404, kSessionNotFound, "Session not found");
+    return;
+  }
+  absl::MutexLock lock(&sessions_mu_);
+  sessions_.erase(session_id);
+  res.status = 204;
+}
+
+void Service::ReloadTokens() {
+  if (options_.token_file.empty()) {
+    std::cerr << "strata: SIGHUP: no --auth-token-file to re-read\n";
+    return;
+  }
+  absl::StatusOr<TokenTable> table = TokenTable::Load(options_.token_file);
+  if (!table.ok()) {
+    std::cerr << "strata: SIGHUP: keeping the tokens in use: " << table.status().message() << "\n";
+    return;
+  }
+  const size_t count = table->size();
+  {
+    absl::MutexLock lock(&tokens_mu_);
+    tokens_ = std::make_shared<const TokenTable>(*std::move(table));
+  }
+  std::cerr << "strata: SIGHUP: re-read " << options_.token_file << ": " << count
+            << (count == 1 ? " token" : " tokens") << "\n";
+}
+
+// HOST as written in a URL: an IPv6 literal in brackets.
+std::string UrlHost(const std::string& host) {
+  return host.find(':') != std::string::npos ? absl::StrCat("[", host, "]") : host;
+}
+
+}  // namespace
+
+int ServeHttp(tools::ToolRegistry& registry, const HttpOptions& options) {
+  absl::StatusOr<ListenAddress> address = ParseListenAddress(options.address);
+  if (!address.ok()) {
+    std::cerr << "strata: " << address.status().message() << "\n";
+    return 2;
+  }
+  std::shared_ptr<const TokenTable> tokens;
+  if (!options.token_file.empty()) {
+    absl::StatusOr<TokenTable> table = TokenTable::Load(options.token_file);
+    if (!table.ok()) {
+      std::cerr << "strata: --auth-token-file " << table.status().message() << "\n";
+      return 2;
+    }
+    tokens = std::make_shared<const TokenTable>(*std::move(table));
+  }
+  if (tokens == nullptr && !IsLoopbackHost(address->host)) {
+    std::cerr << "strata: --http " << options.address
+              << " is not a loopback address: serving other machines needs --auth-token-file "
+                 "(README \"MCP over HTTP\")\n";
+    return 2;
+  }
+  const size_t token_count = tokens != nullptr ? tokens->size() : 0;
+  Service service(&registry, options, std::move(tokens));
+
+  httplib::Server server;
+  server.new_task_queue = [] { return new httplib::ThreadPool(kWorkers); };
+  server.set_payload_max_length(options.max_body_bytes);
+  // A response goes out in two writes (headers, then body): without TCP_NODELAY the second
+  // waits for the client's delayed ACK, ~40 ms a request on Linux.
+  server.set_tcp_nodelay(true);
+  server.Post(kEndpoint, [&service](const httplib::Request& req, httplib::Response& res) {
+    service.Post(req, res);
+  });
+  server.Delete(kEndpoint, [&service](const httplib::Request& req, httplib::Response& res) {
+    service.Delete(req, res);
+  });
+  // No server-initiated stream: strata sends nothing unasked (the specification allows 405).
+  server.Get(kEndpoint, [](const httplib::Request&, httplib::Response& res) {
+    res.set_header("Allow", "POST, DELETE");
+    res.status = 405;
+  });
+
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    std::cerr << "strata: cannot make the signal pipe\n";
+    return 1;
+  }
+  g_signal_fd.store(fds[1]);
+  struct sigaction action {};
+  action.sa_handler = OnSignal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  for (int signo : {SIGTERM, SIGINT, SIGHUP}) sigaction(signo, &action, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  int port = address->port;
+  if (port == 0) {
+    port = server.bind_to_any_port(address->host);
+  } else if (!server.bind_to_port(address->host, port)) {
+    port = -1;
+  }
+  if (port < 0) {
+    std::cerr << "strata: cannot listen on " << options.address << "\n";
+    return 1;
+  }
+  std::cerr << "strata " << kVersion << ": serving MCP over HTTP at http://"
+            << UrlHost(address->host) << ":" << port << kEndpoint << ", database "
+            << options.db_path << ", "
+            << (token_count > 0 ? absl::StrCat(token_count, " bearer token(s)")
+                                : std::string("no authorization"))
+            << std::endl;
+
+  std::atomic<bool> stopped{false};
+  std::atomic<bool> stop_requested{false};
+  std::thread watcher([&] {
+    for (;;) {
+      char byte = 0;
+      const ssize_t n = ::read(fds[0], &byte, 1);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0 || byte == 'Q') return;
+      if (byte == 'H') {
+        service.ReloadTokens();
+        continue;
+      }
+      stop_requested.store(true);
+      // stop() before the server runs is lost: repeat until listening has ended.
+      while (!stopped.load()) {
+        server.stop();
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+      return;
+    }
+  });
+  const bool clean = server.listen_after_bind();  // Returns once in-flight requests are done.
+  stopped.store(true);
+  const char quit = 'Q';
+  [[maybe_unused]] const ssize_t n = ::write(fds[1], &quit, 1);
+  watcher.join();
+  g_signal_fd.store(-1);
+  ::close(fds[0]);
+  ::close(fds[1]);
+  std::cerr << "strata: HTTP server stopped\n";
+  return clean || stop_requested.load() ? 0 : 1;
+}
+
+}  // namespace strata::http
