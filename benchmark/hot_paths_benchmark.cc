@@ -18,8 +18,8 @@
 #include "embed/registry.h"
 #include "mcp/dispatcher.h"
 #include "recall/fusion.h"
-#include "strata/strata.h"
 #include "store/db.h"
+#include "strata/strata.h"
 #include "text/body_text.h"
 #include "text/fts5_extensions.h"
 #include "text/fts_query.h"
@@ -84,13 +84,12 @@ BENCHMARK(BM_FtsQueryBuild);
 // The vocabulary of Perseus Vault's scale corpus (WORDS in benchmark/scale/corpus.py), the
 // bodies the write path tokenizes in the corpus of record.
 constexpr const char* kScaleVocabulary[] = {
-    "service",  "latency",  "schema",    "deploy",   "index",    "queue",    "worker",
-    "retry",    "cache",    "shard",     "vault",    "memory",   "recall",   "decay",
-    "layer",    "topic",    "entity",    "journal",  "replica",  "merge",    "postgres",
-    "sqlite",   "onnx",     "embedding", "vector",   "keyword",  "hybrid",   "ranking",
-    "fusion",   "timeout",  "breaker",   "fallback", "config",   "workspace", "scope",
-    "audit",    "chain",    "commit",    "release",  "binary",   "stdio",    "transport",
-    "tool",     "argument", "budget",    "threshold", "gate"};
+    "service", "latency",   "schema",  "deploy",   "index",    "queue",     "worker",  "retry",
+    "cache",   "shard",     "vault",   "memory",   "recall",   "decay",     "layer",   "topic",
+    "entity",  "journal",   "replica", "merge",    "postgres", "sqlite",    "onnx",    "embedding",
+    "vector",  "keyword",   "hybrid",  "ranking",  "fusion",   "timeout",   "breaker", "fallback",
+    "config",  "workspace", "scope",   "audit",    "chain",    "commit",    "release", "binary",
+    "stdio",   "transport", "tool",    "argument", "budget",   "threshold", "gate"};
 static_assert(std::size(kScaleVocabulary) == 47);
 
 // `words` words of the scale vocabulary, drawn with a fixed seed, separated by spaces.
@@ -158,9 +157,10 @@ BENCHMARK_CAPTURE(BM_TokenizeBody, porter_unicode61, "porter",
 void BM_FtsInsert(benchmark::State& state, const char* tokenize) {
   if (!text::InstallFts5Extensions().ok()) state.SkipWithError("cannot install the tokenizer");
   absl::StatusOr<std::unique_ptr<store::Db>> db = store::Db::Open(":memory:", {});
-  if (!db.ok() || !(*db)->Exec(absl::StrCat("CREATE VIRTUAL TABLE fts USING fts5(text, key, "
-                                            "category, content = '', tokenize = '",
-                                            tokenize, "')"))
+  if (!db.ok() || !(*db)
+                       ->Exec(absl::StrCat("CREATE VIRTUAL TABLE fts USING fts5(text, key, "
+                                           "category, content = '', tokenize = '",
+                                           tokenize, "')"))
                        .ok()) {
     state.SkipWithError("cannot create the table");
     return;
@@ -230,8 +230,9 @@ void BM_RecallFts5(benchmark::State& state) {
   std::mt19937 rng(3);
   size_t returned = 0;
   for (auto _ : state) {
-    auto result = f.store->Recall(
-        {.query = absl::StrCat("entity ", rng() % n, " group ", rng() % 977), .mode = "fts5"});
+    auto result =
+        f.store->Recall({.query = absl::StrCat("entity ", rng() % n, " group ", rng() % 977),
+                         .mode = RecallMode::kFts5});
     if (!result.ok()) state.SkipWithError(std::string(result.status().message()).c_str());
     returned += result.ok() ? result->items.size() : 0;
   }
@@ -324,7 +325,7 @@ void BM_IndexBuild(benchmark::State& state) {
 BENCHMARK(BM_IndexBuild)->Arg(20000)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 // Dense and hybrid recall through the store, once its vectors are embedded and indexed.
-void BM_RecallMode(benchmark::State& state, const char* mode) {
+void BM_RecallMode(benchmark::State& state, RecallMode mode) {
   const int n = static_cast<int>(state.range(0));
   Fixture f(n);
   (void)f.store->Embed({.limit = n}, {});
@@ -335,8 +336,12 @@ void BM_RecallMode(benchmark::State& state, const char* mode) {
     if (!result.ok()) state.SkipWithError(std::string(result.status().message()).c_str());
   }
 }
-BENCHMARK_CAPTURE(BM_RecallMode, dense, "dense")->Arg(20000)->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_RecallMode, hybrid, "hybrid")->Arg(20000)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_RecallMode, dense, RecallMode::kDense)
+    ->Arg(20000)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_RecallMode, hybrid, RecallMode::kHybrid)
+    ->Arg(20000)
+    ->Unit(benchmark::kMicrosecond);
 
 // A line in, a response line out: JSON parse, dispatch, tool call, serialization.
 void BM_LineParseAndDispatch(benchmark::State& state) {

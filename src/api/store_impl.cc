@@ -157,12 +157,13 @@ class StoreImpl final : public Store {
   }
 
   absl::StatusOr<HistoryPage> History(const Identity& identity, int limit, int offset) override {
-    if (limit < 1 || limit > 1000) {
+    if (limit < 1 || limit > kMaxHistoryLimit) {
       return absl::InvalidArgumentError(
-          absl::StrCat("limit: must be between 1 and 1000, got ", limit));
+          absl::StrCat("limit: must be between 1 and ", kMaxHistoryLimit, ", got ", limit));
     }
-    if (offset < 0) {
-      return absl::InvalidArgumentError(absl::StrCat("offset: must be >= 0, got ", offset));
+    if (offset < 0 || offset > kMaxHistoryOffset) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("offset: must be between 0 and ", kMaxHistoryOffset, ", got ", offset));
     }
     ASSIGN_OR_RETURN(const store::ReadSnapshot snapshot, store::ReadSnapshot::Begin(*db_));
     ASSIGN_OR_RETURN(temporal::IdentityRow row, RequireIdentity(identity));
