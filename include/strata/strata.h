@@ -19,10 +19,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "strata/clock.h"
 
 namespace strata {
-
-class Clock;
 
 inline constexpr char kVersion[] = "0.1.0";
 
