@@ -20,6 +20,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "strata/clock.h"
+#include "strata/log.h"
 
 namespace strata {
 
