@@ -31,6 +31,7 @@
 #include "transfer/exporter.h"
 #include "transfer/foreign.h"
 #include "transfer/importer.h"
+#include "util/check.h"
 #include "util/clock.h"
 #include "util/status_macros.h"
 #include "vector/vector_service.h"
@@ -432,6 +433,8 @@ class StoreImpl final : public Store {
     v.source = request.source;
     v.importance = request.importance;
     v.recorded_at_unix_ms = recorded_at.value_or(existing ? NextEventTime(*existing) : now);
+    // Events of one identity are recorded at strictly increasing times (docs/design.md §3).
+    STRATA_DCHECK(!existing || v.recorded_at_unix_ms > existing->last_event_at_unix_ms);
     v.valid_from_unix_ms = request.valid_from_unix_ms.value_or(v.recorded_at_unix_ms);
     v.valid_to_unix_ms = request.valid_to_unix_ms;
     if (v.valid_to_unix_ms && *v.valid_to_unix_ms <= v.valid_from_unix_ms) {
