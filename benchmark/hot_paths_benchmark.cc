@@ -230,8 +230,9 @@ void BM_RecallFts5(benchmark::State& state) {
   std::mt19937 rng(3);
   size_t returned = 0;
   for (auto _ : state) {
-    auto result = f.store->Recall(
-        {.query = absl::StrCat("entity ", rng() % n, " group ", rng() % 977), .mode = "fts5"});
+    auto result =
+        f.store->Recall({.query = absl::StrCat("entity ", rng() % n, " group ", rng() % 977),
+                         .mode = RecallMode::kFts5});
     if (!result.ok()) state.SkipWithError(std::string(result.status().message()).c_str());
     returned += result.ok() ? result->items.size() : 0;
   }
@@ -325,7 +326,7 @@ void BM_IndexBuild(benchmark::State& state) {
 BENCHMARK(BM_IndexBuild)->Arg(20000)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 // Dense and hybrid recall through the store, once its vectors are embedded and indexed.
-void BM_RecallMode(benchmark::State& state, const char* mode) {
+void BM_RecallMode(benchmark::State& state, RecallMode mode) {
   const int n = static_cast<int>(state.range(0));
   Fixture f(n);
   (void)f.store->Embed({.limit = n}, {});
@@ -336,8 +337,12 @@ void BM_RecallMode(benchmark::State& state, const char* mode) {
     if (!result.ok()) state.SkipWithError(std::string(result.status().message()).c_str());
   }
 }
-BENCHMARK_CAPTURE(BM_RecallMode, dense, "dense")->Arg(20000)->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_RecallMode, hybrid, "hybrid")->Arg(20000)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_RecallMode, dense, RecallMode::kDense)
+    ->Arg(20000)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_RecallMode, hybrid, RecallMode::kHybrid)
+    ->Arg(20000)
+    ->Unit(benchmark::kMicrosecond);
 
 // A line in, a response line out: JSON parse, dispatch, tool call, serialization.
 void BM_LineParseAndDispatch(benchmark::State& state) {

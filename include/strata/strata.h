@@ -14,14 +14,15 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "strata/clock.h"
+#include "strata/log.h"
 
 namespace strata {
-
-class Clock;
 
 inline constexpr char kVersion[] = "0.1.0";
 
@@ -153,12 +154,29 @@ struct RecallFilters {
 inline constexpr int kMaxRecallLimit = 1000;
 inline constexpr int kMaxRecallOffset = 100000;
 inline constexpr size_t kMaxFilterTags = 16;
+// Bounds of Store::History's limit and offset.
+inline constexpr int kMaxHistoryLimit = 1000;
+inline constexpr int kMaxHistoryOffset = 1000000;
+
+// How Store::Recall ranks (Recaller, docs/design.md "Recall").
+enum class RecallMode {
+  kAuto,    // kHybrid once the vector index is ready, else kFts5.
+  kFts5,    // Keywords, BM25.
+  kDense,   // Meaning: cosine similarity of embeddings. Needs an embedder.
+  kHybrid,  // Both, fused by reciprocal rank. Needs an embedder.
+};
+inline constexpr RecallMode kRecallModes[] = {RecallMode::kAuto, RecallMode::kFts5,
+                                              RecallMode::kDense, RecallMode::kHybrid};
+// "auto", "fts5", "dense", "hybrid": the names the recall tool takes and answers.
+const char* RecallModeName(RecallMode mode);
+// The mode named `name`, or nullopt.
+std::optional<RecallMode> RecallModeNamed(std::string_view name);
 
 struct RecallRequest {
-  std::string query;          // Free text; never interpreted as query syntax.
-  std::string mode = "auto";  // "auto", "fts5", "dense" or "hybrid".
-  int limit = 10;             // 1 to kMaxRecallLimit.
-  int offset = 0;             // 0 to kMaxRecallOffset.
+  std::string query;  // Free text; never interpreted as query syntax.
+  RecallMode mode = RecallMode::kAuto;
+  int limit = 10;  // 1 to kMaxRecallLimit.
+  int offset = 0;  // 0 to kMaxRecallOffset.
   RecallFilters filters;
   std::optional<int64_t> as_of_unix_ms;     // Search what was believed then.
   std::optional<int64_t> valid_at_unix_ms;  // ... and true at this instant.
@@ -175,7 +193,7 @@ struct RecallItem {
 
 struct RecallResult {
   std::vector<RecallItem> items;
-  std::string mode;  // The mode that ran.
+  RecallMode mode = RecallMode::kFts5;  // The mode that ran: never kAuto.
 };
 
 struct HistoryPage {
@@ -347,7 +365,8 @@ class Store {
   // The current version. NotFound when absent or forgotten.
   virtual absl::StatusOr<Version> Get(const Identity& identity) = 0;
   virtual absl::StatusOr<Version> GetById(int64_t memory_id) = 0;
-  // Every version, newest recorded first. NotFound when the identity never existed.
+  // Every version, newest recorded first: `limit` of them after `offset`. Errors: NotFound
+  // when the identity never existed, InvalidArgument for limit or offset out of its bound.
   virtual absl::StatusOr<HistoryPage> History(const Identity& identity, int limit, int offset) = 0;
 
   // What was believed at `tx`. nullopt when nothing was.

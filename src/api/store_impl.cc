@@ -31,6 +31,7 @@
 #include "transfer/exporter.h"
 #include "transfer/foreign.h"
 #include "transfer/importer.h"
+#include "util/check.h"
 #include "util/clock.h"
 #include "util/status_macros.h"
 #include "vector/vector_service.h"
@@ -157,12 +158,13 @@ class StoreImpl final : public Store {
   }
 
   absl::StatusOr<HistoryPage> History(const Identity& identity, int limit, int offset) override {
-    if (limit < 1 || limit > 1000) {
+    if (limit < 1 || limit > kMaxHistoryLimit) {
       return absl::InvalidArgumentError(
-          absl::StrCat("limit: must be between 1 and 1000, got ", limit));
+          absl::StrCat("limit: must be between 1 and ", kMaxHistoryLimit, ", got ", limit));
     }
-    if (offset < 0) {
-      return absl::InvalidArgumentError(absl::StrCat("offset: must be >= 0, got ", offset));
+    if (offset < 0 || offset > kMaxHistoryOffset) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("offset: must be between 0 and ", kMaxHistoryOffset, ", got ", offset));
     }
     ASSIGN_OR_RETURN(const store::ReadSnapshot snapshot, store::ReadSnapshot::Begin(*db_));
     ASSIGN_OR_RETURN(temporal::IdentityRow row, RequireIdentity(identity));
@@ -431,6 +433,8 @@ class StoreImpl final : public Store {
     v.source = request.source;
     v.importance = request.importance;
     v.recorded_at_unix_ms = recorded_at.value_or(existing ? NextEventTime(*existing) : now);
+    // Events of one identity are recorded at strictly increasing times (docs/design.md §3).
+    STRATA_DCHECK(!existing || v.recorded_at_unix_ms > existing->last_event_at_unix_ms);
     v.valid_from_unix_ms = request.valid_from_unix_ms.value_or(v.recorded_at_unix_ms);
     v.valid_to_unix_ms = request.valid_to_unix_ms;
     if (v.valid_to_unix_ms && *v.valid_to_unix_ms <= v.valid_from_unix_ms) {

@@ -1,5 +1,6 @@
 #include "dedup/band_map.h"
 
+#include "util/check.h"
 #include "util/hash.h"
 
 namespace strata::dedup {
@@ -18,6 +19,7 @@ uint64_t BandMap::Fingerprint(int64_t key) {
 size_t BandMap::Home(uint64_t fp) const { return Mix64(fp) & mask_; }
 
 void BandMap::Insert(int64_t key, int64_t memory_id) {
+  STRATA_DCHECK(0 < memory_id && memory_id <= kMaxMemoryId);
   // At most 80% full: linear probing's runs stay short.
   if ((size_ + 1) * 5 > slots_.size() * 4) Grow();
   const uint64_t entry = Fingerprint(key) << 32 | static_cast<uint64_t>(memory_id);

@@ -174,14 +174,14 @@ void Dispatcher::Preview(std::string_view line) {
 }
 
 void Dispatcher::Cancel(const json& request_id) {
-  std::lock_guard lock(cancel_mu_);
+  absl::MutexLock lock(&cancel_mu_);
   if (in_flight_ == request_id) in_flight_cancelled_.store(true, std::memory_order_relaxed);
   if (cancelled_ids_.size() >= kMaxCancelledIds) cancelled_ids_.erase(cancelled_ids_.begin());
   cancelled_ids_.push_back(request_id);
 }
 
 bool Dispatcher::BeginRequest(const json& id) {
-  std::lock_guard lock(cancel_mu_);
+  absl::MutexLock lock(&cancel_mu_);
   if (std::find(cancelled_ids_.begin(), cancelled_ids_.end(), id) != cancelled_ids_.end()) {
     return false;
   }
@@ -191,7 +191,7 @@ bool Dispatcher::BeginRequest(const json& id) {
 }
 
 bool Dispatcher::EndRequest() {
-  std::lock_guard lock(cancel_mu_);
+  absl::MutexLock lock(&cancel_mu_);
   in_flight_ = nullptr;
   return in_flight_cancelled_.exchange(false, std::memory_order_relaxed);
 }
@@ -230,7 +230,7 @@ json Dispatcher::HandleMessage(const json& message) {
     // work (Preview saw it first); it no longer applies to a later request reusing the id.
     if (name == "notifications/cancelled" && params.is_object()) {
       const json request_id = params.value("requestId", json());
-      std::lock_guard lock(cancel_mu_);
+      absl::MutexLock lock(&cancel_mu_);
       auto it = std::find(cancelled_ids_.begin(), cancelled_ids_.end(), request_id);
       if (it != cancelled_ids_.end()) cancelled_ids_.erase(it);
     }

@@ -4,13 +4,15 @@
 #include <atomic>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 
 #include "tools/registry.h"
 
@@ -65,7 +67,7 @@ class Dispatcher {
   class Parser;
 
   // Handles one parsed message; null when it gets no response.
-  nlohmann::json HandleMessage(const nlohmann::json& message);
+  nlohmann::json HandleMessage(const nlohmann::json& message) ABSL_LOCKS_EXCLUDED(cancel_mu_);
   // A request with an id: checks its era, runs it, shapes its result for that era.
   nlohmann::json HandleIdentifiedRequest(const std::string& method, const nlohmann::json& params,
                                          const nlohmann::json& id);
@@ -76,9 +78,11 @@ class Dispatcher {
   nlohmann::json CallTool(const nlohmann::json& params, const nlohmann::json& id);
 
   // Cancellation, shared with the thread that calls Preview.
-  void Cancel(const nlohmann::json& request_id);
-  bool BeginRequest(const nlohmann::json& id);  // False when the request was cancelled queued.
-  bool EndRequest();                            // True when it was cancelled in flight.
+  void Cancel(const nlohmann::json& request_id) ABSL_LOCKS_EXCLUDED(cancel_mu_);
+  // False when the request was cancelled queued.
+  bool BeginRequest(const nlohmann::json& id) ABSL_LOCKS_EXCLUDED(cancel_mu_);
+  // True when it was cancelled in flight.
+  bool EndRequest() ABSL_LOCKS_EXCLUDED(cancel_mu_);
 
   tools::ToolRegistry* registry_;  // Not owned; outlives this.
   DispatcherOptions options_;
@@ -89,11 +93,12 @@ class Dispatcher {
   std::function<void(const std::string&)> notify_;
   const tools::WorkspaceAccess* access_ = nullptr;
 
-  std::mutex cancel_mu_;
-  nlohmann::json in_flight_;  // The id of the request being handled; null between requests.
+  absl::Mutex cancel_mu_;
+  // The id of the request being handled; null between requests.
+  nlohmann::json in_flight_ ABSL_GUARDED_BY(cancel_mu_);
   // Ids cancelled by lines Preview saw and HandleLine has not reached yet: a request among
   // them still queued is skipped. Bounded by the transport's queue.
-  std::vector<nlohmann::json> cancelled_ids_;
+  std::vector<nlohmann::json> cancelled_ids_ ABSL_GUARDED_BY(cancel_mu_);
   std::atomic<bool> in_flight_cancelled_{false};
 };
 

@@ -5,6 +5,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
@@ -17,7 +18,30 @@
 #include "util/sv.h"
 #include "vector/exact_scan.h"
 
-namespace strata::recall {
+namespace strata {
+
+const char* RecallModeName(RecallMode mode) {
+  switch (mode) {
+    case RecallMode::kAuto:
+      return "auto";
+    case RecallMode::kFts5:
+      return "fts5";
+    case RecallMode::kDense:
+      return "dense";
+    case RecallMode::kHybrid:
+      return "hybrid";
+  }
+  return "unknown";
+}
+
+std::optional<RecallMode> RecallModeNamed(std::string_view name) {
+  for (RecallMode mode : kRecallModes) {
+    if (name == RecallModeName(mode)) return mode;
+  }
+  return std::nullopt;
+}
+
+namespace recall {
 namespace {
 
 temporal::ReadScope ReadScopeOf(const RecallRequest& request) {
@@ -40,17 +64,14 @@ absl::Status ValidateRequest(const RecallRequest& request, bool have_embedder) {
                                                    " tags may be used as a filter, got ",
                                                    request.filters.tags.size()));
   }
-  if (request.mode == "auto" || request.mode == "fts5") return absl::OkStatus();
-  if (request.mode == "dense" || request.mode == "hybrid") {
+  if (request.mode == RecallMode::kDense || request.mode == RecallMode::kHybrid) {
     if (have_embedder) return absl::OkStatus();
     return absl::InvalidArgumentError(
-        absl::StrCat("mode: \"", request.mode,
+        absl::StrCat("mode: \"", RecallModeName(request.mode),
                      "\" needs an embedder, and this server runs with --embedder none; use "
                      "\"fts5\" or leave mode out"));
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("mode: must be one of \"auto\", \"fts5\", \"dense\", \"hybrid\", got \"",
-                   request.mode.substr(0, 40), "\""));
+  return absl::OkStatus();
 }
 
 // Every keyword match of a one-word query holds all its words: that is no sign of an exact
@@ -70,11 +91,13 @@ constexpr size_t kScopeSlack = 8;
 
 absl::StatusOr<RecallResult> Recaller::Recall(const RecallRequest& request) {
   RETURN_IF_ERROR(ValidateRequest(request, vectors_ != nullptr));
-  std::string mode = request.mode;
-  if (mode == "auto") mode = vectors_ && vectors_->DenseReady() ? "hybrid" : "fts5";
+  RecallMode mode = request.mode;
+  if (mode == RecallMode::kAuto) {
+    mode = vectors_ && vectors_->DenseReady() ? RecallMode::kHybrid : RecallMode::kFts5;
+  }
   // A query without words has no meaning to embed: it lists memories, newest first.
   const text::ParsedQuery query = text::ParseQuery(request.query);
-  if (query.terms.empty()) mode = "fts5";
+  if (query.terms.empty()) mode = RecallMode::kFts5;
   // 1-based ranks after the offset, for the arm that ran alone; none for a listing.
   auto ranks = [&request](size_t n, bool ranked) {
     std::vector<std::optional<int>> out(n);
@@ -82,11 +105,11 @@ absl::StatusOr<RecallResult> Recaller::Recall(const RecallRequest& request) {
     return out;
   };
 
-  if (mode == "fts5") {
+  if (mode == RecallMode::kFts5) {
     ASSIGN_OR_RETURN(std::vector<Hit> hits, SparseArm(request, query, CommonTerms::kFill));
     return Render(hits, ranks(hits.size(), !query.terms.empty()), {}, mode);
   }
-  if (mode == "dense") {
+  if (mode == RecallMode::kDense) {
     ASSIGN_OR_RETURN(const std::vector<float> query_vector, vectors_->EmbedQuery(request.query));
     ASSIGN_OR_RETURN(std::vector<Hit> hits, DenseArm(request, query_vector, std::nullopt));
     return Render(hits, {}, ranks(hits.size(), true), mode);
@@ -136,13 +159,13 @@ absl::StatusOr<RecallResult> Recaller::Recall(const RecallRequest& request) {
 absl::StatusOr<RecallResult> Recaller::Render(const std::vector<Hit>& hits,
                                               const std::vector<std::optional<int>>& sparse_ranks,
                                               const std::vector<std::optional<int>>& dense_ranks,
-                                              std::string mode) {
+                                              RecallMode mode) {
   std::vector<int64_t> ids;
   ids.reserve(hits.size());
   for (const Hit& hit : hits) ids.push_back(hit.version_id);
   ASSIGN_OR_RETURN(std::vector<temporal::VersionRow> rows,
                    temporal::VersionTable(db_).LoadVersionsById(ids));
-  RecallResult result{.mode = std::move(mode)};
+  RecallResult result{.mode = mode};
   result.items.reserve(hits.size());
   for (size_t i = 0; i < hits.size(); ++i) {
     RecallItem item{.version = std::move(rows[i].version), .score = hits[i].score};
@@ -202,8 +225,8 @@ absl::StatusOr<std::vector<Recaller::Hit>> Recaller::SparseArm(const RecallReque
   if (common == CommonTerms::kFill && static_cast<int>(hits.size()) < request.limit &&
       !split.common.empty()) {
     const int skip = std::max(0, request.offset - static_cast<int>(seen.size()));
-    RETURN_IF_ERROR(Collect(visibility, text::MatchExpression(split.common), /*ranked=*/false,
-                            skip, want, hits, seen));
+    RETURN_IF_ERROR(Collect(visibility, text::MatchExpression(split.common), /*ranked=*/false, skip,
+                            want, hits, seen));
   }
   return hits;
 }
@@ -242,9 +265,8 @@ absl::StatusOr<std::vector<Recaller::Hit>> Recaller::DenseArm(
     neighbors = vectors_->SearchIndex(query_vector, k);
   }
   if (!neighbors) {
-    ASSIGN_OR_RETURN(
-        const std::vector<vector::ScoredVersion> scored,
-        vector::ExactScan(visibility, vectors_->space().id, query_vector, want));
+    ASSIGN_OR_RETURN(const std::vector<vector::ScoredVersion> scored,
+                     vector::ExactScan(visibility, vectors_->space().id, query_vector, want));
     hits.clear();
     for (const vector::ScoredVersion& v : scored) {
       hits.push_back({.version_id = v.version_id, .score = v.similarity, .memory_id = v.memory_id});
@@ -292,10 +314,9 @@ absl::Status Recaller::Collect(temporal::Visibility& visibility, const std::stri
                                absl::flat_hash_set<int64_t>& seen) {
   if (match.empty()) {  // A listing: every visible version, newest first.
     if (hits.size() >= want) return absl::OkStatus();
-    return visibility.Newest(static_cast<size_t>(skip) + want + seen.size(),
-                             [&](const temporal::VisibleVersion& v) {
-                               return Take(v, 0.0, 0, skip, want, hits, seen);
-                             });
+    return visibility.Newest(
+        static_cast<size_t>(skip) + want + seen.size(),
+        [&](const temporal::VisibleVersion& v) { return Take(v, 0.0, 0, skip, want, hits, seen); });
   }
   // Matches a page at a time, best BM25 first (the index ranks them alone) or newest first
   // (its own order); the next page only when scope and filters rejected too many. At 1M
@@ -303,8 +324,8 @@ absl::Status Recaller::Collect(temporal::Visibility& visibility, const std::stri
   // took 17 ms where ranking them alone took 3 ms.
   text::FtsIndex index(db_);
   int64_t page_size = int64_t{skip} + static_cast<int64_t>(want + seen.size() + kScopeSlack);
-  int64_t ranked_before = 0;            // Ranked: matches already paged through.
-  std::optional<int64_t> below;         // Newest first: the last page's oldest match.
+  int64_t ranked_before = 0;     // Ranked: matches already paged through.
+  std::optional<int64_t> below;  // Newest first: the last page's oldest match.
   std::vector<Candidate> candidates;
   while (hits.size() < want) {
     candidates.clear();
@@ -328,4 +349,5 @@ absl::Status Recaller::Collect(temporal::Visibility& visibility, const std::stri
   return absl::OkStatus();
 }
 
-}  // namespace strata::recall
+}  // namespace recall
+}  // namespace strata

@@ -75,9 +75,9 @@ class Recaller {
   };
   // Appends to `hits` the visible versions among `candidates` (best first), keeping their
   // order, until `hits` holds `want`; `skip` and `seen` as for Collect.
-  absl::Status KeepInScope(temporal::Visibility& visibility,
-                           std::span<const Candidate> candidates, int& skip, size_t want,
-                           std::vector<Hit>& hits, absl::flat_hash_set<int64_t>& seen);
+  absl::Status KeepInScope(temporal::Visibility& visibility, std::span<const Candidate> candidates,
+                           int& skip, size_t want, std::vector<Hit>& hits,
+                           absl::flat_hash_set<int64_t>& seen);
   // Takes `v` as a hit unless it is in `seen`; the first `skip` new ones (counted down) only
   // go into `seen`, the rest into both. False once `hits` holds `want`.
   static bool Take(const temporal::VisibleVersion& v, double score, uint64_t phrases, int& skip,
@@ -85,7 +85,7 @@ class Recaller {
   absl::StatusOr<RecallResult> Render(const std::vector<Hit>& hits,
                                       const std::vector<std::optional<int>>& sparse_ranks,
                                       const std::vector<std::optional<int>>& dense_ranks,
-                                      std::string mode);
+                                      RecallMode mode);
   // Appends to `hits` the visible versions matching `match` (every version when empty),
   // until `hits` holds `want`. Versions in `seen` are passed over; the first `skip` new ones
   // are only added to `seen`, the rest to both. `ranked`: best BM25 first; else newest first.

@@ -39,79 +39,39 @@ namespace {
 
 using nlohmann::json;
 
-constexpr char kUsage[] = R"(strata: a memory store for AI agents (MCP over stdio)
-
-usage:
-  strata [serve] [options]          speak MCP on stdin/stdout (what an agent host runs)
-  strata serve --http HOST:PORT [--auth-token-file FILE] [--allow-origin ORIGIN,...]
-                                    speak MCP over HTTP at http://HOST:PORT/mcp (README
-                                    "MCP over HTTP"); loopback only without a token file
-  strata remember --category C --key K (--body TEXT | --body-json JSON)
-                  [--type T] [--tags a,b] [--workspace W] [--valid-from T] [--valid-to T]
-                  [--supersedes CATEGORY/KEY | --supersedes-category C --supersedes-key K]
-  strata recall [QUERY] [--limit N] [--category C] [--type T] [--tags a,b]
-                [--workspace W] [--as-of T] [--valid-at T]
-  strata history CATEGORY KEY [--workspace W] [--limit N]
-  strata stats
-  strata rebuild-signatures         recompute near-duplicate signatures (after an upgrade)
-  strata embed [--category C] [--limit N]
-                                    give vectors now to memories without one (progress on
-                                    stderr; the server also does this in the background)
-  strata encode [--embedder SPEC] [--role document|query] TEXT...
-                                    print the vectors the embedder gives each TEXT (as a
-                                    stored memory, the default, or as a query), as one
-                                    JSON line {"embedder", "dim", "vectors"}; no database
-  strata model list                 the models strata knows, whether each is installed
-  strata model fetch NAME [--allow-unconfirmed]
-                                    download a model from the hub ($STRATA_MODEL_ENDPOINT)
-                                    into $XDG_CACHE_HOME/strata/models/NAME, resumable and
-                                    checked against the manifest's sizes and SHA-256 digests
-  strata model import NAME DIR [--allow-unconfirmed]
-                                    check and install a model's files downloaded by hand
-  strata model verify NAME          check an installed model's files and its vector for a
-                                    fixed input against the manifest
-  strata check-index [--queries N]  the vector index's recall@10 against an exact scan
-  strata export [--out FILE|-] [--workspace W] [--category C] [--as-of T]
-                                    write every memory, all versions and both time axes, as
-                                    JSONL (default: to stdout), or the store as believed at T;
-                                    see README "Export and import"
-  strata import FILE|- [--from KIND] [--on-error stop|skip] [--category C] [--workspace W]
-                                    restore an export, or bring in another memory's file:
-                                    KIND strata, server-memory, markdown (a file or folder),
-                                    csv or jsonl, detected when not given; a record already
-                                    there is unchanged; a bad one is reported by line and
-                                    stops the import (stop, the default) or is skipped
-  strata backup PATH [--force]      a consistent copy of the database while servers write
-  strata restore PATH               replace the --db file with a backup; refused while a
-                                    server has it open
-  strata --version | --help
-
-options:
-  --db PATH              the database file (default: $STRATA_DB, else
-                         $XDG_DATA_HOME/strata/memory.db, else ~/.local/share/strata/memory.db)
-  --durability MODE      normal (default): an acknowledged write survives a crash of strata;
-                         full: it also survives power loss
-  --compat perseus-vault list tools under their Perseus Vault names
-  --tool-prefix P        list canonical tools as P<name>
-  --max-line-bytes N     longest accepted MCP message (default 8388608)
-  --dedup-threshold X    merge a new memory that adds nothing into one whose text is at
-                         least this similar (character-trigram Jaccard, default 0.70)
-  --embedder SPEC        who turns text into vectors for dense and hybrid recall: builtin
-                         (default; no model, no network), openai:url=U,model=M,dim=N,
-                         ollama:url=U,model=M,dim=N, bert:dir=PATH (a sentence-
-                         transformers BERT directory, run natively), bert:model=NAME (one
-                         installed by strata model), or none (keyword recall only);
-                         every one but none also takes query_prefix=TEXT and
-                         document_prefix=TEXT (bert:model=NAME: its manifest's prefixes)
-  --json                 print the tool's JSON result instead of text
-Times (T) are unix milliseconds or ISO-8601, e.g. 2026-03-01 or 2026-03-01T12:00:00Z.
-)";
-
 struct CommandLine {
   std::string command = "serve";
   std::vector<std::string> positional;
   std::map<std::string, std::string> options;  // --name value / --name=value
   bool json_output = false;
+};
+
+// What a command needs before it runs; Main provides it.
+enum class Needs {
+  kNothing,  // No store: encode, model.
+  kDbPath,   // The database's path, its directory made: restore.
+  // The store opened without an embedder: moving memories in and out needs no vectors (the
+  // server or `embed` makes them later).
+  kStoreWithoutVectors,
+  kStore,         // The store; vectors are made only when a command asks.
+  kServingStore,  // The store, embedding new memories in the background: serve.
+};
+
+// What Main hands a command.
+struct Invocation {
+  const CommandLine& cl;
+  const std::string& db_path;
+  Store* store;  // Null unless the command needs one; not owned.
+  const tools::RegistryOptions& registry_options;
+  const StdioOptions& stdio_options;
+  pid_t parent;  // Read at start (ParentWatch).
+};
+
+struct Command {
+  std::string_view name;
+  std::string_view usage;  // Its lines of `strata --help`, under "usage:".
+  Needs needs;
+  int (*run)(const Invocation& in);
 };
 
 bool IsFlag(const std::string& name) {
@@ -239,110 +199,136 @@ std::string LinkName(const json& link) {
   return link["category"].get<std::string>() + "/" + link["key"].get<std::string>();
 }
 
-void PrintText(const std::string& command, const json& r) {
-  if (command == "remember") {
-    std::cout << r["action"].get<std::string>() << " " << r["category"].get<std::string>() << "/"
-              << r["key"].get<std::string>() << " (id " << r["id"] << ", version " << r["version"]
-              << ", recorded " << Time(r["recorded_at"]) << ")\n";
-    if (r.contains("merged_into")) {
-      std::printf("  merged into %s/%s: %.0f%% similar\n",
-                  r["merged_into"]["category"].get<std::string>().c_str(),
-                  r["merged_into"]["key"].get<std::string>().c_str(),
-                  r["similarity"].get<double>() * 100);
+void PrintRemembered(const json& r) {
+  std::cout << r["action"].get<std::string>() << " " << r["category"].get<std::string>() << "/"
+            << r["key"].get<std::string>() << " (id " << r["id"] << ", version " << r["version"]
+            << ", recorded " << Time(r["recorded_at"]) << ")\n";
+  if (r.contains("merged_into")) {
+    std::printf("  merged into %s/%s: %.0f%% similar\n",
+                r["merged_into"]["category"].get<std::string>().c_str(),
+                r["merged_into"]["key"].get<std::string>().c_str(),
+                r["similarity"].get<double>() * 100);
+  }
+  if (r.contains("similar")) {
+    for (const json& m : r["similar"]) {
+      std::printf("  similar to %s: %.0f%% (kept: it adds to it)\n", LinkName(m).c_str(),
+                  m["similarity"].get<double>() * 100);
     }
-    if (r.contains("similar")) {
-      for (const json& m : r["similar"]) {
-        std::printf("  similar to %s: %.0f%% (kept: it adds to it)\n", LinkName(m).c_str(),
-                    m["similarity"].get<double>() * 100);
-      }
-    }
-    if (r.contains("supersedes")) std::cout << "  supersedes " << LinkName(r["supersedes"]) << "\n";
-  } else if (command == "recall") {
-    if (r["items"].empty()) std::cout << "no memories found\n";
-    int n = 0;
-    for (const json& item : r["items"]) {
-      std::printf("%2d. %s/%s  (score %.3f, v%lld)\n    %s\n", ++n,
-                  item["category"].get<std::string>().c_str(),
-                  item["key"].get<std::string>().c_str(), item["score"].get<double>(),
-                  static_cast<long long>(item["version"].get<int64_t>()),
-                  Preview(item, 160).c_str());
-    }
-  } else if (command == "history") {
-    if (!r["found"].get<bool>()) {
-      std::cout << "no memory " << r["category"].get<std::string>() << "/"
-                << r["key"].get<std::string>() << "\n";
-      return;
-    }
-    std::cout << r["category"].get<std::string>() << "/" << r["key"].get<std::string>() << ": "
-              << r["total"] << " version(s), newest first\n";
-    for (const json& v : r["versions"]) {
-      std::cout << "  v" << v["version"] << "  believed " << Time(v["recorded_at"]) << " .. "
-                << Time(v["superseded_at"]) << "\n      true " << Time(v["valid_from"]) << " .. "
-                << Time(v["valid_to"]) << "\n      " << Preview(v, 160) << "\n";
-    }
-    for (const json& t : r["forgotten_at"]) std::cout << "  forgotten at " << Time(t) << "\n";
-    for (const json& link : r["successors"]) {
-      std::cout << "  superseded by " << LinkName(link) << " at " << Time(link["at"]) << "\n";
-    }
-    for (const json& link : r["predecessors"]) {
-      std::cout << "  supersedes " << LinkName(link) << " since " << Time(link["at"]) << "\n";
-    }
-  } else {
-    std::cout << "memories: " << r["active_memories"] << " active, " << r["forgotten_memories"]
-              << " forgotten; versions: " << r["versions"] << "\n";
-    for (const auto& [category, count] : r["by_category"].items()) {
-      std::cout << "  " << category << ": " << count << "\n";
-    }
-    std::cout << "database: " << r["path"].get<std::string>() << " (" << r["db_file_size_bytes"]
-              << " bytes, WAL " << r["wal_file_size_bytes"] << " bytes, schema v"
-              << r["schema_version"] << ", durability " << r["durability"].get<std::string>()
-              << ")\n";
+  }
+  if (r.contains("supersedes")) std::cout << "  supersedes " << LinkName(r["supersedes"]) << "\n";
+}
+
+void PrintRecalled(const json& r) {
+  if (r["items"].empty()) std::cout << "no memories found\n";
+  int n = 0;
+  for (const json& item : r["items"]) {
+    std::printf("%2d. %s/%s  (score %.3f, v%lld)\n    %s\n", ++n,
+                item["category"].get<std::string>().c_str(), item["key"].get<std::string>().c_str(),
+                item["score"].get<double>(), static_cast<long long>(item["version"].get<int64_t>()),
+                Preview(item, 160).c_str());
   }
 }
 
-int RunCommand(const CommandLine& cl, tools::ToolRegistry& registry) {
-  json args = json::object();
-  const std::string& c = cl.command;
-  if (c == "remember") {
-    CopyOptions(cl,
-                {"category", "key", "body-json", "type", "tags", "workspace", "valid-from",
-                 "valid-to", "source", "dedup"},
-                args);
-    if (cl.options.count("body")) args["body"] = Option(cl, "body");
-    if (std::string error; !SupersedesOption(cl, args, error)) {
-      std::cerr << "strata remember: " << error << "\n";
-      return 2;
-    }
-  } else if (c == "recall") {
-    std::string query;
-    for (const std::string& word : cl.positional)
-      absl::StrAppend(&query, query.empty() ? "" : " ", word);
-    args["query"] = query;
-    CopyOptions(cl, {"limit", "category", "type", "tags", "workspace", "as-of", "valid-at", "mode"},
-                args);
-  } else if (c == "history") {
-    if (cl.positional.size() != 2) {
-      std::cerr << "strata history: give CATEGORY and KEY\n";
-      return 2;
-    }
-    args["category"] = cl.positional[0];
-    args["key"] = cl.positional[1];
-    CopyOptions(cl, {"workspace", "limit"}, args);
-  } else if (c != "stats") {
-    std::cerr << "strata: unknown command \"" << c << "\"\n\n" << kUsage;
-    return 2;
+void PrintHistory(const json& r) {
+  if (!r["found"].get<bool>()) {
+    std::cout << "no memory " << r["category"].get<std::string>() << "/"
+              << r["key"].get<std::string>() << "\n";
+    return;
   }
+  std::cout << r["category"].get<std::string>() << "/" << r["key"].get<std::string>() << ": "
+            << r["total"] << " version(s), newest first\n";
+  for (const json& v : r["versions"]) {
+    std::cout << "  v" << v["version"] << "  believed " << Time(v["recorded_at"]) << " .. "
+              << Time(v["superseded_at"]) << "\n      true " << Time(v["valid_from"]) << " .. "
+              << Time(v["valid_to"]) << "\n      " << Preview(v, 160) << "\n";
+  }
+  for (const json& t : r["forgotten_at"]) std::cout << "  forgotten at " << Time(t) << "\n";
+  for (const json& link : r["successors"]) {
+    std::cout << "  superseded by " << LinkName(link) << " at " << Time(link["at"]) << "\n";
+  }
+  for (const json& link : r["predecessors"]) {
+    std::cout << "  supersedes " << LinkName(link) << " since " << Time(link["at"]) << "\n";
+  }
+}
+
+void PrintStats(const json& r) {
+  std::cout << "memories: " << r["active_memories"] << " active, " << r["forgotten_memories"]
+            << " forgotten; versions: " << r["versions"] << "\n";
+  for (const auto& [category, count] : r["by_category"].items()) {
+    std::cout << "  " << category << ": " << count << "\n";
+  }
+  std::cout << "database: " << r["path"].get<std::string>() << " (" << r["db_file_size_bytes"]
+            << " bytes, WAL " << r["wal_file_size_bytes"] << " bytes, schema v"
+            << r["schema_version"] << ", durability " << r["durability"].get<std::string>()
+            << ")\n";
+}
+
+// The tool of the command's name called with `args`, its result printed by `print` (or, with
+// --json, as JSON).
+int RunTool(const Invocation& in, const json& args, void (*print)(const json&)) {
+  const std::string& c = in.cl.command;
+  tools::ToolRegistry registry(in.store, in.registry_options);
   auto tool = registry.Find(c);
   absl::StatusOr<json> result = registry.Call(*tool, args);
   if (!result.ok()) {
     std::cerr << "strata " << c << ": " << result.status().message() << "\n";
     return 1;
   }
-  if (cl.json_output) {
+  if (in.cl.json_output) {
     std::cout << result->dump(2, ' ', false, json::error_handler_t::replace) << "\n";
   } else {
-    PrintText(c, *result);
+    print(*result);
   }
+  return 0;
+}
+
+int RunRemember(const Invocation& in) {
+  const CommandLine& cl = in.cl;
+  json args = json::object();
+  CopyOptions(cl,
+              {"category", "key", "body-json", "type", "tags", "workspace", "valid-from",
+               "valid-to", "source", "dedup"},
+              args);
+  if (cl.options.count("body")) args["body"] = Option(cl, "body");
+  if (std::string error; !SupersedesOption(cl, args, error)) {
+    std::cerr << "strata remember: " << error << "\n";
+    return 2;
+  }
+  return RunTool(in, args, PrintRemembered);
+}
+
+int RunRecall(const Invocation& in) {
+  const CommandLine& cl = in.cl;
+  json args = json::object();
+  std::string query;
+  for (const std::string& word : cl.positional)
+    absl::StrAppend(&query, query.empty() ? "" : " ", word);
+  args["query"] = query;
+  CopyOptions(cl, {"limit", "category", "type", "tags", "workspace", "as-of", "valid-at", "mode"},
+              args);
+  return RunTool(in, args, PrintRecalled);
+}
+
+int RunHistory(const Invocation& in) {
+  const CommandLine& cl = in.cl;
+  if (cl.positional.size() != 2) {
+    std::cerr << "strata history: give CATEGORY and KEY\n";
+    return 2;
+  }
+  json args = {{"category", cl.positional[0]}, {"key", cl.positional[1]}};
+  CopyOptions(cl, {"workspace", "limit"}, args);
+  return RunTool(in, args, PrintHistory);
+}
+
+int RunStats(const Invocation& in) { return RunTool(in, json::object(), PrintStats); }
+
+int RunRebuildSignatures(const Invocation& in) {
+  absl::StatusOr<int64_t> indexed = in.store->RebuildSignatures();
+  if (!indexed.ok()) {
+    std::cerr << "strata rebuild-signatures: " << indexed.status().message() << "\n";
+    return 1;
+  }
+  std::cout << "indexed " << *indexed << " current memories\n";
   return 0;
 }
 
@@ -355,7 +341,9 @@ int64_t PositiveOption(const CommandLine& cl, const std::string& name, int64_t f
   return end != text.c_str() && *end == '\0' && v > 0 ? v : 0;
 }
 
-int RunEmbed(const CommandLine& cl, Store& store) {
+int RunEmbed(const Invocation& in) {
+  const CommandLine& cl = in.cl;
+  Store& store = *in.store;
   EmbedRequest request{.limit = PositiveOption(cl, "limit", int64_t{1} << 40)};
   if (request.limit == 0) {
     std::cerr << "strata embed: --limit must be a positive integer\n";
@@ -378,7 +366,9 @@ int RunEmbed(const CommandLine& cl, Store& store) {
   return r->failed > 0 ? 1 : 0;
 }
 
-int RunCheckIndex(const CommandLine& cl, Store& store) {
+int RunCheckIndex(const Invocation& in) {
+  const CommandLine& cl = in.cl;
+  Store& store = *in.store;
   const int64_t queries = PositiveOption(cl, "queries", 100);
   if (queries == 0 || queries > 100000) {
     std::cerr << "strata check-index: --queries must be an integer in [1, 100000]\n";
@@ -403,7 +393,9 @@ int RunCheckIndex(const CommandLine& cl, Store& store) {
   return 0;
 }
 
-int RunExport(const CommandLine& cl, Store& store) {
+int RunExport(const Invocation& in) {
+  const CommandLine& cl = in.cl;
+  Store& store = *in.store;
   ExportOptions options;
   if (cl.options.count("workspace")) options.workspace = Option(cl, "workspace");
   if (cl.options.count("category")) options.category = Option(cl, "category");
@@ -473,7 +465,9 @@ std::optional<ImportFormat> ImportFormatOf(const CommandLine& cl, const std::str
   return *detected;
 }
 
-int RunImport(const CommandLine& cl, Store& store) {
+int RunImport(const Invocation& in) {
+  const CommandLine& cl = in.cl;
+  Store& store = *in.store;
   if (cl.positional.size() != 1) {
     std::cerr << "strata import: give one FILE (or - for stdin)\n";
     return 2;
@@ -540,7 +534,9 @@ int RunImport(const CommandLine& cl, Store& store) {
   return summary->failed > 0 ? 1 : 0;
 }
 
-int RunBackup(const CommandLine& cl, Store& store) {
+int RunBackup(const Invocation& in) {
+  const CommandLine& cl = in.cl;
+  Store& store = *in.store;
   if (cl.positional.size() != 1) {
     std::cerr << "strata backup: give the PATH to write\n";
     return 2;
@@ -553,7 +549,9 @@ int RunBackup(const CommandLine& cl, Store& store) {
   return 0;
 }
 
-int RunRestore(const CommandLine& cl, const std::string& db_path) {
+int RunRestore(const Invocation& in) {
+  const CommandLine& cl = in.cl;
+  const std::string& db_path = in.db_path;
   if (cl.positional.size() != 1) {
     std::cerr << "strata restore: give the backup's PATH\n";
     return 2;
@@ -567,7 +565,8 @@ int RunRestore(const CommandLine& cl, const std::string& db_path) {
 }
 
 // `strata encode`: the embedder alone, for checking a model or comparing vectors by hand.
-int RunEncode(const CommandLine& cl) {
+int RunEncode(const Invocation& in) {
+  const CommandLine& cl = in.cl;
   if (cl.positional.empty()) {
     std::cerr << "strata encode: give at least one TEXT\n";
     return 2;
@@ -627,7 +626,8 @@ void WarnUnconfirmed(const embed::ModelCard& card) {
 }
 
 // `strata model list|fetch NAME|import NAME DIR|verify NAME`.
-int RunModel(const CommandLine& cl) {
+int RunModel(const Invocation& in) {
+  const CommandLine& cl = in.cl;
   const std::string what = cl.positional.empty() ? "" : cl.positional[0];
   const size_t operands = what == "list" ? 1 : what == "import" ? 3 : 2;
   if ((what != "list" && what != "fetch" && what != "import" && what != "verify") ||
@@ -713,6 +713,152 @@ int RunModel(const CommandLine& cl) {
   return 0;
 }
 
+int RunServe(const Invocation& in) {
+  tools::ToolRegistry registry(in.store, in.registry_options);
+  const std::string address = Option(in.cl, "http");
+  if (address.empty() &&
+      (!Option(in.cl, "auth-token-file").empty() || !Option(in.cl, "allow-origin").empty())) {
+    std::cerr << "strata: --auth-token-file and --allow-origin go with serve --http\n";
+    return 2;
+  }
+  if (!address.empty()) {
+    return http::ServeHttp(registry, {.address = address,
+                                      .token_file = Option(in.cl, "auth-token-file"),
+                                      .allowed_origins = absl::StrSplit(
+                                          Option(in.cl, "allow-origin"), ',', absl::SkipEmpty()),
+                                      .max_body_bytes = in.stdio_options.max_line_bytes,
+                                      .db_path = in.db_path});
+  }
+  InstallSignalHandlers();
+  // A host that dies without closing our stdin still ends the server.
+  absl::StatusOr<std::unique_ptr<ParentWatch>> parent_watch = ParentWatch::Start(in.parent);
+  if (!parent_watch.ok()) {
+    std::cerr << "strata: not watching the parent process: " << parent_watch.status().message()
+              << "\n";
+  }
+  mcp::Dispatcher dispatcher(&registry, mcp::DispatcherOptions{});
+  std::cerr << "strata " << kVersion << ": serving MCP on stdio, database " << in.db_path << "\n";
+  return ServeStdio(dispatcher, STDIN_FILENO, STDOUT_FILENO, in.stdio_options);
+}
+
+// The commands, in the order `strata --help` lists them: usage, validation and dispatch all
+// read this table.
+// clang-format off
+constexpr Command kCommands[] = {
+    {"serve",
+      "  strata [serve] [options]          speak MCP on stdin/stdout (what an agent host runs)\n"
+      "  strata serve --http HOST:PORT [--auth-token-file FILE] [--allow-origin ORIGIN,...]\n"
+      "                                    speak MCP over HTTP at http://HOST:PORT/mcp (README\n"
+      "                                    \"MCP over HTTP\"); loopback only without a token file\n",
+     Needs::kServingStore, RunServe},
+    {"remember",
+      "  strata remember --category C --key K (--body TEXT | --body-json JSON)\n"
+      "                  [--type T] [--tags a,b] [--workspace W] [--valid-from T] [--valid-to T]\n"
+      "                  [--supersedes CATEGORY/KEY | --supersedes-category C --supersedes-key K]\n",
+     Needs::kStore, RunRemember},
+    {"recall",
+      "  strata recall [QUERY] [--limit N] [--category C] [--type T] [--tags a,b]\n"
+      "                [--workspace W] [--as-of T] [--valid-at T]\n",
+     Needs::kStore, RunRecall},
+    {"history",
+      "  strata history CATEGORY KEY [--workspace W] [--limit N]\n",
+     Needs::kStore, RunHistory},
+    {"stats",
+      "  strata stats\n",
+     Needs::kStore, RunStats},
+    {"rebuild-signatures",
+      "  strata rebuild-signatures         recompute near-duplicate signatures (after an upgrade)\n",
+     Needs::kStore, RunRebuildSignatures},
+    {"embed",
+      "  strata embed [--category C] [--limit N]\n"
+      "                                    give vectors now to memories without one (progress on\n"
+      "                                    stderr; the server also does this in the background)\n",
+     Needs::kStore, RunEmbed},
+    {"encode",
+      "  strata encode [--embedder SPEC] [--role document|query] TEXT...\n"
+      "                                    print the vectors the embedder gives each TEXT (as a\n"
+      "                                    stored memory, the default, or as a query), as one\n"
+      "                                    JSON line {\"embedder\", \"dim\", \"vectors\"}; no database\n",
+     Needs::kNothing, RunEncode},
+    {"model",
+      "  strata model list                 the models strata knows, whether each is installed\n"
+      "  strata model fetch NAME [--allow-unconfirmed]\n"
+      "                                    download a model from the hub ($STRATA_MODEL_ENDPOINT)\n"
+      "                                    into $XDG_CACHE_HOME/strata/models/NAME, resumable and\n"
+      "                                    checked against the manifest's sizes and SHA-256 digests\n"
+      "  strata model import NAME DIR [--allow-unconfirmed]\n"
+      "                                    check and install a model's files downloaded by hand\n"
+      "  strata model verify NAME          check an installed model's files and its vector for a\n"
+      "                                    fixed input against the manifest\n",
+     Needs::kNothing, RunModel},
+    {"check-index",
+      "  strata check-index [--queries N]  the vector index's recall@10 against an exact scan\n",
+     Needs::kStore, RunCheckIndex},
+    {"export",
+      "  strata export [--out FILE|-] [--workspace W] [--category C] [--as-of T]\n"
+      "                                    write every memory, all versions and both time axes, as\n"
+      "                                    JSONL (default: to stdout), or the store as believed at T;\n"
+      "                                    see README \"Export and import\"\n",
+     Needs::kStoreWithoutVectors, RunExport},
+    {"import",
+      "  strata import FILE|- [--from KIND] [--on-error stop|skip] [--category C] [--workspace W]\n"
+      "                                    restore an export, or bring in another memory's file:\n"
+      "                                    KIND strata, server-memory, markdown (a file or folder),\n"
+      "                                    csv or jsonl, detected when not given; a record already\n"
+      "                                    there is unchanged; a bad one is reported by line and\n"
+      "                                    stops the import (stop, the default) or is skipped\n",
+     Needs::kStoreWithoutVectors, RunImport},
+    {"backup",
+      "  strata backup PATH [--force]      a consistent copy of the database while servers write\n",
+     Needs::kStoreWithoutVectors, RunBackup},
+    {"restore",
+      "  strata restore PATH               replace the --db file with a backup; refused while a\n"
+      "                                    server has it open\n",
+     Needs::kDbPath, RunRestore},
+};
+// clang-format on
+
+constexpr char kUsageHead[] = R"(strata: a memory store for AI agents (MCP over stdio)
+
+usage:
+)";
+constexpr char kUsageTail[] = R"(  strata --version | --help
+
+options:
+  --db PATH              the database file (default: $STRATA_DB, else
+                         $XDG_DATA_HOME/strata/memory.db, else ~/.local/share/strata/memory.db)
+  --durability MODE      normal (default): an acknowledged write survives a crash of strata;
+                         full: it also survives power loss
+  --compat perseus-vault list tools under their Perseus Vault names
+  --tool-prefix P        list canonical tools as P<name>
+  --max-line-bytes N     longest accepted MCP message (default 8388608)
+  --dedup-threshold X    merge a new memory that adds nothing into one whose text is at
+                         least this similar (character-trigram Jaccard, default 0.70)
+  --embedder SPEC        who turns text into vectors for dense and hybrid recall: builtin
+                         (default; no model, no network), openai:url=U,model=M,dim=N,
+                         ollama:url=U,model=M,dim=N, bert:dir=PATH (a sentence-
+                         transformers BERT directory, run natively), bert:model=NAME (one
+                         installed by strata model), or none (keyword recall only);
+                         every one but none also takes query_prefix=TEXT and
+                         document_prefix=TEXT (bert:model=NAME: its manifest's prefixes)
+  --json                 print the tool's JSON result instead of text
+Times (T) are unix milliseconds or ISO-8601, e.g. 2026-03-01 or 2026-03-01T12:00:00Z.
+)";
+
+// `strata --help`: the head, each command's lines, the options.
+std::string Usage() {
+  std::string usage = kUsageHead;
+  for (const Command& command : kCommands) usage += command.usage;
+  return usage + kUsageTail;
+}
+
+const Command* FindCommand(std::string_view name) {
+  for (const Command& command : kCommands) {
+    if (command.name == name) return &command;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 int Main(int argc, char** argv) {
@@ -729,20 +875,17 @@ int Main(int argc, char** argv) {
     return 0;
   }
   if (cl.options.count("help") || cl.command == "help") {
-    std::cout << kUsage;
+    std::cout << Usage();
     return 0;
   }
-  static const char* const kCommands[] = {
-      "serve",  "remember",    "recall", "history", "stats",  "rebuild-signatures",
-      "embed",  "check-index", "export", "import",  "backup", "restore",
-      "encode", "model"};
-  if (std::find(std::begin(kCommands), std::end(kCommands), cl.command) == std::end(kCommands)) {
-    std::cerr << "strata: unknown command \"" << cl.command << "\"\n\n" << kUsage;
+  const Command* command = FindCommand(cl.command);
+  if (command == nullptr) {
+    std::cerr << "strata: unknown command \"" << cl.command << "\"\n\n" << Usage();
     return 2;
   }
   StoreOptions store_options{.path = Option(cl, "db", DefaultDbPath()),
                              .embedder = Option(cl, "embedder", "builtin"),
-                             .embed_in_background = cl.command == "serve"};
+                             .embed_in_background = command->needs == Needs::kServingStore};
   const std::string durability = Option(cl, "durability", "normal");
   if (durability == "full") {
     store_options.durability = Durability::kFull;
@@ -789,69 +932,32 @@ int Main(int argc, char** argv) {
         "allow-unconfirmed", "role"};
     // clang-format on
     if (std::find(std::begin(kKnown), std::end(kKnown), name) == std::end(kKnown)) {
-      std::cerr << "strata: unknown option --" << name << "\n\n" << kUsage;
+      std::cerr << "strata: unknown option --" << name << "\n\n" << Usage();
       return 2;
     }
   }
 
-  if (cl.command == "encode") return RunEncode(cl);  // No store: the embedder alone.
-  if (cl.command == "model") return RunModel(cl);    // No store: the model cache.
+  Invocation in{.cl = cl,
+                .db_path = store_options.path,
+                .store = nullptr,
+                .registry_options = registry_options,
+                .stdio_options = stdio_options,
+                .parent = parent};
+  if (command->needs == Needs::kNothing) return command->run(in);
   const std::filesystem::path db_path(store_options.path);
   if (db_path.has_parent_path()) {
     std::error_code ec;
     std::filesystem::create_directories(db_path.parent_path(), ec);
   }
-  if (cl.command == "restore") return RunRestore(cl, store_options.path);
-  // Moving memories in and out needs no vectors: the server or `embed` makes them later.
-  if (cl.command == "export" || cl.command == "import" || cl.command == "backup") {
-    store_options.embedder = "none";
-  }
+  if (command->needs == Needs::kDbPath) return command->run(in);
+  if (command->needs == Needs::kStoreWithoutVectors) store_options.embedder = "none";
   absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(store_options);
   if (!store.ok()) {
     std::cerr << "strata: " << store.status().message() << "\n";
     return 1;
   }
-  if (cl.command == "rebuild-signatures") {
-    absl::StatusOr<int64_t> indexed = (*store)->RebuildSignatures();
-    if (!indexed.ok()) {
-      std::cerr << "strata rebuild-signatures: " << indexed.status().message() << "\n";
-      return 1;
-    }
-    std::cout << "indexed " << *indexed << " current memories\n";
-    return 0;
-  }
-  if (cl.command == "embed") return RunEmbed(cl, **store);
-  if (cl.command == "check-index") return RunCheckIndex(cl, **store);
-  if (cl.command == "export") return RunExport(cl, **store);
-  if (cl.command == "import") return RunImport(cl, **store);
-  if (cl.command == "backup") return RunBackup(cl, **store);
-  tools::ToolRegistry registry(store->get(), registry_options);
-  if (cl.command != "serve") return RunCommand(cl, registry);
-
-  if (Option(cl, "http").empty() &&
-      (!Option(cl, "auth-token-file").empty() || !Option(cl, "allow-origin").empty())) {
-    std::cerr << "strata: --auth-token-file and --allow-origin go with serve --http\n";
-    return 2;
-  }
-  if (const std::string address = Option(cl, "http"); !address.empty()) {
-    return http::ServeHttp(registry, {.address = address,
-                                      .token_file = Option(cl, "auth-token-file"),
-                                      .allowed_origins = absl::StrSplit(Option(cl, "allow-origin"),
-                                                                        ',', absl::SkipEmpty()),
-                                      .max_body_bytes = stdio_options.max_line_bytes,
-                                      .db_path = store_options.path});
-  }
-  InstallSignalHandlers();
-  // A host that dies without closing our stdin still ends the server.
-  absl::StatusOr<std::unique_ptr<ParentWatch>> parent_watch = ParentWatch::Start(parent);
-  if (!parent_watch.ok()) {
-    std::cerr << "strata: not watching the parent process: " << parent_watch.status().message()
-              << "\n";
-  }
-  mcp::Dispatcher dispatcher(&registry, mcp::DispatcherOptions{});
-  std::cerr << "strata " << kVersion << ": serving MCP on stdio, database " << store_options.path
-            << "\n";
-  return ServeStdio(dispatcher, STDIN_FILENO, STDOUT_FILENO, stdio_options);
+  in.store = store->get();
+  return command->run(in);
 }
 
 }  // namespace strata::server

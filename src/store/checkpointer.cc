@@ -1,7 +1,7 @@
 #include "store/checkpointer.h"
 
-#include <iostream>
-
+#include "absl/strings/str_cat.h"
+#include "util/log.h"
 #include "util/status_macros.h"
 
 namespace strata::store {
@@ -34,7 +34,7 @@ Checkpointer::~Checkpointer() {
   thread_.join();
   // Leave a self-contained database file behind on a clean exit.
   absl::Status s = db_->Exec("PRAGMA wal_checkpoint(TRUNCATE)");
-  if (!s.ok()) std::cerr << "strata: final checkpoint: " << s.message() << "\n";
+  if (!s.ok()) Log(LogLevel::kError, absl::StrCat("final checkpoint: ", s.message()));
 }
 
 absl::Status Checkpointer::Attach(Db& writer) {

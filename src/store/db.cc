@@ -10,7 +10,9 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "store/wal_vfs.h"
 #include "util/status_macros.h"
 #include "util/sv.h"
@@ -131,14 +133,17 @@ namespace {
 
 // One mutex per database file in this process (see Db::write_mutex).
 std::timed_mutex* WriteMutexFor(const std::string& path) {
-  static std::mutex registry_mutex;
-  static auto* const registry =
-      new absl::flat_hash_map<std::string, std::unique_ptr<std::timed_mutex>>;
+  // Never destroyed, nor are its mutexes: a connection may close while the process exits.
+  struct Registry {
+    absl::Mutex mu;
+    absl::flat_hash_map<std::string, std::unique_ptr<std::timed_mutex>> mutexes ABSL_GUARDED_BY(mu);
+  };
+  static Registry* const registry = new Registry();
   std::error_code ec;
   std::string key = std::filesystem::weakly_canonical(path, ec).string();
   if (ec) key = path;
-  std::lock_guard lock(registry_mutex);
-  std::unique_ptr<std::timed_mutex>& m = (*registry)[key];
+  absl::MutexLock lock(&registry->mu);
+  std::unique_ptr<std::timed_mutex>& m = registry->mutexes[key];
   if (m == nullptr) m = std::make_unique<std::timed_mutex>();
   return m.get();
 }

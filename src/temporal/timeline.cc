@@ -3,9 +3,22 @@
 #include <algorithm>
 #include <limits>
 
+#include "util/check.h"
+
 namespace strata::temporal {
+namespace {
+
+bool RecordedInOrder(std::span<const VersionTimes> versions) {
+  return std::is_sorted(versions.begin(), versions.end(),
+                        [](const VersionTimes& a, const VersionTimes& b) {
+                          return a.recorded_at_unix_ms < b.recorded_at_unix_ms;
+                        });
+}
+
+}  // namespace
 
 std::optional<size_t> BelievedAt(std::span<const VersionTimes> versions, int64_t tx) {
+  STRATA_DCHECK(RecordedInOrder(versions));
   // Belief intervals of one identity do not overlap, so the newest version recorded at or
   // before tx is the only candidate.
   auto it =
@@ -19,6 +32,8 @@ std::optional<size_t> BelievedAt(std::span<const VersionTimes> versions, int64_t
 
 std::optional<size_t> TrueAt(std::span<const VersionTimes> versions,
                              std::span<const int64_t> retractions, int64_t tx, int64_t valid) {
+  STRATA_DCHECK(RecordedInOrder(versions));
+  STRATA_DCHECK(std::is_sorted(retractions.begin(), retractions.end()));
   // A retraction at or before tx ends belief in everything recorded before it.
   std::optional<int64_t> last_retraction;
   for (int64_t r : retractions) {

@@ -16,8 +16,10 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "store/db.h"
 #include "text/body_text.h"
 #include "text/fts5_records.h"
@@ -107,11 +109,11 @@ class RowLengths {
   // Rowids past this are not kept (4 bytes each): their lengths are read every time.
   static constexpr int64_t kMaxCachedRowid = int64_t{1} << 26;
 
-  int Get(const Fts5ExtensionApi* api, Fts5Context* fts, int* length) {
+  int Get(const Fts5ExtensionApi* api, Fts5Context* fts, int* length) ABSL_LOCKS_EXCLUDED(mu_) {
     const int64_t rowid = api->xRowid(fts);
     const bool cacheable = rowid >= 0 && rowid < kMaxCachedRowid;
     if (cacheable) {
-      std::lock_guard lock(mu_);
+      absl::MutexLock lock(&mu_);
       if (static_cast<size_t>(rowid) < lengths_.size() && lengths_[rowid] != 0) {
         *length = static_cast<int>(lengths_[rowid]);
         return SQLITE_OK;
@@ -122,9 +124,9 @@ class RowLengths {
     return rc;
   }
 
-  void Put(int64_t rowid, uint32_t length) {
+  void Put(int64_t rowid, uint32_t length) ABSL_LOCKS_EXCLUDED(mu_) {
     if (rowid < 0 || rowid >= kMaxCachedRowid) return;
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (static_cast<size_t>(rowid) >= lengths_.size()) {
       lengths_.resize(std::max(static_cast<size_t>(rowid) + 1, lengths_.size() * 3 / 2));
     }
@@ -132,8 +134,8 @@ class RowLengths {
   }
 
  private:
-  std::mutex mu_;
-  std::vector<uint32_t> lengths_;  // Guarded by mu_.
+  absl::Mutex mu_;
+  std::vector<uint32_t> lengths_ ABSL_GUARDED_BY(mu_);
 };
 
 // The RowLengths of the database file `db` has open (a private one for a database without a
@@ -146,10 +148,14 @@ std::shared_ptr<RowLengths> RowLengthsFor(sqlite3* db) {
     return std::make_shared<RowLengths>();
   }
   const std::string key = absl::StrCat(file, "\n", st.st_dev, ":", st.st_ino);
-  static std::mutex registry_mutex;
-  static auto* const registry = new absl::flat_hash_map<std::string, std::weak_ptr<RowLengths>>;
-  std::lock_guard lock(registry_mutex);
-  std::weak_ptr<RowLengths>& entry = (*registry)[key];
+  // Never destroyed: a connection may close while the process exits.
+  struct Registry {
+    absl::Mutex mu;
+    absl::flat_hash_map<std::string, std::weak_ptr<RowLengths>> entries ABSL_GUARDED_BY(mu);
+  };
+  static Registry* const registry = new Registry();
+  absl::MutexLock lock(&registry->mu);
+  std::weak_ptr<RowLengths>& entry = registry->entries[key];
   std::shared_ptr<RowLengths> lengths = entry.lock();
   if (lengths == nullptr) {
     lengths = std::make_shared<RowLengths>();

@@ -31,8 +31,7 @@ absl::StatusOr<json> GetStats(const ToolContext& ctx, const json&) {
       {"durability", s.durability == Durability::kFull ? "full" : "normal"},
       {"path", s.path},
       {"server_version", kVersion},
-      {"recall_modes",
-       s.embeddings ? json::array({"fts5", "dense", "hybrid"}) : json::array({"fts5"})},
+      {"recall_modes", json::array()},
       {"embeddings", nullptr},
       {"dedup",
        {{"threshold", s.dedup.threshold},
@@ -56,6 +55,12 @@ absl::StatusOr<json> GetStats(const ToolContext& ctx, const json&) {
         {"last_error", e->last_error.empty() ? json(nullptr) : json(e->last_error)},
         {"index_file_size_bytes", e->index_file_bytes},
         {"similarity_floor", e->similarity_floor ? json(*e->similarity_floor) : json(nullptr)}};
+  }
+  // The modes a recall can run (auto picks one of them); dense ones need an embedder.
+  for (RecallMode mode : kRecallModes) {
+    if (mode == RecallMode::kFts5 || (s.embeddings && mode != RecallMode::kAuto)) {
+      out["recall_modes"].push_back(RecallModeName(mode));
+    }
   }
   for (const auto& [candidates, checks] : s.dedup.candidates_histogram) {
     out["dedup"]["candidates_histogram"][std::to_string(candidates)] = checks;

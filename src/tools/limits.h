@@ -27,9 +27,8 @@ inline constexpr size_t kMaxOtherStringBytes = 4096;
 // Counts.
 inline constexpr size_t kMaxBatchItems = 10000;  // Memories in one remember_batch.
 
-// Ranges of `limit` and `offset` (recall's are the public API's: kMaxRecallLimit, ...).
-inline constexpr int64_t kMaxHistoryLimit = 1000;
-inline constexpr int64_t kMaxHistoryOffset = 1000000;
+// The ranges of `limit` and `offset` of recall and history are the public API's
+// (kMaxRecallLimit, kMaxHistoryLimit, ...).
 
 // The byte bound of a string argument (of each item, for a list such as `tags`), by name.
 constexpr size_t MaxStringBytes(std::string_view argument) {

@@ -205,8 +205,8 @@ std::vector<ToolSpec> ReadTools() {
                        {"properties",
                         [] {
                           json p = IdentityProps();
-                          p["limit"] = IntProp(
-                              absl::StrCat("How many versions (1-", kMaxHistoryLimit, ", default 20)."));
+                          p["limit"] = IntProp(absl::StrCat("How many versions (1-",
+                                                            kMaxHistoryLimit, ", default 20)."));
                           p["offset"] = IntProp("How many of the newest to skip (default 0).");
                           return p;
                         }()},

@@ -106,13 +106,28 @@ absl::Status ScopeToAccess(const WorkspaceAccess& access, std::optional<std::str
       "workspace: required for this token, which may use several workspaces but not all");
 }
 
+json ModeNames() {
+  json names = json::array();
+  for (RecallMode mode : kRecallModes) names.push_back(RecallModeName(mode));
+  return names;
+}
+
+absl::StatusOr<RecallMode> ParseMode(const std::string& name) {
+  if (std::optional<RecallMode> mode = RecallModeNamed(name)) return *mode;
+  std::string names;
+  for (RecallMode mode : kRecallModes) {
+    absl::StrAppend(&names, names.empty() ? "" : ", ", "\"", RecallModeName(mode), "\"");
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("mode: must be one of ", names, ", got \"", name.substr(0, 40), "\""));
+}
+
 absl::StatusOr<json> Recall(const ToolContext& ctx, const json& args) {
   const Args a(args);
   RecallRequest r;
   ASSIGN_OR_RETURN(std::optional<std::string> query, a.OptionalString("query"));
   r.query = query.value_or("");
   ASSIGN_OR_RETURN(std::optional<std::string> mode, a.OptionalString("mode"));
-  if (mode) r.mode = *mode;
   ASSIGN_OR_RETURN(std::optional<int64_t> limit, a.OptionalInt("limit", 1, kMaxRecallLimit));
   r.limit = static_cast<int>(limit.value_or(10));
   ASSIGN_OR_RETURN(std::optional<int64_t> offset, a.OptionalInt("offset", 0, kMaxRecallOffset));
@@ -124,6 +139,9 @@ absl::StatusOr<json> Recall(const ToolContext& ctx, const json& args) {
   ASSIGN_OR_RETURN(r.filters.tags, a.StringList("tags", kMaxFilterTags));
   ASSIGN_OR_RETURN(r.as_of_unix_ms, a.OptionalTime("as_of"));
   ASSIGN_OR_RETURN(r.valid_at_unix_ms, a.OptionalTime("valid_at"));
+  if (mode) {
+    ASSIGN_OR_RETURN(r.mode, ParseMode(*mode));
+  }
   ItemShape shape;
   if (ctx.dialect == Dialect::kCanonical) {
     ASSIGN_OR_RETURN(shape, ReadShape(a));
@@ -137,7 +155,8 @@ absl::StatusOr<json> Recall(const ToolContext& ctx, const json& args) {
     items.push_back(ItemJson(item, ctx.dialect));
     ShapeItem(shape, items.back());
   }
-  return json{{"total", items.size()}, {"items", std::move(items)}, {"mode", result.mode}};
+  return json{
+      {"total", items.size()}, {"items", std::move(items)}, {"mode", RecallModeName(result.mode)}};
 }
 
 }  // namespace
@@ -149,7 +168,7 @@ std::vector<ToolSpec> RecallTools() {
                            "best matches first. Empty: newest memories.")},
       {"mode",
        {{"type", "string"},
-        {"enum", json::array({"auto", "fts5", "dense", "hybrid"})},
+        {"enum", ModeNames()},
         {"description",
          "fts5 ranks by keywords (BM25); dense by meaning (embeddings); hybrid runs both and "
          "fuses their ranks. auto (default): hybrid once embeddings exist, else fts5."}}},

@@ -1,18 +1,13 @@
 #pragma once
-// Time sources. Modules take a Clock so tests can drive time deterministically.
+// Time sources. Modules take a Clock (strata/clock.h, public: an embedding program may pass
+// one) so tests can drive time deterministically.
 
 #include <atomic>
 #include <cstdint>
 
-namespace strata {
+#include "strata/clock.h"
 
-// Thread safety: implementations must be safe to call from any thread.
-class Clock {
- public:
-  virtual ~Clock() = default;
-  // Current time in unix milliseconds.
-  virtual int64_t NowUnixMs() const = 0;
-};
+namespace strata {
 
 // The wall clock (CLOCK_REALTIME). Stateless.
 class SystemClock final : public Clock {

@@ -9,13 +9,15 @@ bool RoomLock::OthersWaiting(Room room) const {
   return false;
 }
 
+bool RoomLock::MayEnter(Room room) const {
+  if (occupants_ == 0) return !handed_over_ || room == room_;
+  return room == room_ && room != kAlone && (handed_over_ || !OthersWaiting(room));
+}
+
 void RoomLock::Enter(Room room) {
-  std::unique_lock lock(mu_);
+  absl::MutexLock lock(&mu_);
   ++waiting_[room];
-  left_empty_.wait(lock, [&] {
-    if (occupants_ == 0) return !handed_over_ || room == room_;
-    return room == room_ && room != kAlone && (handed_over_ || !OthersWaiting(room));
-  });
+  while (!MayEnter(room)) left_empty_.Wait(&mu_);
   --waiting_[room];
   room_ = room;
   ++occupants_;
@@ -24,7 +26,7 @@ void RoomLock::Enter(Room room) {
 }
 
 void RoomLock::Leave() {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (--occupants_ > 0) return;
   // Hand the lock to threads waiting for another room, so that a thread leaving this one
   // cannot walk straight back in ahead of them.
@@ -36,7 +38,7 @@ void RoomLock::Leave() {
       break;
     }
   }
-  left_empty_.notify_all();
+  left_empty_.SignalAll();
 }
 
 }  // namespace strata

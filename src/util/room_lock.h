@@ -6,19 +6,20 @@
 // waiting to enter elsewhere admits no newcomers, and when it empties the lock is handed to
 // those threads, so no kind starves another.
 
-#include <condition_variable>
-#include <mutex>
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 
 namespace strata {
 
+// Thread safety: all members may be called from any thread.
 class RoomLock {
  public:
   enum Room { kFirst = 0, kSecond = 1, kAlone = 2 };
 
   // Blocks until the calling thread holds the lock in `room`.
-  void Enter(Room room);
+  void Enter(Room room) ABSL_LOCKS_EXCLUDED(mu_);
   // Gives up a hold taken by Enter.
-  void Leave();
+  void Leave() ABSL_LOCKS_EXCLUDED(mu_);
 
   // Holds the lock in one room for a scope.
   class Hold {
@@ -33,14 +34,18 @@ class RoomLock {
   };
 
  private:
-  bool OthersWaiting(Room room) const;
+  bool OthersWaiting(Room room) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether a thread waiting for `room` may enter it now.
+  bool MayEnter(Room room) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  std::mutex mu_;
-  std::condition_variable left_empty_;
-  Room room_ = kFirst;        // Where the occupants are, or whom the lock was handed to.
-  bool handed_over_ = false;  // Only room_'s waiters may enter until the last of them has.
-  int occupants_ = 0;
-  int waiting_[3] = {};  // Threads waiting to enter each room.
+  absl::Mutex mu_;
+  absl::CondVar left_empty_;  // Signalled when the lock empties.
+  // Where the occupants are, or whom the lock was handed to.
+  Room room_ ABSL_GUARDED_BY(mu_) = kFirst;
+  // Only room_'s waiters may enter until the last of them has.
+  bool handed_over_ ABSL_GUARDED_BY(mu_) = false;
+  int occupants_ ABSL_GUARDED_BY(mu_) = 0;
+  int waiting_[3] ABSL_GUARDED_BY(mu_) = {};  // Threads waiting to enter each room.
 };
 
 }  // namespace strata

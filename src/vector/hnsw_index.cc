@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "hnswlib/hnswlib.h"
 #include "nlohmann/json.hpp"
+#include "util/check.h"
 #include "util/status_macros.h"
 #include "vector/int8_element.h"
 
@@ -205,6 +206,7 @@ void HnswIndex::Remove(int64_t label) {
 
 void HnswIndex::AddParallel(std::span<const int64_t> labels, std::span<const float> vectors,
                             int threads) {
+  STRATA_DCHECK(vectors.size() == labels.size() * static_cast<size_t>(dimension_));
   absl::MutexLock adding(&add_mu_);
   std::vector<size_t> fresh;  // Positions in `labels` of the ones not held yet, each once.
   {

@@ -1,11 +1,11 @@
 #include "vector/published_index.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "util/log.h"
 #include "util/status_macros.h"
 #include "vector/codec.h"
 
@@ -54,8 +54,7 @@ void PublishedIndex::Forget(std::span<const int64_t> version_ids) {
 void PublishedIndex::Save(const HnswIndex& idx, int64_t watermark) const {
   // Not saving costs only time at the next start (a rebuild or a longer catch-up).
   if (absl::Status s = idx.Save(file_path_, {space_.fingerprint, watermark}); !s.ok()) {
-    std::fprintf(stderr, "strata: could not save the vector index: %s\n",
-                 std::string(s.message()).c_str());
+    Log(LogLevel::kWarning, absl::StrCat("could not save the vector index: ", s.message()));
   }
 }
 
@@ -99,8 +98,8 @@ absl::Status PublishedIndex::LoadOrRebuild(store::Db& db, std::stop_token stop) 
     watermark = loaded->second.watermark;
   } else {
     if (loaded.status().code() != absl::StatusCode::kNotFound) {
-      std::fprintf(stderr, "strata: rebuilding the vector index: %s\n",
-                   std::string(loaded.status().message()).c_str());
+      Log(LogLevel::kInfo,
+          absl::StrCat("rebuilding the vector index: ", loaded.status().message()));
     }
     {
       absl::MutexLock lock(&mu_);

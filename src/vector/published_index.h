@@ -67,7 +67,7 @@ class PublishedIndex {
   // early. Returns how many were added.
   absl::StatusOr<int64_t> AddVectorsAfter(store::Db& db, HnswIndex& idx, int64_t& watermark,
                                           const std::stop_token* stop, int threads) const;
-  // A failure is reported on stderr and is not fatal.
+  // A failure is logged (util/log.h) and is not fatal.
   void Save(const HnswIndex& idx, int64_t watermark) const;
 
   const std::string file_path_;

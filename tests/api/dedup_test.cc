@@ -218,12 +218,14 @@ TEST_F(DedupTest, ExactDuplicateIsMergedWithSimilarityOne) {
   // The same object with its keys in another order and other spacing: the same content.
   ASSERT_OK_AND_ASSIGN(
       const WriteResult first,
-      store_->Remember(Req(Id("oncall"),
-                           R"({"team": "infra", "rota": "weekly, Mondays, handover at nine in room 4"})")));
+      store_->Remember(
+          Req(Id("oncall"),
+              R"({"team": "infra", "rota": "weekly, Mondays, handover at nine in room 4"})")));
   ASSERT_OK_AND_ASSIGN(
       const WriteResult second,
-      store_->Remember(Req(Id("oncall.copy"),
-                           R"({"rota":"weekly, Mondays, handover at nine in room 4","team":"infra"})")));
+      store_->Remember(
+          Req(Id("oncall.copy"),
+              R"({"rota":"weekly, Mondays, handover at nine in room 4","team":"infra"})")));
   EXPECT_EQ(Action(second), "deduped");
   EXPECT_EQ(second.version.memory_id, first.version.memory_id);
   EXPECT_EQ(second.similarity, 1.0);
@@ -270,8 +272,9 @@ TEST_F(DedupTest, TheSameAttributeUnderTwoSubjectsStaysTwoMemories) {
 TEST_F(DedupTest, AOneWordCorrectionUnderANewKeyIsWrittenAndNamesTheOldMemory) {
   const WriteResult first = Write(Id("maria-lang", "people"),
                                   "Maria leads the storage team and prefers Go for new services");
-  const WriteResult second = Write(Id("maria-lang-2", "people"),
-                                   "Maria leads the storage team and prefers Rust for new services");
+  const WriteResult second =
+      Write(Id("maria-lang-2", "people"),
+            "Maria leads the storage team and prefers Rust for new services");
   EXPECT_EQ(Action(second), "created");
   EXPECT_NE(second.version.memory_id, first.version.memory_id);
   EXPECT_EQ(second.similarity, std::nullopt);
@@ -283,7 +286,7 @@ TEST_F(DedupTest, AOneWordCorrectionUnderANewKeyIsWrittenAndNamesTheOldMemory) {
 
   RecallRequest query;
   query.query = "Rust";
-  query.mode = "fts5";
+  query.mode = RecallMode::kFts5;
   ASSERT_OK_AND_ASSIGN(const RecallResult found, store_->Recall(query));
   ASSERT_EQ(found.items.size(), 1u);
   EXPECT_EQ(found.items[0].version.identity.key, "maria-lang-2");
@@ -302,21 +305,21 @@ TEST_F(DedupTest, ACorrectedWordIsWrittenAndAReworderingIsMerged) {
 }
 
 TEST_F(DedupTest, AddingOrDroppingANegationIsNeverMerged) {
-  const WriteResult first = Write(Id("cache"),
-                                  "The cache is warmed at startup and flushed every night at two");
-  const WriteResult negated = Write(
-      Id("cache.not"), "The cache is not warmed at startup and flushed every night at two");
+  const WriteResult first =
+      Write(Id("cache"), "The cache is warmed at startup and flushed every night at two");
+  const WriteResult negated =
+      Write(Id("cache.not"), "The cache is not warmed at startup and flushed every night at two");
   EXPECT_EQ(Action(negated), "created");
-  const WriteResult dropped = Write(
-      Id("cache.again"), "The cache is warmed at startup and flushed every night at two.");
+  const WriteResult dropped =
+      Write(Id("cache.again"), "The cache is warmed at startup and flushed every night at two.");
   EXPECT_EQ(Action(dropped), "deduped");
   EXPECT_EQ(dropped.version.memory_id, first.version.memory_id);
   // Against the negated memory alone, dropping its "not" is not a rewording.
   const WriteResult other_scope =
       Write(Id("n", "notes"), "The cache is not warmed at startup and flushed every night at two");
   ASSERT_EQ(Action(other_scope), "created");
-  const WriteResult undone = Write(
-      Id("n2", "notes"), "The cache is warmed at startup and flushed every night at two");
+  const WriteResult undone =
+      Write(Id("n2", "notes"), "The cache is warmed at startup and flushed every night at two");
   EXPECT_EQ(Action(undone), "created");
   ASSERT_EQ(undone.similar.size(), 1u);
   EXPECT_EQ(undone.similar[0].memory_id, other_scope.version.memory_id);
@@ -367,7 +370,7 @@ TEST_F(DedupTest, RecallReturnsTheMergedMemoryOnce) {
 
   RecallRequest request;
   request.query = "staging cluster integration run";
-  request.mode = "fts5";
+  request.mode = RecallMode::kFts5;
   ASSERT_OK_AND_ASSIGN(const RecallResult result, store_->Recall(request));
   std::vector<std::string> keys;
   for (const RecallItem& item : result.items) keys.push_back(item.version.identity.key);
@@ -692,11 +695,10 @@ TEST_F(DedupTest, RebuildSignaturesRestoresMerging) {
 
   // ...until they are rebuilt for every current memory (not the forgotten one).
   EXPECT_THAT(store_->RebuildSignatures(), IsOkAndHolds(3));
-  EXPECT_THAT(CountBandRows(),
-              IsOkAndHolds(static_cast<int64_t>(
-                  ExpectedKeys(Id("deploy.process"), Json(kDeploy)).size() +
-                  ExpectedKeys(Id("alice.editor"), Json(kUnrelated)).size() +
-                  ExpectedKeys(Id("deploy.rules"), Json(kDeployNear)).size())));
+  EXPECT_THAT(CountBandRows(), IsOkAndHolds(static_cast<int64_t>(
+                                   ExpectedKeys(Id("deploy.process"), Json(kDeploy)).size() +
+                                   ExpectedKeys(Id("alice.editor"), Json(kUnrelated)).size() +
+                                   ExpectedKeys(Id("deploy.rules"), Json(kDeployNear)).size())));
   EXPECT_THAT(BandKeysOf(deploy.version.memory_id),
               IsOkAndHolds(ExpectedKeys(Id("deploy.process"), Json(kDeploy))));
   const WriteResult merged = Write(Id("deploy.copy"), kDeploy);

@@ -160,7 +160,7 @@ class DenseTest : public ::testing::Test {
   }
 
   static absl::StatusOr<RecallResult> Recall(Store& store, const std::string& query,
-                                             const std::string& mode, int limit = 10) {
+                                             RecallMode mode, int limit = 10) {
     RecallRequest request;
     request.query = query;
     request.mode = mode;
@@ -269,7 +269,7 @@ TEST_F(DenseTest, BackgroundWorkerEmbedsWithoutEmbedBeingCalled) {
   EXPECT_EQ(e.vectors, 6);
   EXPECT_GE(e.embedded_since_start, 1);
   // The worker's vectors serve dense recall.
-  EXPECT_THAT(Keys(Recall(*store_, "quokka", "dense", 1)), ElementsAre("quokka"));
+  EXPECT_THAT(Keys(Recall(*store_, "quokka", RecallMode::kDense, 1)), ElementsAre("quokka"));
 }
 
 TEST_F(DenseTest, DenseScoresAreEachVersionsOwnCosine) {
@@ -277,8 +277,8 @@ TEST_F(DenseTest, DenseScoresAreEachVersionsOwnCosine) {
   WriteCorpus();
   ASSERT_NO_FATAL_FAILURE(Settle(*store_));
   for (const std::string query : {"beverage", "drank", "database for invoices", "quokka island"}) {
-    ASSERT_OK_AND_ASSIGN(const RecallResult result, Recall(*store_, query, "dense", 5));
-    EXPECT_EQ(result.mode, "dense");
+    ASSERT_OK_AND_ASSIGN(const RecallResult result, Recall(*store_, query, RecallMode::kDense, 5));
+    EXPECT_EQ(result.mode, RecallMode::kDense);
     // Up to 5: only what is above the embedder's similarity floor.
     ASSERT_FALSE(result.items.empty()) << query;
     ASSERT_LE(result.items.size(), 5u) << query;
@@ -296,7 +296,7 @@ TEST_F(DenseTest, DenseScoresAreEachVersionsOwnCosine) {
       }
     }
   }
-  EXPECT_THAT(Keys(Recall(*store_, "beverage", "dense", 1)), ElementsAre("tea"));
+  EXPECT_THAT(Keys(Recall(*store_, "beverage", RecallMode::kDense, 1)), ElementsAre("tea"));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -322,9 +322,11 @@ TEST_F(DenseTest, SwitchingEmbedderReembedsInTheNewSpaceAndKeepsTheOld) {
   EmbedAll(*store_);
   EXPECT_EQ(Embeddings(*store_).vectors, versions);
   ASSERT_NO_FATAL_FAILURE(WaitCaughtUp(*store_));
-  EXPECT_THAT(Keys(Recall(*store_, "quokka", "dense", 1)), ElementsAre("quokka"));
-  EXPECT_THAT(Keys(Recall(*store_, "PostgreSQL billing", "dense", 1)), ElementsAre("billing-db"));
-  ASSERT_OK_AND_ASSIGN(const RecallResult hybrid, Recall(*store_, "quokka", "hybrid", 1));
+  EXPECT_THAT(Keys(Recall(*store_, "quokka", RecallMode::kDense, 1)), ElementsAre("quokka"));
+  EXPECT_THAT(Keys(Recall(*store_, "PostgreSQL billing", RecallMode::kDense, 1)),
+              ElementsAre("billing-db"));
+  ASSERT_OK_AND_ASSIGN(const RecallResult hybrid,
+                       Recall(*store_, "quokka", RecallMode::kHybrid, 1));
   EXPECT_THAT(Keys(hybrid), ElementsAre("quokka"));
 
   OpenStore("builtin");
@@ -337,7 +339,7 @@ TEST_F(DenseTest, SwitchingEmbedderReembedsInTheNewSpaceAndKeepsTheOld) {
   }
   ASSERT_NO_FATAL_FAILURE(WaitCaughtUp(*store_));
   EXPECT_EQ(Embeddings(*store_).embedded_since_start, 0);
-  EXPECT_THAT(Keys(Recall(*store_, "quokka", "dense", 1)), ElementsAre("quokka"));
+  EXPECT_THAT(Keys(Recall(*store_, "quokka", RecallMode::kDense, 1)), ElementsAre("quokka"));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -359,12 +361,12 @@ TEST_F(DenseTest, IndexIsRebuiltWhenItsFileIsDeleted) {
 
   OpenStore();
   // Whether the index is still building or already rebuilt, dense recall answers correctly.
-  EXPECT_THAT(Keys(Recall(*store_, "quokka", "dense", 1)), ElementsAre("quokka"));
+  EXPECT_THAT(Keys(Recall(*store_, "quokka", RecallMode::kDense, 1)), ElementsAre("quokka"));
   ASSERT_NO_FATAL_FAILURE(WaitCaughtUp(*store_));
   const EmbeddingStats e = Embeddings(*store_);
   EXPECT_EQ(e.indexed, 25);
   EXPECT_EQ(e.embedded_since_start, 0);  // Rebuilt from stored vectors, not re-embedded.
-  EXPECT_THAT(Keys(Recall(*store_, "quokka", "dense", 1)), ElementsAre("quokka"));
+  EXPECT_THAT(Keys(Recall(*store_, "quokka", RecallMode::kDense, 1)), ElementsAre("quokka"));
   // A rebuilt index is saved.
   EXPECT_TRUE(Eventually([&] { return std::filesystem::exists(index + ".meta"); }));
   EXPECT_GT(Embeddings(*store_).index_file_bytes, 0);
@@ -387,7 +389,8 @@ TEST_F(DenseTest, IndexWithManyNewVectorsIsSavedOnCloseAndLoadedOnOpen) {
   // What the index answers before closing; the loaded index must answer the same.
   const std::vector<std::string> queries = {"quokka Rottnest", "memory 17", "memory 1100"};
   std::vector<absl::StatusOr<RecallResult>> before;
-  for (const std::string& query : queries) before.push_back(Recall(*store_, query, "dense", 20));
+  for (const std::string& query : queries)
+    before.push_back(Recall(*store_, query, RecallMode::kDense, 20));
   store_.reset();
   const std::string index = path_ + ".hnsw";
   EXPECT_GT(static_cast<int64_t>(std::filesystem::file_size(index)), empty_bytes);
@@ -398,7 +401,8 @@ TEST_F(DenseTest, IndexWithManyNewVectorsIsSavedOnCloseAndLoadedOnOpen) {
   EXPECT_EQ(Embeddings(*store_).embedded_since_start, 0);
   for (size_t q = 0; q < queries.size(); ++q) {
     ASSERT_OK(before[q]);
-    ASSERT_OK_AND_ASSIGN(const RecallResult after, Recall(*store_, queries[q], "dense", 20));
+    ASSERT_OK_AND_ASSIGN(const RecallResult after,
+                         Recall(*store_, queries[q], RecallMode::kDense, 20));
     ASSERT_EQ(after.items.size(), before[q]->items.size()) << queries[q];
     for (size_t i = 0; i < after.items.size(); ++i) {
       EXPECT_EQ(after.items[i].version.memory_id, before[q]->items[i].version.memory_id)
@@ -430,7 +434,8 @@ TEST_F(DenseTest, RecallRightAfterEmbedFindsTheVectorWhileTheIndexIsRebuilt) {
   std::vector<std::string> misses;
   auto recall = [&](const std::string& state) {
     ++recalls;
-    const std::vector<std::string> keys = Keys(Recall(*store_, "axolotl limbs", "dense", 1));
+    const std::vector<std::string> keys =
+        Keys(Recall(*store_, "axolotl limbs", RecallMode::kDense, 1));
     if (keys != std::vector<std::string>{"axolotl"}) {
       misses.push_back(absl::StrCat(keys.empty() ? "<nothing>" : keys[0], " (", state, ")"));
     }
@@ -484,12 +489,13 @@ TEST_P(CorruptIndexTest, StoreOpensAndRebuildsTheIndex) {
   }
 
   OpenStore();
-  EXPECT_THAT(Keys(Recall(*store_, "quokka", "dense", 1)), ElementsAre("quokka"));
+  EXPECT_THAT(Keys(Recall(*store_, "quokka", RecallMode::kDense, 1)), ElementsAre("quokka"));
   ASSERT_NO_FATAL_FAILURE(WaitCaughtUp(*store_));
   EXPECT_EQ(Embeddings(*store_).indexed, 5);
   EXPECT_EQ(Embeddings(*store_).embedded_since_start, 0);
-  EXPECT_THAT(Keys(Recall(*store_, "quokka", "dense", 1)), ElementsAre("quokka"));
-  EXPECT_THAT(Keys(Recall(*store_, "PostgreSQL billing", "hybrid", 1)), ElementsAre("billing-db"));
+  EXPECT_THAT(Keys(Recall(*store_, "quokka", RecallMode::kDense, 1)), ElementsAre("quokka"));
+  EXPECT_THAT(Keys(Recall(*store_, "PostgreSQL billing", RecallMode::kHybrid, 1)),
+              ElementsAre("billing-db"));
 }
 
 INSTANTIATE_TEST_SUITE_P(Corruptions, CorruptIndexTest,
@@ -542,16 +548,18 @@ TEST_F(DenseTest, AnotherStoresWritesBecomeVisibleToDenseRecall) {
   EmbedAll(*other);
   // This store's worker polls for rows another connection wrote.
   EXPECT_TRUE(Eventually([&] {
-    return Keys(Recall(*store_, "axolotl limbs", "dense", 1)) ==
+    return Keys(Recall(*store_, "axolotl limbs", RecallMode::kDense, 1)) ==
            std::vector<std::string>{"axolotl"};
   })) << Describe(*store_);
   ASSERT_NO_FATAL_FAILURE(WaitCaughtUp(*store_));
   EXPECT_EQ(Embeddings(*store_).indexed, 6);
-  EXPECT_THAT(Keys(Recall(*store_, "axolotl limbs", "hybrid", 1)), ElementsAre("axolotl"));
+  EXPECT_THAT(Keys(Recall(*store_, "axolotl limbs", RecallMode::kHybrid, 1)),
+              ElementsAre("axolotl"));
   // And the other way round, without an explicit Embed: the workers do it.
   Write(*store_, Req("narwhal", R"({"text": "A narwhal tusk is a tooth"})", "animals"));
   EXPECT_TRUE(Eventually([&] {
-    return Keys(Recall(*other, "narwhal tusk", "dense", 1)) == std::vector<std::string>{"narwhal"};
+    return Keys(Recall(*other, "narwhal tusk", RecallMode::kDense, 1)) ==
+           std::vector<std::string>{"narwhal"};
   })) << Describe(*other);
 }
 
@@ -581,16 +589,16 @@ class DenseScopeTest : public DenseTest {
   // The keys recalled for `request` in each mode; all three must agree.
   std::set<std::string> InEveryMode(RecallRequest request) {
     std::set<std::string> first;
-    for (const std::string mode : {"fts5", "dense", "hybrid"}) {
+    for (RecallMode mode : {RecallMode::kFts5, RecallMode::kDense, RecallMode::kHybrid}) {
       request.mode = mode;
       absl::StatusOr<RecallResult> result = store_->Recall(request);
-      EXPECT_OK(result) << mode;
+      EXPECT_OK(result) << RecallModeName(mode);
       const std::set<std::string> keys = KeySet(result);
-      if (mode == "fts5") {
+      if (mode == RecallMode::kFts5) {
         first = keys;
       } else {
-        EXPECT_EQ(keys, first) << "mode " << mode << " disagrees with fts5 for \"" << request.query
-                               << "\"";
+        EXPECT_EQ(keys, first) << "mode " << RecallModeName(mode) << " disagrees with fts5 for \""
+                               << request.query << "\"";
       }
     }
     return first;
@@ -640,28 +648,28 @@ TEST_F(DenseScopeTest, AsOfBeforeAnUpdateFindsTheOldVersionInEveryMode) {
 
   RecallRequest past = Query("heron");
   past.as_of_unix_ms = before_update;
-  for (const std::string mode : {"fts5", "dense", "hybrid"}) {
+  for (RecallMode mode : {RecallMode::kFts5, RecallMode::kDense, RecallMode::kHybrid}) {
     past.mode = mode;
     ASSERT_OK_AND_ASSIGN(const RecallResult result, store_->Recall(past));
-    EXPECT_EQ(KeySet(result), (std::set<std::string>{"a", "b", "c", "d"})) << mode;
+    EXPECT_EQ(KeySet(result), (std::set<std::string>{"a", "b", "c", "d"})) << RecallModeName(mode);
     for (const RecallItem& item : result.items) {
       if (item.version.identity.key == "a") {
-        EXPECT_EQ(item.version.version, 1) << mode;
+        EXPECT_EQ(item.version.version, 1) << RecallModeName(mode);
       }
     }
   }
   // Without as_of: only the current version, even for a query closer to the old text.
   RecallRequest now = Query("heron fishing at dawn");
-  for (const std::string mode : {"fts5", "dense", "hybrid"}) {
+  for (RecallMode mode : {RecallMode::kFts5, RecallMode::kDense, RecallMode::kHybrid}) {
     now.mode = mode;
     ASSERT_OK_AND_ASSIGN(const RecallResult result, store_->Recall(now));
     int versions_of_a = 0;
     for (const RecallItem& item : result.items) {
       if (item.version.identity.key != "a") continue;
       ++versions_of_a;
-      EXPECT_EQ(item.version.version, 2) << mode;
+      EXPECT_EQ(item.version.version, 2) << RecallModeName(mode);
     }
-    EXPECT_EQ(versions_of_a, 1) << mode;
+    EXPECT_EQ(versions_of_a, 1) << RecallModeName(mode);
   }
 }
 
@@ -678,11 +686,11 @@ TEST_F(DenseScopeTest, ValidAtFindsWhatWasTrueThenInEveryMode) {
   RecallRequest then = Query("heron season");
   then.filters.category = "cat3";
   then.valid_at_unix_ms = kNow - 150 * kDay;
-  for (const std::string mode : {"fts5", "dense", "hybrid"}) {
+  for (RecallMode mode : {RecallMode::kFts5, RecallMode::kDense, RecallMode::kHybrid}) {
     then.mode = mode;
     ASSERT_OK_AND_ASSIGN(const RecallResult result, store_->Recall(then));
-    ASSERT_EQ(result.items.size(), 1u) << mode;
-    EXPECT_EQ(result.items[0].version.body_json, early.body_json) << mode;
+    ASSERT_EQ(result.items.size(), 1u) << RecallModeName(mode);
+    EXPECT_EQ(result.items[0].version.body_json, early.body_json) << RecallModeName(mode);
   }
   then.valid_at_unix_ms = kNow - 10 * kDay;
   EXPECT_EQ(InEveryMode(then), (std::set<std::string>{"season"}));
@@ -733,7 +741,7 @@ class SelectiveFilterTest : public DenseTest {
     ASSERT_NO_FATAL_FAILURE(WaitCaughtUp(*store_));
   }
 
-  absl::StatusOr<RecallResult> Filtered(const std::string& mode, int limit, int offset = 0) {
+  absl::StatusOr<RecallResult> Filtered(RecallMode mode, int limit, int offset = 0) {
     RecallRequest request;
     request.query = "kubernetes cluster deploy";
     request.mode = mode;
@@ -747,11 +755,13 @@ class SelectiveFilterTest : public DenseTest {
 TEST_F(SelectiveFilterTest, LimitIsHonoredWhenTheFilterMatchesFewerThanTheOverFetch) {
   OpenStore();
   ASSERT_NO_FATAL_FAILURE(Fill(300, 3));
-  EXPECT_THAT(Keys(Filtered("dense", 10)), UnorderedElementsAre("few0", "few1", "few2"));
-  EXPECT_EQ(Keys(Filtered("dense", 2)).size(), 2u);
-  EXPECT_EQ(Keys(Filtered("dense", 10, 1)).size(), 2u);
-  EXPECT_THAT(Keys(Filtered("hybrid", 10)), UnorderedElementsAre("few0", "few1", "few2"));
-  EXPECT_THAT(Keys(Filtered("dense", 1000)), UnorderedElementsAre("few0", "few1", "few2"));
+  EXPECT_THAT(Keys(Filtered(RecallMode::kDense, 10)), UnorderedElementsAre("few0", "few1", "few2"));
+  EXPECT_EQ(Keys(Filtered(RecallMode::kDense, 2)).size(), 2u);
+  EXPECT_EQ(Keys(Filtered(RecallMode::kDense, 10, 1)).size(), 2u);
+  EXPECT_THAT(Keys(Filtered(RecallMode::kHybrid, 10)),
+              UnorderedElementsAre("few0", "few1", "few2"));
+  EXPECT_THAT(Keys(Filtered(RecallMode::kDense, 1000)),
+              UnorderedElementsAre("few0", "few1", "few2"));
 }
 
 TEST_F(SelectiveFilterTest, IndexTooLargeToReachTheScopeFallsBackToAnExactScan) {
@@ -759,17 +769,17 @@ TEST_F(SelectiveFilterTest, IndexTooLargeToReachTheScopeFallsBackToAnExactScan) 
   // filter, only an exact scan finds the three inside it.
   OpenStore();
   ASSERT_NO_FATAL_FAILURE(Fill(3000, 3));
-  ASSERT_OK_AND_ASSIGN(const RecallResult result, Filtered("dense", 10));
+  ASSERT_OK_AND_ASSIGN(const RecallResult result, Filtered(RecallMode::kDense, 10));
   EXPECT_THAT(Keys(result), UnorderedElementsAre("few0", "few1", "few2"));
   for (const RecallItem& item : result.items) {
     EXPECT_NEAR(item.score, OwnSimilarity("kubernetes cluster deploy", item.version), 1e-4);
   }
-  EXPECT_EQ(Keys(Filtered("dense", 2)).size(), 2u);
-  EXPECT_THAT(Keys(Filtered("hybrid", 5)), UnorderedElementsAre("few0", "few1", "few2"));
+  EXPECT_EQ(Keys(Filtered(RecallMode::kDense, 2)).size(), 2u);
+  EXPECT_THAT(Keys(Filtered(RecallMode::kHybrid, 5)), UnorderedElementsAre("few0", "few1", "few2"));
   // Unfiltered, the index answers with the right topic.
   RecallRequest unfiltered;
   unfiltered.query = "kubernetes cluster deploy";
-  unfiltered.mode = "dense";
+  unfiltered.mode = RecallMode::kDense;
   unfiltered.limit = 20;
   ASSERT_OK_AND_ASSIGN(const RecallResult all, store_->Recall(unfiltered));
   ASSERT_EQ(all.items.size(), 20u);
@@ -799,8 +809,9 @@ TEST_F(SelectiveFilterTest, InScopeVersionsTheIndexCannotReachAreStillFound) {
     ASSERT_OK(store_->RememberBatch(batch, {}));
     EmbedAll(*store_);
     ASSERT_NO_FATAL_FAILURE(WaitCaughtUp(*store_));
-    ASSERT_EQ(Keys(Filtered("fts5", 100)).size(), static_cast<size_t>(kMemories / kEvery));
-    ASSERT_OK_AND_ASSIGN(const RecallResult result, Filtered("dense", 100));
+    ASSERT_EQ(Keys(Filtered(RecallMode::kFts5, 100)).size(),
+              static_cast<size_t>(kMemories / kEvery));
+    ASSERT_OK_AND_ASSIGN(const RecallResult result, Filtered(RecallMode::kDense, 100));
     EXPECT_EQ(result.items.size(), static_cast<size_t>(kMemories / kEvery))
         << "store " << attempt << ": the filter matches " << kMemories / kEvery
         << " memories with vectors";
@@ -820,9 +831,9 @@ TEST_F(DenseTest, HybridItemsCarryTheirArmsRanksAndRepeatExactly) {
   }
   ASSERT_NO_FATAL_FAILURE(WaitCaughtUp(*store_));
   const std::string query = "green tea after lunch";
-  ASSERT_OK_AND_ASSIGN(const RecallResult first, Recall(*store_, query, "hybrid", 20));
-  ASSERT_OK_AND_ASSIGN(const RecallResult second, Recall(*store_, query, "hybrid", 20));
-  EXPECT_EQ(first.mode, "hybrid");
+  ASSERT_OK_AND_ASSIGN(const RecallResult first, Recall(*store_, query, RecallMode::kHybrid, 20));
+  ASSERT_OK_AND_ASSIGN(const RecallResult second, Recall(*store_, query, RecallMode::kHybrid, 20));
+  EXPECT_EQ(first.mode, RecallMode::kHybrid);
   ASSERT_EQ(first.items.size(), 20u);
   ASSERT_EQ(second.items.size(), first.items.size());
   EXPECT_EQ(first.items[0].version.identity.key, "tea");
@@ -848,7 +859,7 @@ TEST_F(DenseTest, HybridItemsCarryTheirArmsRanksAndRepeatExactly) {
   // Paging through hybrid results gives the same order.
   RecallRequest page;
   page.query = query;
-  page.mode = "hybrid";
+  page.mode = RecallMode::kHybrid;
   page.limit = 5;
   page.offset = 5;
   ASSERT_OK_AND_ASSIGN(const RecallResult paged, store_->Recall(page));
@@ -869,10 +880,12 @@ TEST_F(DenseTest, HybridKeywordArmRanksOnlyMatchesOfSelectiveTerms) {
   }
   Write(Req("zebra", R"({"text": "the shared platform caches zebra stripes"})"));
   ASSERT_NO_FATAL_FAILURE(WaitCaughtUp(*store_));
-  ASSERT_OK_AND_ASSIGN(const RecallResult keyword, Recall(*store_, "shared zebra", "fts5", 20));
+  ASSERT_OK_AND_ASSIGN(const RecallResult keyword,
+                       Recall(*store_, "shared zebra", RecallMode::kFts5, 20));
   ASSERT_EQ(keyword.items.size(), 20u);
   EXPECT_EQ(keyword.items[0].version.identity.key, "zebra");
-  ASSERT_OK_AND_ASSIGN(const RecallResult hybrid, Recall(*store_, "shared zebra", "hybrid", 20));
+  ASSERT_OK_AND_ASSIGN(const RecallResult hybrid,
+                       Recall(*store_, "shared zebra", RecallMode::kHybrid, 20));
   ASSERT_FALSE(hybrid.items.empty());
   EXPECT_EQ(hybrid.items[0].version.identity.key, "zebra");
   for (size_t i = 1; i < hybrid.items.size(); ++i) {
@@ -886,8 +899,8 @@ TEST_F(DenseTest, HybridFindsAParaphraseThatKeywordsMiss) {
   WriteCorpus();
   ASSERT_NO_FATAL_FAILURE(Settle(*store_));
   // "drank" is not a stem of "drinks" (no keyword match); the lexicon relates them.
-  EXPECT_THAT(Keys(Recall(*store_, "drank", "fts5")), IsEmpty());
-  ASSERT_OK_AND_ASSIGN(const RecallResult hybrid, Recall(*store_, "drank", "hybrid", 1));
+  EXPECT_THAT(Keys(Recall(*store_, "drank", RecallMode::kFts5)), IsEmpty());
+  ASSERT_OK_AND_ASSIGN(const RecallResult hybrid, Recall(*store_, "drank", RecallMode::kHybrid, 1));
   ASSERT_THAT(Keys(hybrid), ElementsAre("tea"));
   EXPECT_EQ(hybrid.items[0].fts5_rank, std::nullopt);
   EXPECT_EQ(hybrid.items[0].dense_rank, 1);
@@ -897,32 +910,32 @@ TEST_F(DenseTest, AutoIsHybridOnceTheIndexHoldsVectors) {
   OpenStore();
   // Nothing embedded yet: keyword recall.
   ASSERT_TRUE(Eventually([&] { return Embeddings(*store_).index_state == "ready"; }));
-  ASSERT_OK_AND_ASSIGN(const RecallResult empty, Recall(*store_, "quokka", "auto"));
-  EXPECT_EQ(empty.mode, "fts5");
+  ASSERT_OK_AND_ASSIGN(const RecallResult empty, Recall(*store_, "quokka", RecallMode::kAuto));
+  EXPECT_EQ(empty.mode, RecallMode::kFts5);
   WriteCorpus();
   ASSERT_NO_FATAL_FAILURE(WaitCaughtUp(*store_));
-  ASSERT_OK_AND_ASSIGN(const RecallResult result, Recall(*store_, "quokka", "auto"));
-  EXPECT_EQ(result.mode, "hybrid");
+  ASSERT_OK_AND_ASSIGN(const RecallResult result, Recall(*store_, "quokka", RecallMode::kAuto));
+  EXPECT_EQ(result.mode, RecallMode::kHybrid);
   EXPECT_THAT(Keys(result), Contains("quokka"));
   EXPECT_EQ(Keys(result)[0], "quokka");
   // A query without words lists memories, newest first, whatever the mode.
-  for (const std::string mode : {"auto", "dense", "hybrid"}) {
+  for (RecallMode mode : {RecallMode::kAuto, RecallMode::kDense, RecallMode::kHybrid}) {
     ASSERT_OK_AND_ASSIGN(const RecallResult listing, Recall(*store_, "", mode, 2));
-    EXPECT_EQ(listing.mode, "fts5") << mode;
-    EXPECT_THAT(Keys(listing), ElementsAre("colour", "deploy")) << mode;
+    EXPECT_EQ(listing.mode, RecallMode::kFts5) << RecallModeName(mode);
+    EXPECT_THAT(Keys(listing), ElementsAre("colour", "deploy")) << RecallModeName(mode);
   }
 }
 
 TEST_F(DenseTest, WithoutAnEmbedderAutoIsKeywordAndDenseIsRejected) {
   OpenStore("none");
   WriteCorpus();
-  ASSERT_OK_AND_ASSIGN(const RecallResult result, Recall(*store_, "quokka", "auto"));
-  EXPECT_EQ(result.mode, "fts5");
+  ASSERT_OK_AND_ASSIGN(const RecallResult result, Recall(*store_, "quokka", RecallMode::kAuto));
+  EXPECT_EQ(result.mode, RecallMode::kFts5);
   EXPECT_THAT(Keys(result), ElementsAre("quokka"));
-  for (const std::string mode : {"dense", "hybrid"}) {
+  for (RecallMode mode : {RecallMode::kDense, RecallMode::kHybrid}) {
     EXPECT_THAT(Recall(*store_, "quokka", mode),
                 StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("embedder")))
-        << mode;
+        << RecallModeName(mode);
   }
   ASSERT_OK_AND_ASSIGN(const Stats stats, store_->GetStats());
   EXPECT_FALSE(stats.embeddings.has_value());
@@ -967,7 +980,7 @@ TEST_F(DenseTest, NewVersionReusingAPurgedIdIsNotRecalledByThePurgedVector) {
   ASSERT_OK(store_->Purge({.category = "notes", .key = "billing-db"}));
   Write(Req("sailing", R"({"text": "We go sailing on the lake every summer"})"));
   const std::string query = "PostgreSQL billing";
-  ASSERT_OK_AND_ASSIGN(const RecallResult result, Recall(*store_, query, "dense"));
+  ASSERT_OK_AND_ASSIGN(const RecallResult result, Recall(*store_, query, RecallMode::kDense));
   for (const RecallItem& item : result.items) {
     EXPECT_NEAR(item.score, OwnSimilarity(query, item.version), 1e-4)
         << item.version.identity.key << " scored as another memory's vector";
@@ -980,9 +993,9 @@ TEST_F(DenseTest, PurgedMemoryIsNeverRecalled) {
   Write(Req("z-last", R"({"text": "the newest memory stays"})"));
   ASSERT_NO_FATAL_FAILURE(WaitCaughtUp(*store_));
   ASSERT_OK(store_->Purge({.category = "animals", .key = "quokka"}));
-  for (const std::string mode : {"dense", "hybrid"}) {
+  for (RecallMode mode : {RecallMode::kDense, RecallMode::kHybrid}) {
     EXPECT_THAT(Keys(Recall(*store_, "quokka Rottnest island", mode)), Not(Contains("quokka")))
-        << mode;
+        << RecallModeName(mode);
   }
   ASSERT_OK_AND_ASSIGN(const Stats stats, store_->GetStats());
   EXPECT_EQ(stats.embeddings->vectors, stats.versions);

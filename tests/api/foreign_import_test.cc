@@ -85,7 +85,7 @@ class ForeignImportTest : public ::testing::Test {
   }
 
   std::vector<std::string> RecallKeys(const std::string& query) {
-    absl::StatusOr<RecallResult> r = store_->Recall({.query = query, .mode = "fts5"});
+    absl::StatusOr<RecallResult> r = store_->Recall({.query = query, .mode = RecallMode::kFts5});
     EXPECT_OK(r);
     std::vector<std::string> keys;
     if (r.ok()) {

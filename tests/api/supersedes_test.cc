@@ -92,7 +92,7 @@ class SupersedesTest : public ::testing::Test {
     return result.ok() ? *result : WriteResult{};
   }
 
-  absl::StatusOr<RecallResult> Recall(const std::string& query, const std::string& mode = "fts5",
+  absl::StatusOr<RecallResult> Recall(const std::string& query, RecallMode mode = RecallMode::kFts5,
                                       std::optional<int64_t> as_of = std::nullopt,
                                       std::optional<int64_t> valid_at = std::nullopt) {
     RecallRequest request;
@@ -196,19 +196,20 @@ TEST_F(SupersedesTest, AsOfBeforeTheCorrectionAnswersAsItDid) {
   EXPECT_EQ(then->version, 1);
   EXPECT_EQ(then->valid_to_unix_ms, std::nullopt);
   EXPECT_EQ(Found(store_->Bitemporal(Id("maria-go"), before, Day(0))), kGo);
-  EXPECT_THAT(Keys(Recall("Maria storage", "fts5", before)), ElementsAre("maria-go"));
-  EXPECT_THAT(Keys(Recall("Maria storage", "fts5", before, Day(0))), ElementsAre("maria-go"));
+  EXPECT_THAT(Keys(Recall("Maria storage", RecallMode::kFts5, before)), ElementsAre("maria-go"));
+  EXPECT_THAT(Keys(Recall("Maria storage", RecallMode::kFts5, before, Day(0))),
+              ElementsAre("maria-go"));
   // From the correction on, what is believed changed.
   const int64_t after = rust.version.recorded_at_unix_ms;
-  EXPECT_THAT(Keys(Recall("Maria storage", "fts5", after)), ElementsAre("maria-rust"));
+  EXPECT_THAT(Keys(Recall("Maria storage", RecallMode::kFts5, after)), ElementsAre("maria-rust"));
   EXPECT_EQ(Found(store_->Bitemporal(Id("maria-go"), after, Day(0))), "<none>");
 }
 
 TEST_F(SupersedesTest, RecallAtAValidInstantFindsThePredecessorOnlyBeforeTheSuccessorBegins) {
   Correct();
-  EXPECT_THAT(Keys(Recall("Maria storage", "fts5", std::nullopt, Day(-50))),
+  EXPECT_THAT(Keys(Recall("Maria storage", RecallMode::kFts5, std::nullopt, Day(-50))),
               ElementsAre("maria-go"));
-  EXPECT_THAT(Keys(Recall("Maria storage", "fts5", std::nullopt, Day(-5))),
+  EXPECT_THAT(Keys(Recall("Maria storage", RecallMode::kFts5, std::nullopt, Day(-5))),
               ElementsAre("maria-rust"));
 }
 
@@ -227,8 +228,10 @@ TEST_F(SupersedesTest, OutOfOrderVersionsOfThePredecessorAreCutToo) {
   EXPECT_EQ(Found(store_->ValidAt(model, Day(-40))), R"("opus-4-7")");
   EXPECT_EQ(Found(store_->ValidAt(model, Day(-1))), R"("opus-4-8")");
   EXPECT_EQ(Found(store_->ValidAt(model, Day(1))), "<none>");
-  EXPECT_THAT(Keys(Recall("opus", "fts5", std::nullopt, Day(1))), ElementsAre("model.pinned"));
-  EXPECT_THAT(Keys(Recall("opus", "fts5", std::nullopt, Day(-1))), ElementsAre("model.default"));
+  EXPECT_THAT(Keys(Recall("opus", RecallMode::kFts5, std::nullopt, Day(1))),
+              ElementsAre("model.pinned"));
+  EXPECT_THAT(Keys(Recall("opus", RecallMode::kFts5, std::nullopt, Day(-1))),
+              ElementsAre("model.default"));
 }
 
 TEST_F(SupersedesTest, HistoryNamesEachOtherAndKeepsEveryVersion) {
@@ -391,8 +394,8 @@ TEST_F(SupersedesTest, RecallNowReturnsTheSuccessorOnlyInEveryMode) {
     ASSERT_LT(std::chrono::steady_clock::now(), deadline);
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  for (const char* mode : {"fts5", "dense", "hybrid"}) {
-    SCOPED_TRACE(mode);
+  for (RecallMode mode : {RecallMode::kFts5, RecallMode::kDense, RecallMode::kHybrid}) {
+    SCOPED_TRACE(RecallModeName(mode));
     EXPECT_THAT(Keys(Recall("Maria prefers Go", mode)), ElementsAre("maria-rust"));
     EXPECT_THAT(Keys(Recall("Maria prefers Go", mode, std::nullopt, Day(-50))),
                 ElementsAre("maria-go"));

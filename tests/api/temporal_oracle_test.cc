@@ -446,7 +446,7 @@ class OracleRun {
                     std::optional<int64_t> valid_at, const ModelVersion* expected) {
     RecallRequest request;
     request.query = Word(h, word);
-    request.mode = "fts5";
+    request.mode = RecallMode::kFts5;
     request.as_of_unix_ms = as_of;
     request.valid_at_unix_ms = valid_at;
     absl::StatusOr<RecallResult> result = store_->Recall(request);

@@ -246,7 +246,7 @@ TEST_F(TransferTest, RecallAndDedupWorkAfterImport) {
   ASSERT_NO_FATAL_FAILURE(FillSource());
   ASSERT_OK(Import(*target_, Export(*source_)));
   for (const char* query : {"staff engineer", "replicas zones", "prefers services", "revived"}) {
-    RecallRequest request{.query = query, .mode = "fts5"};
+    RecallRequest request{.query = query, .mode = RecallMode::kFts5};
     ASSERT_OK_AND_ASSIGN(const RecallResult before, source_->Recall(request));
     ASSERT_OK_AND_ASSIGN(const RecallResult after, target_->Recall(request));
     ASSERT_FALSE(after.items.empty()) << query;

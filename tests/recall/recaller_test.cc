@@ -143,25 +143,30 @@ TEST_F(RecallerTest, OffsetOutsideRangeIsRejected) {
 }
 
 TEST_F(RecallerTest, DenseAndHybridModesNeedAnEmbedder) {
-  for (const std::string mode : {"dense", "hybrid"}) {
+  for (RecallMode mode : {RecallMode::kDense, RecallMode::kHybrid}) {
     RecallRequest request;
     request.query = "x";
     request.mode = mode;
     EXPECT_THAT(recaller_->Recall(request),
                 StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("--embedder none")))
-        << mode;
+        << RecallModeName(mode);
   }
 }
 
-TEST_F(RecallerTest, UnknownModeIsRejectedNamingMode) {
-  const std::vector<std::string> modes = {"", "bm25", "Auto", std::string(500, 'm')};
-  for (const std::string& mode : modes) {
-    RecallRequest request;
-    request.query = "x";
-    request.mode = mode;
-    EXPECT_THAT(recaller_->Recall(request),
-                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("mode")))
-        << mode;
+TEST(RecallModeNames, RoundTripEveryMode) {
+  for (RecallMode mode : kRecallModes) {
+    EXPECT_EQ(RecallModeNamed(RecallModeName(mode)), mode) << RecallModeName(mode);
+  }
+  EXPECT_STREQ(RecallModeName(RecallMode::kAuto), "auto");
+  EXPECT_STREQ(RecallModeName(RecallMode::kFts5), "fts5");
+  EXPECT_STREQ(RecallModeName(RecallMode::kDense), "dense");
+  EXPECT_STREQ(RecallModeName(RecallMode::kHybrid), "hybrid");
+}
+
+TEST(RecallModeNames, UnknownNamesAreNone) {
+  for (const std::string& name :
+       std::vector<std::string>{"", "bm25", "Auto", "FTS5", std::string(500, 'm')}) {
+    EXPECT_EQ(RecallModeNamed(name), std::nullopt) << name;
   }
 }
 
@@ -177,12 +182,12 @@ TEST_F(RecallerTest, TooManyTagFiltersAreRejected) {
 
 TEST_F(RecallerTest, AutoAndFts5ModesRunTheKeywordArm) {
   Put({.key = "k", .body_json = R"("quokka")"});
-  for (const std::string mode : {"auto", "fts5"}) {
+  for (RecallMode mode : {RecallMode::kAuto, RecallMode::kFts5}) {
     RecallRequest request;
     request.query = "quokka";
     request.mode = mode;
     ASSERT_OK_AND_ASSIGN(const RecallResult result, recaller_->Recall(request));
-    EXPECT_EQ(result.mode, "fts5");
+    EXPECT_EQ(result.mode, RecallMode::kFts5);
     EXPECT_THAT(Keys(result), ElementsAre("k"));
   }
 }

@@ -123,7 +123,7 @@ TEST_F(TermPruningTest, RankingIsUnchangedOnALabeledSet) {
     const std::string query = absl::StrCat("entity ", rng() % kDocs, " group ", rng() % kGroups);
     const std::vector<int64_t> expected = FullRanking(query, 10);
     ASSERT_OK_AND_ASSIGN(RecallResult result,
-                         recaller.Recall({.query = query, .mode = "fts5", .limit = 10}));
+                         recaller.Recall({.query = query, .mode = RecallMode::kFts5, .limit = 10}));
     std::vector<int64_t> got;
     for (const RecallItem& item : result.items) {
       // Memory ids equal version ids here: one version each, inserted in step.
@@ -139,8 +139,9 @@ TEST_F(TermPruningTest, ResultsFillTheLimitFromCommonTermMatches) {
   Recaller recaller(db_.get(), nullptr);
   // "11999" is in one document; "entity" in all. Ten results come back: the match first,
   // then common-term matches, newest first, with no duplicate.
-  ASSERT_OK_AND_ASSIGN(RecallResult result,
-                       recaller.Recall({.query = "entity 11999", .mode = "fts5", .limit = 10}));
+  ASSERT_OK_AND_ASSIGN(
+      RecallResult result,
+      recaller.Recall({.query = "entity 11999", .mode = RecallMode::kFts5, .limit = 10}));
   ASSERT_THAT(result.items, SizeIs(10));
   EXPECT_EQ(result.items[0].version.identity.key, "doc-11999");
   EXPECT_GT(result.items[0].score, 0);
@@ -153,7 +154,8 @@ TEST_F(TermPruningTest, OffsetContinuesIntoCommonTermMatches) {
   Recaller recaller(db_.get(), nullptr);
   ASSERT_OK_AND_ASSIGN(
       RecallResult result,
-      recaller.Recall({.query = "entity 11999", .mode = "fts5", .limit = 3, .offset = 1}));
+      recaller.Recall(
+          {.query = "entity 11999", .mode = RecallMode::kFts5, .limit = 3, .offset = 1}));
   ASSERT_THAT(result.items, SizeIs(3));
   EXPECT_EQ(result.items[0].version.identity.key, "doc-11998");
   EXPECT_EQ(result.items[0].fts5_rank, 2);

@@ -247,6 +247,18 @@ TEST_F(RegistryTest, RecallModeEnumListsEveryMode) {
   EXPECT_THAT(mode["enum"], ElementsAre("auto", "fts5", "dense", "hybrid"));
 }
 
+TEST_F(RegistryTest, UnknownRecallModeIsRejectedListingTheModes) {
+  for (const std::string& mode :
+       std::vector<std::string>{"", "bm25", "Auto", std::string(500, 'm')}) {
+    EXPECT_THAT(Call("recall", {{"query", "x"}, {"mode", mode}}),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         absl::StrCat("mode: must be one of \"auto\", \"fts5\", \"dense\", "
+                                      "\"hybrid\", got \"",
+                                      mode.substr(0, 40), "\"")))
+        << mode;
+  }
+}
+
 TEST_F(RegistryTest, EmbedSchemaTakesBothArgumentNameSets) {
   const json embed = Listed(registry_->List(), "embed");
   EXPECT_THAT(PropertyNames(embed["inputSchema"]),

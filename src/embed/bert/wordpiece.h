@@ -17,6 +17,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "util/check.h"
 
 namespace strata::embed::bert {
 
@@ -34,7 +35,10 @@ class Vocab {
 
   std::optional<int32_t> Find(std::string_view token) const;
   // The token on line `id`. REQUIRES: 0 <= id < size().
-  const std::string& Token(int32_t id) const { return tokens_[id]; }
+  const std::string& Token(int32_t id) const {
+    STRATA_DCHECK(0 <= id && id < size());
+    return tokens_[id];
+  }
   // Lines, which is the number of ids (a model's embedding rows), duplicates included.
   int32_t size() const { return static_cast<int32_t>(tokens_.size()); }
 

@@ -3,13 +3,14 @@
 #include <algorithm>
 #include <array>
 #include <bit>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
+#include "absl/strings/str_cat.h"
 #include "embed/lexicon/lexicon_blob.h"  // Generated: embeds the table as strata_lexicon_table.
 #include "embed/lexicon/lexicon_format.h"
 #include "util/hash.h"
+#include "util/log.h"
 
 // The table lexicon_gen wrote, 64-byte aligned in .rodata (see lexicon_blob.h).
 extern "C" const uint32_t strata_lexicon_table[];
@@ -26,10 +27,9 @@ namespace format = lexicon_format;
 constexpr size_t kMaxDetachBytes = 64;
 
 [[noreturn]] void Corrupt(const char* what) {
-  std::fprintf(stderr,
-               "strata: the compiled-in WordNet lexicon is not what this reader expects (%s); "
-               "lexicon_gen.cc and lexicon.cc disagree: rebuild both\n",
-               what);
+  Log(LogLevel::kError,
+      absl::StrCat("the compiled-in WordNet lexicon is not what this reader expects (", what,
+                   "); lexicon_gen.cc and lexicon.cc disagree: rebuild both"));
   std::abort();
 }
 

@@ -27,6 +27,7 @@
 #include "embed/lexicon/feature_ids.h"
 #include "embed/lexicon/lexicon_format.h"
 #include "text/stemmer.h"
+#include "text/tokenizer.h"
 #include "text/word_lists.h"
 #include "util/hash.h"
 
@@ -133,23 +134,15 @@ uint32_t GlossId(std::string_view stem) {
   return kGlossIdBit | (static_cast<uint32_t>(h ^ (h >> 32)) & ~kGlossIdBit);
 }
 
-// The words of `text` as the embedder sees them, joined by single spaces: ASCII lowercased,
-// runs of letters, digits and non-ASCII bytes ("E-mail" -> "e mail", "banker's" -> "banker s").
+// The words of `text` as the embedder sees them (text::ForEachWord, as text::Words), joined by
+// single spaces: case-folded, runs of letters and digits ("E-mail" -> "e mail", "banker's" ->
+// "banker s").
 std::string NormalizeWords(std::string_view text) {
   std::string out;
-  bool in_word = false;
-  for (char ch : text) {
-    const unsigned char c = static_cast<unsigned char>(ch);
-    const bool word_byte =
-        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c >= 0x80;
-    if (!word_byte) {
-      in_word = false;
-      continue;
-    }
-    if (!in_word && !out.empty()) out += ' ';
-    in_word = true;
-    out += (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : ch;
-  }
+  strata::text::ForEachWord(text, [&out](const strata::text::Word& word) {
+    if (!out.empty()) out += ' ';
+    out.append(word.text);
+  });
   return out;
 }
 
@@ -597,8 +590,7 @@ std::vector<std::string> Detach(const std::string& word, Pos pos) {
   for (const lexicon_format::Detachment& rule : lexicon_format::kDetachments) {
     if ((rule.pos & (1u << pos)) == 0) continue;
     if (word.size() <= rule.suffix.size() || !word.ends_with(rule.suffix)) continue;
-    out.push_back(word.substr(0, word.size() - rule.suffix.size()) +
-                  std::string(rule.replacement));
+    out.push_back(word.substr(0, word.size() - rule.suffix.size()) + std::string(rule.replacement));
   }
   return out;
 }
