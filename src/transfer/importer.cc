@@ -1,6 +1,7 @@
 #include "transfer/importer.h"
 
 #include <algorithm>
+#include <atomic>
 #include <optional>
 #include <set>
 #include <string>
@@ -120,24 +121,27 @@ absl::Status Validate(const MemoryRecord& r, std::vector<text::ParsedBody>& bodi
 }
 
 // A record with what can be derived from it without the store, made on the reading thread:
-// each version's parsed body, and the band keys of a memory still believed.
+// each version's parsed body, and, when asked for, the band keys of a memory still believed.
 struct PreparedRecord {
   MemoryRecord record;
-  std::vector<text::ParsedBody> bodies;      // Of each version (their text and hash only).
-  std::optional<std::vector<int64_t>> keys;  // When the last version is still believed.
+  std::vector<text::ParsedBody> bodies;      // Of each version.
+  std::optional<std::vector<int64_t>> keys;  // Computed ahead; else by the writer if needed.
 };
 
-// Parses and checks one line (InvalidArgument saying why it is bad).
-absl::StatusOr<PreparedRecord> Prepare(std::string_view line) {
+// The band keys the write path gives a memory whose current version has `body`.
+std::vector<int64_t> KeysOf(const MemoryRecord& r, const text::ParsedBody& body) {
+  return dedup::BandKeys(dedup::Analyze(body), body.normal_hash,
+                         dedup::ScopeHash(r.identity.category, r.identity.workspace));
+}
+
+// Parses and checks one line (InvalidArgument saying why it is bad); with `with_keys`, also
+// computes the band keys a new memory of it would get.
+absl::StatusOr<PreparedRecord> Prepare(std::string_view line, bool with_keys) {
   PreparedRecord p;
   ASSIGN_OR_RETURN(p.record, ParseRecord(line));
   RETURN_IF_ERROR(Validate(p.record, p.bodies));
-  const MemoryRecord& r = p.record;
-  if (!r.versions.back().superseded_at_unix_ms) {
-    const text::ParsedBody& body = p.bodies.back();
-    p.keys = dedup::BandKeys(dedup::Analyze(body), body.normal_hash,
-                             dedup::ScopeHash(r.identity.category, r.identity.workspace));
-  }
+  if (!with_keys) return p;
+  if (!p.record.versions.back().superseded_at_unix_ms) p.keys = KeysOf(p.record, p.bodies.back());
   for (text::ParsedBody& body : p.bodies) {
     body.normal_json = std::string();  // Not needed from here on: kept small in the queue.
     body.values = {};
@@ -188,13 +192,19 @@ class Importer {
       return absl::InternalError(absl::StrCat("writing a checked line: ", written.message()));
     }
     RETURN_IF_ERROR(written);
-    if (!existing) return Outcome::kCreated;
+    ++applied_;
+    if (!existing) {
+      ++created_;
+      return Outcome::kCreated;
+    }
     return aliases.empty() && links.empty() ? Outcome::kUnchanged : Outcome::kUpdated;
   }
 
   // Adds the keyword index rows of the batch's versions. Called once per batch, before it
   // commits, while its records live.
   absl::Status Finish() {
+    mostly_created_ = 2 * created_ >= applied_;
+    created_ = applied_ = 0;
     for (const IndexRow& row : pending_index_) {
       RETURN_IF_ERROR(fts_.Add(row.version_id, *row.text, row.owner->identity.key,
                                row.owner->identity.category));
@@ -202,6 +212,10 @@ class Importer {
     pending_index_.clear();
     return absl::OkStatus();
   }
+
+  // Whether at least half the records of the last finished batch were new memories (whose
+  // band keys are worth computing ahead); true before the first.
+  bool mostly_created() const { return mostly_created_; }
 
  private:
   // A version's keyword index row, to be added by Finish.
@@ -301,6 +315,7 @@ class Importer {
   absl::Status Write(const PreparedRecord& p, int64_t memory_id,
                      const std::vector<const AliasRecord*>& aliases,
                      const std::vector<PlannedLink>& links) {
+    const MemoryRecord& r = p.record;
     const bool created = memory_id == 0;
     if (created) {
       ASSIGN_OR_RETURN(memory_id, Create(p));
@@ -322,8 +337,8 @@ class Importer {
     }
     // A new memory's keys come from the body parsed already, unless a link changed what it
     // should have (then RefreshBands decides).
-    if (created && !refresh.contains(memory_id) && p.keys) {
-      RETURN_IF_ERROR(dedup_.Set(memory_id, *p.keys));
+    if (created && !refresh.contains(memory_id) && !r.versions.back().superseded_at_unix_ms) {
+      RETURN_IF_ERROR(dedup_.Set(memory_id, p.keys ? *p.keys : KeysOf(r, p.bodies.back())));
     }
     for (const int64_t id : refresh) RETURN_IF_ERROR(RefreshBands(id));
     return absl::OkStatus();
@@ -378,16 +393,20 @@ class Importer {
   // Keyword index rows of this batch's versions, in version id order; they point into the
   // batch's records, which live until Finish.
   std::vector<IndexRow> pending_index_;
+  int64_t applied_ = 0;  // Records of this batch written, and how many of them were new.
+  int64_t created_ = 0;
+  bool mostly_created_ = true;
 };
 
 // Reads up to `max` non-blank lines after line `number`, prepared.
-std::vector<Numbered<PreparedRecord>> ReadBatch(std::istream& in, int64_t max, int64_t& number) {
+std::vector<Numbered<PreparedRecord>> ReadBatch(std::istream& in, int64_t max, int64_t& number,
+                                                bool with_keys) {
   std::vector<Numbered<PreparedRecord>> batch;
   std::string text;
   while (static_cast<int64_t>(batch.size()) < max && std::getline(in, text)) {
     ++number;
     if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
-    batch.push_back({.at = {.line = number}, .record = Prepare(text)});
+    batch.push_back({.at = {.line = number}, .record = Prepare(text, with_keys)});
   }
   return batch;
 }
@@ -410,6 +429,10 @@ class BatchReader {
     thread_.join();
   }
 
+  // Whether the batches read from now on come with band keys (PreparedRecord::keys): worth
+  // it when their memories are mostly new, as in an import into an empty store.
+  void ComputeKeys(bool with_keys) { with_keys_.store(with_keys, std::memory_order_relaxed); }
+
   // The next batch, empty at the end.
   std::vector<Numbered<PreparedRecord>> Next() {
     absl::MutexLock lock(&mu_);
@@ -421,7 +444,8 @@ class BatchReader {
  private:
   void Run() {
     while (true) {
-      std::vector<Numbered<PreparedRecord>> batch = ReadBatch(in_, max_, number_);
+      std::vector<Numbered<PreparedRecord>> batch =
+          ReadBatch(in_, max_, number_, with_keys_.load(std::memory_order_relaxed));
       const bool last = batch.empty();
       absl::MutexLock lock(&mu_);
       mu_.Await(absl::Condition(
@@ -436,6 +460,7 @@ class BatchReader {
   std::istream& in_;  // Not owned; outlives this.
   int64_t number_;    // Of the reading thread alone.
   const int64_t max_;
+  std::atomic<bool> with_keys_{true};
   absl::Mutex mu_;
   bool ready_ ABSL_GUARDED_BY(mu_) = false;  // next_ holds a batch not yet taken.
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
@@ -462,7 +487,11 @@ absl::StatusOr<ImportSummary> Import(store::Db& db, std::istream& in,
                        db, options, {.expected = header->counts.memories},
                        [&](int64_t) { return reader.Next(); },
                        [&](const PreparedRecord& record) { return importer.Apply(record); },
-                       [&] { return importer.Finish(); }));
+                       [&] {
+                         absl::Status finished = importer.Finish();
+                         reader.ComputeKeys(importer.mostly_created());
+                         return finished;
+                       }));
   if (!summary.stopped && in.bad()) return absl::UnavailableError("import: cannot read the input");
   return summary;
 }
