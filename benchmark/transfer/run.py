@@ -145,11 +145,33 @@ def write_graph(path, n):
                                 "observations": [text["text"], text["detail"]]}) + "\n")
 
 
+def peak_rss_kib(pid):
+    """VmHWM of a running process in KiB, or None once it has exited."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
 def timed(argv):
-    """Wall seconds, CPU seconds (user + system), peak RSS (MiB) and stderr of a command."""
+    """Wall seconds, CPU seconds (user + system), peak RSS (MiB) and stderr of a command.
+
+    The peak RSS is the child's own VmHWM, polled every 20 ms: ru_maxrss would report this
+    script's RSS, which a child inherits at fork and keeps across exec."""
     with tempfile.TemporaryFile() as err:
         start = time.perf_counter()
         p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err)
+        peak = 0
+        while True:
+            rss = peak_rss_kib(p.pid)
+            if rss is None:
+                break
+            peak = max(peak, rss)
+            time.sleep(0.02)
         _, status, usage = os.wait4(p.pid, 0)
         seconds = time.perf_counter() - start
         p.returncode = os.waitstatus_to_exitcode(status)
@@ -157,7 +179,7 @@ def timed(argv):
         stderr = err.read().decode()
     if p.returncode != 0:
         raise RuntimeError(f"{' '.join(argv)}: exit {p.returncode}: {stderr[-2000:]}")
-    return seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, stderr
+    return seconds, usage.ru_utime + usage.ru_stime, peak / 1024, stderr
 
 
 def timed_import(binary, db, path, expected, what, n, unit):
