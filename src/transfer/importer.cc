@@ -448,14 +448,16 @@ class BatchReader {
           ReadBatch(in_, max_, number_, with_keys_.load(std::memory_order_relaxed));
       const bool last = batch.empty();
       absl::MutexLock lock(&mu_);
-      mu_.Await(absl::Condition(
-          +[](BatchReader* self) { return !self->ready_ || self->stopping_; }, this));
+      mu_.Await(absl::Condition(this, &BatchReader::CanPublish));
       if (stopping_) return;
       next_ = std::move(batch);
       ready_ = true;
       if (last) return;
     }
   }
+
+  // Whether Run may hand over its batch, or must stop.
+  bool CanPublish() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !ready_ || stopping_; }
 
   std::istream& in_;  // Not owned; outlives this.
   int64_t number_;    // Of the reading thread alone.
