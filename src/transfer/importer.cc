@@ -411,9 +411,10 @@ std::vector<Numbered<PreparedRecord>> ReadBatch(std::istream& in, int64_t max, i
   return batch;
 }
 
-// Reads and prepares batches one ahead of the one being written, on a thread of its own:
-// parsing, checking and the near-duplicate analysis take about as long as writing. One
-// thread for the whole import, so that its caches (JSON parser, word facts) stay warm.
+// Reads and prepares batches ahead of the one being written (one handed over and one being
+// read, at most), on a thread of its own: parsing, checking and the near-duplicate analysis
+// take about as long as writing. One thread for the whole import, so that its caches (JSON
+// parser, word facts) stay warm.
 // Thread safety: Next is called by one thread; the reading thread alone uses `in`, until it
 // has read the last batch or this is destroyed (which stops it after the batch it reads).
 class BatchReader {
