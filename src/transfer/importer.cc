@@ -128,12 +128,6 @@ struct PreparedRecord {
   std::optional<std::vector<int64_t>> keys;  // Computed ahead; else by the writer if needed.
 };
 
-// The band keys the write path gives a memory whose current version has `body`.
-std::vector<int64_t> KeysOf(const MemoryRecord& r, const text::ParsedBody& body) {
-  return dedup::BandKeys(dedup::Analyze(body), body.normal_hash,
-                         dedup::ScopeHash(r.identity.category, r.identity.workspace));
-}
-
 // Parses and checks one line (InvalidArgument saying why it is bad); with `with_keys`, also
 // computes the band keys a new memory of it would get.
 absl::StatusOr<PreparedRecord> Prepare(std::string_view line, bool with_keys) {
@@ -141,7 +135,8 @@ absl::StatusOr<PreparedRecord> Prepare(std::string_view line, bool with_keys) {
   ASSIGN_OR_RETURN(p.record, ParseRecord(line));
   RETURN_IF_ERROR(Validate(p.record, p.bodies));
   if (!with_keys) return p;
-  if (!p.record.versions.back().superseded_at_unix_ms) p.keys = KeysOf(p.record, p.bodies.back());
+  if (!p.record.versions.back().superseded_at_unix_ms)
+    p.keys = dedup::BodyKeys(p.bodies.back(), p.record.identity);
   for (text::ParsedBody& body : p.bodies) {
     body.normal_json = std::string();  // Not needed from here on: kept small in the queue.
     body.values = {};
@@ -338,7 +333,8 @@ class Importer {
     // A new memory's keys come from the body parsed already, unless a link changed what it
     // should have (then RefreshBands decides).
     if (created && !refresh.contains(memory_id) && !r.versions.back().superseded_at_unix_ms) {
-      RETURN_IF_ERROR(dedup_.Set(memory_id, p.keys ? *p.keys : KeysOf(r, p.bodies.back())));
+      RETURN_IF_ERROR(
+          dedup_.Set(memory_id, p.keys ? *p.keys : dedup::BodyKeys(p.bodies.back(), r.identity)));
     }
     for (const int64_t id : refresh) RETURN_IF_ERROR(RefreshBands(id));
     return absl::OkStatus();
