@@ -361,9 +361,11 @@ class StoreImpl final : public Store {
                                               const ImportOptions& options) override {
     ASSIGN_OR_RETURN(std::vector<transfer::ForeignRecord> records, transfer::ReadForeign(what));
     // Bodies are parsed and analysed on a second thread, ahead of the writer; `records` stays
-    // as it is while it reads them, and batches name records by index.
+    // as it is while it reads them, and batches name records by index. After each batch the
+    // writer says whether band keys are worth computing ahead (most records were new).
     transfer::BodyPreparer prepared(records);
     size_t next = 0;
+    int64_t applied = 0, created = 0;  // Of the batch being written.
     absl::StatusOr<ImportSummary> summary = transfer::WriteInBatches<size_t>(
         *db_, options, {.expected = static_cast<int64_t>(records.size())},
         [&](int64_t max) {
@@ -386,14 +388,16 @@ class StoreImpl final : public Store {
           }
           RETURN_IF_ERROR(prepared_body.body.status());
           // InvalidArgument from here on means nothing of the record was written. A foreign
-          // record never supersedes, so its band keys are the prepared ones.
+          // record never supersedes, so its band keys are the prepared ones, if any.
+          const std::vector<int64_t>* keys = prepared_body.keys ? &*prepared_body.keys : nullptr;
           ASSIGN_OR_RETURN(const WriteResult result,
-                           request.supersedes
-                               ? WriteInTransaction(request, *prepared_body.body)
-                               : RememberInTransaction(request, *prepared_body.body, std::nullopt,
-                                                       &prepared_body.keys));
+                           request.supersedes ? WriteInTransaction(request, *prepared_body.body)
+                                              : RememberInTransaction(request, *prepared_body.body,
+                                                                      std::nullopt, keys));
+          ++applied;
           switch (result.action) {
             case WriteAction::kCreated:
+              ++created;
               return transfer::Outcome::kCreated;
             case WriteAction::kUnchanged:
               return transfer::Outcome::kUnchanged;
@@ -402,6 +406,11 @@ class StoreImpl final : public Store {
               break;
           }
           return transfer::Outcome::kUpdated;
+        },
+        [&] {
+          prepared.ComputeKeys(2 * created >= applied);
+          applied = created = 0;
+          return absl::OkStatus();
         });
     if (vectors_) vectors_->Wake();
     return summary;

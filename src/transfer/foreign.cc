@@ -204,7 +204,9 @@ void BodyPreparer::Run() {
     if (const absl::StatusOr<WriteRequest>& request = records_[i].record; request.ok()) {
       PreparedBody& p = prepared_[i];
       p.body = text::ParseBody(request->body_json);
-      if (p.body.ok()) p.keys = dedup::BodyKeys(*p.body, request->identity);
+      if (p.body.ok() && with_keys_.load(std::memory_order_relaxed)) {
+        p.keys = dedup::BodyKeys(*p.body, request->identity);
+      }
     }
     ready_.store(i + 1);
     if ((i + 1) % kNotifyEvery == 0) ready_.notify_all();

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -35,7 +36,7 @@ absl::StatusOr<std::vector<ForeignRecord>> ReadForeign(const ForeignImport& what
 // band keys a new memory of it gets (dedup::BodyKeys).
 struct PreparedBody {
   absl::StatusOr<text::ParsedBody> body;
-  std::vector<int64_t> keys;  // Empty when the body does not parse.
+  std::optional<std::vector<int64_t>> keys;  // When asked for (ComputeKeys) and it parses.
 };
 
 // Prepares the bodies of `records` in order on a thread of its own, ahead of the writer that
@@ -56,6 +57,10 @@ class BodyPreparer {
   // REQUIRES: records[i].record is OK.
   PreparedBody Take(size_t i);
 
+  // Whether the bodies prepared from now on come with band keys: worth it while the records
+  // are mostly new memories (true at first); a record already stored needs none.
+  void ComputeKeys(bool with_keys) { with_keys_.store(with_keys, std::memory_order_relaxed); }
+
  private:
   void Run();
 
@@ -64,6 +69,7 @@ class BodyPreparer {
   std::atomic<size_t> ready_{0};               // Entries prepared.
   std::atomic<size_t> taken_{0};               // Entries before this one are no longer wanted.
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> with_keys_{true};
   std::jthread thread_;  // Last: started once the members it uses are.
 };
 
