@@ -362,27 +362,44 @@ class StoreImpl final : public Store {
   absl::StatusOr<ImportSummary> ImportForeign(const ForeignImport& what,
                                               const ImportOptions& options) override {
     ASSIGN_OR_RETURN(std::vector<transfer::ForeignRecord> records, transfer::ReadForeign(what));
+    // Bodies are parsed and analysed on a second thread, ahead of the writer; `records` stays
+    // as it is while it reads them, and batches name records by index. After each batch the
+    // writer says whether band keys are worth computing ahead (most records were new).
+    transfer::BodyPreparer prepared(records);
     size_t next = 0;
-    absl::StatusOr<ImportSummary> summary = transfer::WriteInBatches<WriteRequest>(
+    int64_t applied = 0, created = 0;  // Of the batch being written.
+    absl::StatusOr<ImportSummary> summary = transfer::WriteInBatches<size_t>(
         *db_, options, {.expected = static_cast<int64_t>(records.size())},
         [&](int64_t max) {
-          std::vector<transfer::ForeignRecord> batch;
+          std::vector<transfer::Numbered<size_t>> batch;
           for (; next < records.size() && static_cast<int64_t>(batch.size()) < max; ++next) {
-            batch.push_back(std::move(records[next]));
+            const transfer::ForeignRecord& r = records[next];
+            batch.push_back({.at = r.at,
+                             .record = r.record.ok() ? absl::StatusOr<size_t>(next)
+                                                     : absl::StatusOr<size_t>(r.record.status())});
           }
           return batch;
         },
-        [&](const WriteRequest& request) -> absl::StatusOr<transfer::Outcome> {
+        [&](const size_t& index) -> absl::StatusOr<transfer::Outcome> {
+          const WriteRequest& request = *records[index].record;
+          transfer::PreparedBody prepared_body = prepared.Take(index);
           RETURN_IF_ERROR(ValidateWrite(request));
           if (request.body_json.size() > kMaxBodyBytes) {
             return absl::InvalidArgumentError(absl::StrCat(
                 "body: at most ", kMaxBodyBytes, " bytes, got ", request.body_json.size()));
           }
-          ASSIGN_OR_RETURN(const text::ParsedBody body, text::ParseBody(request.body_json));
-          // InvalidArgument from here on means nothing of the record was written.
-          ASSIGN_OR_RETURN(const WriteResult result, WriteInTransaction(request, body));
+          RETURN_IF_ERROR(prepared_body.body.status());
+          // InvalidArgument from here on means nothing of the record was written. A foreign
+          // record never supersedes, so its band keys are the prepared ones, if any.
+          const std::vector<int64_t>* keys = prepared_body.keys ? &*prepared_body.keys : nullptr;
+          ASSIGN_OR_RETURN(const WriteResult result,
+                           request.supersedes ? WriteInTransaction(request, *prepared_body.body)
+                                              : RememberInTransaction(request, *prepared_body.body,
+                                                                      std::nullopt, keys));
+          ++applied;
           switch (result.action) {
             case WriteAction::kCreated:
+              ++created;
               return transfer::Outcome::kCreated;
             case WriteAction::kUnchanged:
               return transfer::Outcome::kUnchanged;
@@ -391,6 +408,11 @@ class StoreImpl final : public Store {
               break;
           }
           return transfer::Outcome::kUpdated;
+        },
+        [&] {
+          prepared.ComputeKeys(2 * created >= applied);
+          applied = created = 0;
+          return absl::OkStatus();
         });
     if (vectors_) vectors_->Wake();
     return summary;
@@ -409,10 +431,12 @@ class StoreImpl final : public Store {
 
   // Checks everything that can fail with InvalidArgument before its first write.
   // `recorded_at`, when given, is when a changed body is recorded (REQUIRES: at or after the
-  // identity's next event time).
+  // identity's next event time). `prepared_keys`, when given, are the body's band keys
+  // computed ahead (dedup::BodyKeys).
   absl::StatusOr<WriteResult> RememberInTransaction(
       const WriteRequest& request, const text::ParsedBody& body,
-      std::optional<int64_t> recorded_at = std::nullopt) {
+      std::optional<int64_t> recorded_at = std::nullopt,
+      const std::vector<int64_t>* prepared_keys = nullptr) {
     ASSIGN_OR_RETURN(std::optional<temporal::IdentityRow> existing,
                      versions_.FindIdentity(request.identity));
     std::optional<temporal::VersionRow> current;
@@ -443,10 +467,14 @@ class StoreImpl final : public Store {
           request.valid_from_unix_ms ? "" : ", the recorded time, since valid_from was not given",
           "), got ", *v.valid_to_unix_ms));
     }
-    const dedup::ContentUnits units = dedup::Analyze(body);
+    // The units only a dedup check needs; the keys, unless computed ahead (dedup::BodyKeys).
+    std::optional<dedup::ContentUnits> units;
+    if (!prepared_keys || request.dedup) units = dedup::Analyze(body);
     const std::vector<int64_t> keys =
-        dedup::BandKeys(units, body.normal_hash,
-                        dedup::ScopeHash(request.identity.category, request.identity.workspace));
+        prepared_keys ? *prepared_keys
+                      : dedup::BandKeys(*units, body.normal_hash,
+                                        dedup::ScopeHash(request.identity.category,
+                                                         request.identity.workspace));
     std::vector<SimilarMemory> similar;
 
     temporal::IdentityRow identity;
@@ -457,7 +485,7 @@ class StoreImpl final : public Store {
       // the memories it resembles (updates are never merged).
       if (request.dedup) {
         ASSIGN_OR_RETURN(dedup::Resemblance resemblance,
-                         finder_.Find(request.identity, body, units, keys));
+                         finder_.Find(request.identity, body, *units, keys));
         if (const std::optional<dedup::Match>& match = resemblance.merge) {
           RETURN_IF_ERROR(
               dedup_index_.PutAlias(request.identity, match->memory_id, match->similarity, now));

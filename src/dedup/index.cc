@@ -26,8 +26,8 @@ std::string EncodeKeys(const std::vector<int64_t>& keys) {
 
 absl::StatusOr<std::vector<int64_t>> DecodeKeys(std::string_view blob, int64_t memory_id) {
   if (blob.size() % 8 != 0) {
-    return absl::DataLossError(absl::StrCat("dedup_keys of memory ", memory_id, ": ",
-                                            blob.size(), " bytes, not a multiple of 8"));
+    return absl::DataLossError(absl::StrCat("dedup_keys of memory ", memory_id, ": ", blob.size(),
+                                            " bytes, not a multiple of 8"));
   }
   std::vector<int64_t> keys(blob.size() / 8);
   for (size_t i = 0; i < keys.size(); ++i) {
@@ -45,6 +45,11 @@ std::vector<int64_t> StoredVersionKeys(const temporal::VersionRow& row) {
   const Identity& id = row.version.identity;
   return BandKeys(body.ok() ? Analyze(*body) : ContentUnits{}, row.body_hash,
                   ScopeHash(id.category, id.workspace));
+}
+
+std::vector<int64_t> BodyKeys(const text::ParsedBody& body, const Identity& identity) {
+  return BandKeys(Analyze(body), body.normal_hash,
+                  ScopeHash(identity.category, identity.workspace));
 }
 
 struct DedupIndex::Loaded {
@@ -115,8 +120,7 @@ absl::Status DedupIndex::EnsureUpgraded() {
 }
 
 absl::StatusOr<std::vector<int64_t>> DedupIndex::StoredKeys(int64_t memory_id) {
-  ASSIGN_OR_RETURN(store::Stmt s,
-                   db_->Prepare("SELECT keys FROM dedup_keys WHERE memory_id = ?1"));
+  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare("SELECT keys FROM dedup_keys WHERE memory_id = ?1"));
   s.Bind(1, memory_id);
   ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return std::vector<int64_t>{};
@@ -165,8 +169,7 @@ absl::StatusOr<DedupIndex::Loaded*> DedupIndex::Current() {
   if (!loaded_ || loaded_->generation != generation) {
     auto fresh = std::make_unique<Loaded>();
     fresh->generation = generation;
-    ASSIGN_OR_RETURN(store::Stmt newest,
-                     db_->Prepare("SELECT COALESCE(MAX(id), 0) FROM versions"));
+    ASSIGN_OR_RETURN(store::Stmt newest, db_->Prepare("SELECT COALESCE(MAX(id), 0) FROM versions"));
     ASSIGN_OR_RETURN(bool row, newest.Step());
     fresh->versions_seen = row ? newest.Int(0) : 0;
     ASSIGN_OR_RETURN(store::Stmt all, db_->Prepare("SELECT memory_id, keys FROM dedup_keys"));

@@ -12,6 +12,7 @@
 #include "store/db.h"
 #include "strata/strata.h"
 #include "temporal/version_table.h"
+#include "text/body_text.h"
 
 namespace strata::dedup {
 
@@ -27,6 +28,9 @@ struct AliasRow {
 // for a memory while that version is current. A body that no longer parses (corruption)
 // still yields its exact-content key.
 std::vector<int64_t> StoredVersionKeys(const temporal::VersionRow& row);
+
+// The band keys of `body` as the current version of a memory named `identity`.
+std::vector<int64_t> BodyKeys(const text::ParsedBody& body, const Identity& identity);
 
 // The band keys of current memories, and aliases. Band keys are kept in table dedup_keys,
 // one row per memory (a write dirties one page, not one per key), and looked up in a BandMap

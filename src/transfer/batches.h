@@ -33,11 +33,14 @@ inline bool IsRecordError(const absl::Status& s) {
 // Writes what `read(max)` returns (a std::vector<Numbered<Record>> of at most max records,
 // empty at the end), each through `apply(const Record&)` -> absl::StatusOr<Outcome>, a batch
 // per transaction; `summary` holds what came before (its `expected`, say). A record error
-// (IsRecordError) from apply must have written nothing. Any other error ends the import, its
-// batch rolled back. REQUIRES: `db` is not in a transaction.
-template <typename Record, typename Read, typename Apply>
+// (IsRecordError) from apply must have written nothing. `finish()` -> absl::Status runs
+// before each batch commits, while its records live (for what is written once per batch).
+// Any other error ends the import, its batch rolled back. REQUIRES: `db` is not in a
+// transaction.
+template <typename Record, typename Read, typename Apply, typename Finish>
 absl::StatusOr<ImportSummary> WriteInBatches(store::Db& db, const ImportOptions& options,
-                                             ImportSummary summary, Read read, Apply apply) {
+                                             ImportSummary summary, Read read, Apply apply,
+                                             Finish finish) {
   const int64_t batch_size = std::max<int64_t>(1, options.batch_lines);
   while (true) {
     std::vector<Numbered<Record>> batch = read(batch_size);
@@ -65,6 +68,7 @@ absl::StatusOr<ImportSummary> WriteInBatches(store::Db& db, const ImportOptions&
         return summary;  // The batch rolls back with txn.
       }
     }
+    RETURN_IF_ERROR(finish());
     RETURN_IF_ERROR(txn.Commit());
     summary.created += done.created;
     summary.unchanged += done.unchanged;
@@ -72,6 +76,13 @@ absl::StatusOr<ImportSummary> WriteInBatches(store::Db& db, const ImportOptions&
     if (options.progress) options.progress(summary);
   }
   return summary;
+}
+
+// The same with nothing to finish.
+template <typename Record, typename Read, typename Apply>
+absl::StatusOr<ImportSummary> WriteInBatches(store::Db& db, const ImportOptions& options,
+                                             ImportSummary summary, Read read, Apply apply) {
+  return WriteInBatches<Record>(db, options, summary, read, apply, [] { return absl::OkStatus(); });
 }
 
 }  // namespace strata::transfer

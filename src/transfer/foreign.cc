@@ -7,6 +7,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "dedup/index.h"
 #include "transfer/csv_format.h"
 #include "transfer/jsonl_format.h"
 #include "transfer/markdown.h"
@@ -179,6 +180,51 @@ absl::StatusOr<std::vector<ForeignRecord>> ReadForeign(const ForeignImport& what
       break;
   }
   return absl::InvalidArgumentError("a strata export is read by Import, not ImportForeign");
+}
+
+BodyPreparer::BodyPreparer(const std::vector<ForeignRecord>& records)
+    : records_(records), prepared_(records.size()), thread_([this] { Run(); }) {}
+
+BodyPreparer::~BodyPreparer() {
+  stopping_.store(true);
+  taken_.store(records_.size());  // Releases a thread waiting for the writer.
+  taken_.notify_all();
+  thread_.join();
+}
+
+void BodyPreparer::Run() {
+  // The writer is woken every this many entries (a wake-up is a system call), and at the end.
+  constexpr size_t kNotifyEvery = 64;
+  for (size_t i = 0; i < records_.size(); ++i) {
+    for (size_t taken = taken_.load(); i >= taken + kLead; taken = taken_.load()) {
+      if (stopping_.load()) return;
+      taken_.wait(taken);
+    }
+    if (stopping_.load()) return;
+    if (const absl::StatusOr<WriteRequest>& request = records_[i].record; request.ok()) {
+      PreparedBody& p = prepared_[i];
+      p.body = text::ParseBody(request->body_json);
+      if (p.body.ok() && with_keys_.load(std::memory_order_relaxed)) {
+        p.keys = dedup::BodyKeys(*p.body, request->identity);
+      }
+    }
+    ready_.store(i + 1);
+    if ((i + 1) % kNotifyEvery == 0) ready_.notify_all();
+  }
+  ready_.notify_all();
+}
+
+PreparedBody BodyPreparer::Take(size_t i) {
+  // Tells the preparing thread how far the writer is, so that it has room: every 64 entries,
+  // and always before waiting (the records since the last take may have been bad ones,
+  // which are not taken).
+  size_t ready = ready_.load();
+  if (ready <= i || i % 64 == 0) {
+    taken_.store(i);
+    taken_.notify_all();
+  }
+  for (; ready <= i; ready = ready_.load()) ready_.wait(ready);
+  return std::move(prepared_[i]);
 }
 
 absl::StatusOr<ImportFormat> DetectFormat(const std::string& path) {

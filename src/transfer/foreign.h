@@ -5,15 +5,19 @@
 // path with WriteInBatches (batches.h). The inputs are read whole: a graph's relations may
 // come before the entities they name, and these files are small.
 
+#include <atomic>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "absl/status/statusor.h"
 #include "strata/strata.h"
+#include "text/body_text.h"
 #include "transfer/batches.h"
 
 namespace strata::transfer {
@@ -27,6 +31,47 @@ using ForeignRecord = Numbered<WriteRequest>;
 // Errors (the whole import): InvalidArgument (kStrata, a CSV without its header, more than
 // kMaxForeignBytes), NotFound.
 absl::StatusOr<std::vector<ForeignRecord>> ReadForeign(const ForeignImport& what);
+
+// What the write path derives from a record's body without the store: the parse, and the
+// band keys a new memory of it gets (dedup::BodyKeys).
+struct PreparedBody {
+  absl::StatusOr<text::ParsedBody> body;
+  std::optional<std::vector<int64_t>> keys;  // When asked for (ComputeKeys) and it parses.
+};
+
+// Prepares the bodies of `records` in order on a thread of its own, ahead of the writer that
+// takes them (at most kLead ahead, so memory stays bounded): parsing and the near-duplicate
+// analysis take about as long as writing.
+// Thread safety: Take is called by one thread, for increasing indexes. The preparing thread
+// writes an entry only before publishing it and reads `records`, which must not change while
+// this lives; it stops when done or when this is destroyed.
+class BodyPreparer {
+ public:
+  static constexpr size_t kLead = 2048;
+  explicit BodyPreparer(const std::vector<ForeignRecord>& records);
+  ~BodyPreparer();
+  BodyPreparer(const BodyPreparer&) = delete;
+  BodyPreparer& operator=(const BodyPreparer&) = delete;
+
+  // Record i's (waiting until it is prepared); each index at most once, in increasing order.
+  // REQUIRES: records[i].record is OK.
+  PreparedBody Take(size_t i);
+
+  // Whether the bodies prepared from now on come with band keys: worth it while the records
+  // are mostly new memories (true at first); a record already stored needs none.
+  void ComputeKeys(bool with_keys) { with_keys_.store(with_keys, std::memory_order_relaxed); }
+
+ private:
+  void Run();
+
+  const std::vector<ForeignRecord>& records_;  // Not owned; outlives this.
+  std::vector<PreparedBody> prepared_;         // Entry i: written before ready_ > i.
+  std::atomic<size_t> ready_{0};               // Entries prepared.
+  std::atomic<size_t> taken_{0};               // Entries before this one are no longer wanted.
+  std::atomic<bool> stopping_{false};
+  std::atomic<bool> with_keys_{true};
+  std::jthread thread_;  // Last: started once the members it uses are.
+};
 
 // The format of `path` (DetectImportFormat).
 absl::StatusOr<ImportFormat> DetectFormat(const std::string& path);

@@ -1,12 +1,18 @@
 #include "transfer/importer.h"
 
 #include <algorithm>
+#include <atomic>
+#include <optional>
 #include <set>
 #include <string>
+#include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "dedup/content.h"
 #include "dedup/index.h"
 #include "dedup/signature.h"
@@ -114,9 +120,36 @@ absl::Status Validate(const MemoryRecord& r, std::vector<text::ParsedBody>& bodi
   return absl::OkStatus();
 }
 
+// A record with what can be derived from it without the store, made on the reading thread:
+// each version's parsed body, and, when asked for, the band keys of a memory still believed.
+struct PreparedRecord {
+  MemoryRecord record;
+  std::vector<text::ParsedBody> bodies;      // Of each version.
+  std::optional<std::vector<int64_t>> keys;  // Computed ahead; else by the writer if needed.
+};
+
+// Parses and checks one line (InvalidArgument saying why it is bad); with `with_keys`, also
+// computes the band keys a new memory of it would get.
+absl::StatusOr<PreparedRecord> Prepare(std::string_view line, bool with_keys) {
+  PreparedRecord p;
+  ASSIGN_OR_RETURN(p.record, ParseRecord(line));
+  RETURN_IF_ERROR(Validate(p.record, p.bodies));
+  if (!with_keys) return p;
+  if (!p.record.versions.back().superseded_at_unix_ms)
+    p.keys = dedup::BodyKeys(p.bodies.back(), p.record.identity);
+  for (text::ParsedBody& body : p.bodies) {
+    body.normal_json = std::string();  // Not needed from here on: kept small in the queue.
+    body.values = {};
+  }
+  return p;
+}
+
 // Writes records. Each is checked against the store before its first write, so that a bad
 // line writes nothing and needs no savepoint (releasing one would flush FTS5's pending
-// terms into a segment per line).
+// terms into a segment per line). Keyword index rows are added at the end of each batch
+// (Finish), after every other row of it: a statement that opens a statement journal (an
+// INSERT OR REPLACE into a table with an index, PutAlias's) flushes FTS5's pending terms
+// into a segment, and between two index rows it did so once per alias.
 // Thread safety: as the Db it borrows.
 class Importer {
  public:
@@ -125,8 +158,8 @@ class Importer {
   // Writes one record. InvalidArgument or FailedPrecondition: the record cannot be written,
   // and nothing of it was. Any other error may leave part of it written (the caller rolls the
   // transaction back).
-  absl::StatusOr<Outcome> Apply(const MemoryRecord& r) {
-    RETURN_IF_ERROR(Validate(r, bodies_));
+  absl::StatusOr<Outcome> Apply(const PreparedRecord& p) {
+    const MemoryRecord& r = p.record;
     ASSIGN_OR_RETURN(std::optional<temporal::IdentityRow> existing,
                      versions_.FindIdentity(r.identity));
     if (existing) {
@@ -147,18 +180,46 @@ class Importer {
     for (const LinkRecord& link : r.superseded_by) {
       RETURN_IF_ERROR(PlanLink(link, known_id, /*this_is_successor=*/false, links));
     }
-    absl::Status written = Write(r, known_id, aliases, links);
+    absl::Status written = Write(p, known_id, aliases, links);
     if (!written.ok() &&
         (absl::IsInvalidArgument(written) || absl::IsFailedPrecondition(written))) {
       // Checked for above: a failure now is ours, and the caller must not go on.
       return absl::InternalError(absl::StrCat("writing a checked line: ", written.message()));
     }
     RETURN_IF_ERROR(written);
-    if (!existing) return Outcome::kCreated;
+    ++applied_;
+    if (!existing) {
+      ++created_;
+      return Outcome::kCreated;
+    }
     return aliases.empty() && links.empty() ? Outcome::kUnchanged : Outcome::kUpdated;
   }
 
+  // Adds the keyword index rows of the batch's versions. Called once per batch, before it
+  // commits, while its records live.
+  absl::Status Finish() {
+    mostly_created_ = 2 * created_ >= applied_;
+    created_ = applied_ = 0;
+    for (const IndexRow& row : pending_index_) {
+      RETURN_IF_ERROR(fts_.Add(row.version_id, *row.text, row.owner->identity.key,
+                               row.owner->identity.category));
+    }
+    pending_index_.clear();
+    return absl::OkStatus();
+  }
+
+  // Whether at least half the records of the last finished batch were new memories (whose
+  // band keys are worth computing ahead); true before the first.
+  bool mostly_created() const { return mostly_created_; }
+
  private:
+  // A version's keyword index row, to be added by Finish.
+  struct IndexRow {
+    int64_t version_id = 0;
+    const std::string* text = nullptr;    // Not owned: the batch's.
+    const MemoryRecord* owner = nullptr;  // Not owned: the batch's.
+  };
+
   // A supersession to insert: the other memory's id, and which end this record is.
   struct PlannedLink {
     int64_t other_id = 0;
@@ -246,12 +307,13 @@ class Importer {
     return absl::OkStatus();
   }
 
-  absl::Status Write(const MemoryRecord& r, int64_t memory_id,
+  absl::Status Write(const PreparedRecord& p, int64_t memory_id,
                      const std::vector<const AliasRecord*>& aliases,
                      const std::vector<PlannedLink>& links) {
+    const MemoryRecord& r = p.record;
     const bool created = memory_id == 0;
     if (created) {
-      ASSIGN_OR_RETURN(memory_id, Create(r));
+      ASSIGN_OR_RETURN(memory_id, Create(p));
     }
     for (const AliasRecord* alias : aliases) {
       RETURN_IF_ERROR(dedup_.PutAlias(alias->identity, memory_id, alias->similarity,
@@ -271,26 +333,25 @@ class Importer {
     // A new memory's keys come from the body parsed already, unless a link changed what it
     // should have (then RefreshBands decides).
     if (created && !refresh.contains(memory_id) && !r.versions.back().superseded_at_unix_ms) {
-      const text::ParsedBody& body = bodies_.back();
-      RETURN_IF_ERROR(dedup_.Set(
-          memory_id, dedup::BandKeys(dedup::Analyze(body), body.normal_hash,
-                                     dedup::ScopeHash(r.identity.category, r.identity.workspace))));
+      RETURN_IF_ERROR(
+          dedup_.Set(memory_id, p.keys ? *p.keys : dedup::BodyKeys(p.bodies.back(), r.identity)));
     }
     for (const int64_t id : refresh) RETURN_IF_ERROR(RefreshBands(id));
     return absl::OkStatus();
   }
 
-  absl::StatusOr<int64_t> Create(const MemoryRecord& r) {
+  absl::StatusOr<int64_t> Create(const PreparedRecord& p) {
+    const MemoryRecord& r = p.record;
     ASSIGN_OR_RETURN(const int64_t id,
                      versions_.InsertIdentityAt(r.identity, r.id, r.created_at_unix_ms,
                                                 r.last_event_at_unix_ms));
     std::optional<int64_t> current;
     for (size_t i = 0; i < r.versions.size(); ++i) {
-      temporal::VersionRow row{.body_hash = bodies_[i].normal_hash, .version = r.versions[i]};
+      const text::ParsedBody& body = p.bodies[i];
+      temporal::VersionRow row{.body_hash = body.normal_hash, .version = r.versions[i]};
       row.version.memory_id = id;
       RETURN_IF_ERROR(versions_.InsertVersionAsIs(row));
-      RETURN_IF_ERROR(
-          fts_.Add(row.version_id, bodies_[i].text, r.identity.key, r.identity.category));
+      pending_index_.push_back({.version_id = row.version_id, .text = &body.text, .owner = &r});
       current =
           row.version.superseded_at_unix_ms ? std::nullopt : std::optional<int64_t>(row.version_id);
     }
@@ -325,20 +386,86 @@ class Importer {
   temporal::SupersessionTable supersessions_;
   dedup::DedupIndex dedup_;
   text::FtsIndex fts_;
-  std::vector<text::ParsedBody> bodies_;  // Of the record being applied.
+  // Keyword index rows of this batch's versions, in version id order; they point into the
+  // batch's records, which live until Finish.
+  std::vector<IndexRow> pending_index_;
+  int64_t applied_ = 0;  // Records of this batch written, and how many of them were new.
+  int64_t created_ = 0;
+  bool mostly_created_ = true;
 };
 
-// Reads up to `max` non-blank lines after line `number`, parsed.
-std::vector<Numbered<MemoryRecord>> ReadBatch(std::istream& in, int64_t max, int64_t& number) {
-  std::vector<Numbered<MemoryRecord>> batch;
+// Reads up to `max` non-blank lines after line `number`, prepared.
+std::vector<Numbered<PreparedRecord>> ReadBatch(std::istream& in, int64_t max, int64_t& number,
+                                                bool with_keys) {
+  std::vector<Numbered<PreparedRecord>> batch;
   std::string text;
   while (static_cast<int64_t>(batch.size()) < max && std::getline(in, text)) {
     ++number;
     if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
-    batch.push_back({.at = {.line = number}, .record = ParseRecord(text)});
+    batch.push_back({.at = {.line = number}, .record = Prepare(text, with_keys)});
   }
   return batch;
 }
+
+// Reads and prepares batches ahead of the one being written (one handed over and one being
+// read, at most), on a thread of its own: parsing, checking and the near-duplicate analysis
+// take about as long as writing. One thread for the whole import, so that its caches (JSON
+// parser, word facts) stay warm.
+// Thread safety: Next is called by one thread; the reading thread alone uses `in`, until it
+// has read the last batch or this is destroyed (which stops it after the batch it reads).
+class BatchReader {
+ public:
+  // Batches of at most `max` records; line `number` of `in` was the last read.
+  BatchReader(std::istream& in, int64_t number, int64_t max)
+      : in_(in), number_(number), max_(max), thread_([this] { Run(); }) {}
+  ~BatchReader() {
+    {
+      absl::MutexLock lock(&mu_);
+      stopping_ = true;
+    }
+    thread_.join();
+  }
+
+  // Whether the batches read from now on come with band keys (PreparedRecord::keys): worth
+  // it when their memories are mostly new, as in an import into an empty store.
+  void ComputeKeys(bool with_keys) { with_keys_.store(with_keys, std::memory_order_relaxed); }
+
+  // The next batch, empty at the end.
+  std::vector<Numbered<PreparedRecord>> Next() {
+    absl::MutexLock lock(&mu_);
+    mu_.Await(absl::Condition(&ready_));
+    ready_ = false;
+    return std::move(next_);
+  }
+
+ private:
+  void Run() {
+    while (true) {
+      std::vector<Numbered<PreparedRecord>> batch =
+          ReadBatch(in_, max_, number_, with_keys_.load(std::memory_order_relaxed));
+      const bool last = batch.empty();
+      absl::MutexLock lock(&mu_);
+      mu_.Await(absl::Condition(this, &BatchReader::CanPublish));
+      if (stopping_) return;
+      next_ = std::move(batch);
+      ready_ = true;
+      if (last) return;
+    }
+  }
+
+  // Whether Run may hand over its batch, or must stop.
+  bool CanPublish() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !ready_ || stopping_; }
+
+  std::istream& in_;  // Not owned; outlives this.
+  int64_t number_;    // Of the reading thread alone.
+  const int64_t max_;
+  std::atomic<bool> with_keys_{true};
+  absl::Mutex mu_;
+  bool ready_ ABSL_GUARDED_BY(mu_) = false;  // next_ holds a batch not yet taken.
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<Numbered<PreparedRecord>> next_ ABSL_GUARDED_BY(mu_);
+  std::jthread thread_;  // Last: started once the members it uses are.
+};
 
 }  // namespace
 
@@ -352,13 +479,18 @@ absl::StatusOr<ImportSummary> Import(store::Db& db, std::istream& in,
   if (!header.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("line 1: ", header.status().message()));
   }
-  int64_t number = 1;
   Importer importer(&db);
+  BatchReader reader(in, /*number=*/1, std::max<int64_t>(1, options.batch_lines));
   ASSIGN_OR_RETURN(ImportSummary summary,
-                   WriteInBatches<MemoryRecord>(
+                   WriteInBatches<PreparedRecord>(
                        db, options, {.expected = header->counts.memories},
-                       [&](int64_t max) { return ReadBatch(in, max, number); },
-                       [&](const MemoryRecord& record) { return importer.Apply(record); }));
+                       [&](int64_t) { return reader.Next(); },
+                       [&](const PreparedRecord& record) { return importer.Apply(record); },
+                       [&] {
+                         absl::Status finished = importer.Finish();
+                         reader.ComputeKeys(importer.mostly_created());
+                         return finished;
+                       }));
   if (!summary.stopped && in.bad()) return absl::UnavailableError("import: cannot read the input");
   return summary;
 }

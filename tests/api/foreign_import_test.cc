@@ -196,6 +196,33 @@ TEST_F(ForeignImportTest, ServerMemoryBadLinesAreReportedByNumber) {
   EXPECT_EQ(Body("t", "A")["observations"], json({"one"}));
 }
 
+// Bodies are prepared on a second thread a bounded distance ahead of the writer: a run of
+// bad lines longer than that distance, between good ones, and more good lines than it, all
+// go through; each memory is searchable and deduplicated against.
+TEST_F(ForeignImportTest, ManyRecordsAndALongRunOfBadOnesAllGoThrough) {
+  std::string text;
+  const auto entity = [](int i) {
+    return absl::StrCat(R"({"type":"entity","name":"e)", i,
+                        R"(","entityType":"t","observations":["entity )", i,
+                        R"( keeps the ledger of region )", i % 7, R"( marker)", i, R"(q"]})", "\n");
+  };
+  for (int i = 0; i < 3000; ++i) text += entity(i);
+  for (int i = 0; i < 2500; ++i) text += "not json\n";
+  for (int i = 3000; i < 6000; ++i) text += entity(i);
+  ASSERT_OK_AND_ASSIGN(const ImportSummary s,
+                       Import(ImportFormat::kServerMemory, Write("memory.jsonl", text)));
+  EXPECT_EQ(s.failed, 2500);
+  EXPECT_EQ(s.created, 6000);
+  for (int i : {0, 2999, 3000, 5999}) {
+    EXPECT_THAT(RecallKeys(absl::StrCat("marker", i, "q")), ElementsAre(absl::StrCat("e", i)));
+  }
+  ASSERT_OK_AND_ASSIGN(const Version last, store_->Get({.category = "t", .key = "e5999"}));
+  ASSERT_OK_AND_ASSIGN(const WriteResult copy,
+                       store_->Remember({.identity = {.category = "t", .key = "copy"},
+                                         .body_json = last.body_json}));
+  EXPECT_EQ(copy.action, WriteAction::kDeduped);
+}
+
 TEST_F(ForeignImportTest, StopWritesNothingOfTheFailingBatch) {
   const std::string path = Write("memory.jsonl",
                                  R"({"type":"entity","name":"A","entityType":"t","observations":[]}

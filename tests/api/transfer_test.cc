@@ -268,6 +268,50 @@ TEST_F(TransferTest, RecallAndDedupWorkAfterImport) {
   EXPECT_EQ(go_copy.action, WriteAction::kCreated);
 }
 
+// Each batch's keyword index rows and band keys are written with its other rows, at its
+// end: an import stopped in a later batch leaves the earlier ones searchable and
+// deduplicated against, and the stopped batch wrote nothing. An alias in mid-batch (which
+// once flushed the index's pending rows) changes nothing of that.
+TEST_F(TransferTest, EachCommittedBatchHasItsDerivedState) {
+  ASSERT_NO_FATAL_FAILURE(FillSource());
+  const std::string exported = Export(*source_);
+  std::vector<std::string> lines = absl::StrSplit(exported, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 9u);
+  // Batches of two: [alice, models/current], [projects/x, notes/storage (+ alias)],
+  // [prefs/go, prefs/rust], [a bad line, team/lead]: the import stops in the fourth.
+  std::string text = lines[0] + "\n";
+  for (size_t i = 1; i <= 6; ++i) text += lines[i] + "\n";
+  text += "not json\n";
+  for (size_t i = 7; i < lines.size(); ++i) text += lines[i] + "\n";
+  std::istringstream in(text);
+  ASSERT_OK_AND_ASSIGN(const ImportSummary stopped,
+                       target_->Import(in, {.stop_on_error = true, .batch_lines = 2}));
+  EXPECT_TRUE(stopped.stopped);
+  EXPECT_EQ(stopped.created, 6);
+
+  for (const char* query : {"staff engineer", "replicas zones", "prefers services", "revived"}) {
+    ASSERT_OK_AND_ASSIGN(const RecallResult found,
+                         target_->Recall({.query = query, .mode = "fts5"}));
+    EXPECT_FALSE(found.items.empty()) << query;
+  }
+  ASSERT_OK_AND_ASSIGN(const RecallResult bob, target_->Recall({.query = "bob", .mode = "fts5"}));
+  EXPECT_TRUE(bob.items.empty());
+  const WriteResult copy = Write(*target_, Id("notes", "storage-again"), kNotes, std::nullopt,
+                                 std::nullopt, /*dedup=*/true);
+  EXPECT_EQ(copy.action, WriteAction::kDeduped);
+  EXPECT_EQ(copy.version.identity.key, "storage");
+  ASSERT_OK(target_->Forget(Id("notes", "storage-again"), ""));  // The alias goes again.
+
+  // The rest, in batches of three: the six are unchanged, and the store exports the file.
+  std::istringstream rest(exported);
+  ASSERT_OK_AND_ASSIGN(const ImportSummary again, target_->Import(rest, {.batch_lines = 3}));
+  EXPECT_EQ(again.created, 2);
+  EXPECT_EQ(again.unchanged, 6);
+  EXPECT_EQ(Export(*target_), exported);
+  ASSERT_OK_AND_ASSIGN(const RecallResult lead, target_->Recall({.query = "bob", .mode = "fts5"}));
+  EXPECT_EQ(lead.items.size(), 1u);
+}
+
 TEST_F(TransferTest, ImportingAgainChangesNothing) {
   ASSERT_NO_FATAL_FAILURE(FillSource());
   const std::string exported = Export(*source_);

@@ -183,6 +183,68 @@ class Transfer(StrataTestCase):
         out = self.ok(self.db, "recall", mcp_client.WORDS[0], "--json").stdout
         self.assertIsInstance(json.loads(out)["items"], list)
 
+    def test_an_import_killed_midway_leaves_whole_indexed_batches(self):
+        """SIGKILL during an import: the store opens clean and holds whole batches of 1,000,
+        each memory found by keyword and deduplicated against; importing the file again
+        brings in the rest and the store exports the file's lines."""
+        n = 12000
+        rng = random.Random(7)
+        lines = []
+        for i in range(n):
+            t = 1760000000000 + i * 1000
+            text = " ".join(rng.choice(mcp_client.WORDS) for _ in range(30))
+            body = json.dumps({"text": f"{text} marker{i}q"}, separators=(",", ":"))
+            lines.append(json.dumps({
+                "id": i + 1, "category": "notes", "key": f"note-{i}", "workspace": "",
+                "created_at": t, "last_event_at": t,
+                "versions": [{"version": 1, "recorded_at": t, "superseded_at": None,
+                              "valid_from": t, "valid_to": None, "type": "insight",
+                              "tags": [], "source": None, "importance": None,
+                              "body_json": body}],
+                "retractions": [], "aliases": [], "supersedes": [], "superseded_by": []},
+                separators=(",", ":")))
+        header = {"format": "strata-export", "format_version": 1, "strata_version": "test",
+                  "schema_version": 0, "scope": {"workspace": None, "category": None,
+                                                 "as_of": None},
+                  "counts": {"memories": n, "versions": n, "retractions": 0, "aliases": 0,
+                             "supersessions": 0}}
+        path = self.write("big.jsonl",
+                          json.dumps(header, separators=(",", ":")) + "\n" +
+                          "\n".join(lines) + "\n")
+        proc = subprocess.Popen([mcp_client.BINARY, "--db", self.db, "import", path],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                cwd=self.tmp)
+        try:
+            # Kill once two batches are in, while later ones are being written.
+            while proc.poll() is None:
+                try:
+                    with sqlite3.connect(f"file:{self.db}?mode=ro", uri=True,
+                                         timeout=5) as conn:
+                        if conn.execute("SELECT count(*) FROM memories").fetchone()[0] >= 2000:
+                            break
+                except sqlite3.Error:
+                    pass
+            proc.kill()
+        finally:
+            proc.wait()
+        self.assertEqual(mcp_client.integrity(self.db), "ok")
+        exported = self.ok(self.db, "export").stdout.decode("utf-8").splitlines()[1:]
+        count = len(exported)
+        self.assertGreaterEqual(count, 1000)
+        self.assertTrue(count % 1000 == 0 or count == n, count)
+        self.assertEqual(exported, lines[:count])
+        for i in (0, count - 1):
+            self.assertEqual(self.recall_keys(self.db, f"marker{i}q"), [f"note-{i}"])
+        p = self.ok(self.db, "import", path)
+        self.assertIn(f"created {n - count}, unchanged {count},", p.stderr.decode())
+        self.assertEqual(self.ok(self.db, "export").stdout.decode("utf-8").splitlines()[1:],
+                         lines)
+        # The last memory of the killed import got its band keys: a copy merges into it.
+        last = json.loads(lines[count - 1])["versions"][0]["body_json"]
+        copy = self.ok(self.db, "remember", "--category", "notes", "--key", "copy",
+                       "--body-json", last)
+        self.assertIn("deduped", copy.stdout.decode())
+
     # ---- import from other memories, and export --as-of ----
 
     def write(self, name, text):
