@@ -291,10 +291,11 @@ TEST_F(TransferTest, EachCommittedBatchHasItsDerivedState) {
 
   for (const char* query : {"staff engineer", "replicas zones", "prefers services", "revived"}) {
     ASSERT_OK_AND_ASSIGN(const RecallResult found,
-                         target_->Recall({.query = query, .mode = "fts5"}));
+                         target_->Recall({.query = query, .mode = RecallMode::kFts5}));
     EXPECT_FALSE(found.items.empty()) << query;
   }
-  ASSERT_OK_AND_ASSIGN(const RecallResult bob, target_->Recall({.query = "bob", .mode = "fts5"}));
+  ASSERT_OK_AND_ASSIGN(const RecallResult bob,
+                       target_->Recall({.query = "bob", .mode = RecallMode::kFts5}));
   EXPECT_TRUE(bob.items.empty());
   const WriteResult copy = Write(*target_, Id("notes", "storage-again"), kNotes, std::nullopt,
                                  std::nullopt, /*dedup=*/true);
@@ -308,7 +309,8 @@ TEST_F(TransferTest, EachCommittedBatchHasItsDerivedState) {
   EXPECT_EQ(again.created, 2);
   EXPECT_EQ(again.unchanged, 6);
   EXPECT_EQ(Export(*target_), exported);
-  ASSERT_OK_AND_ASSIGN(const RecallResult lead, target_->Recall({.query = "bob", .mode = "fts5"}));
+  ASSERT_OK_AND_ASSIGN(const RecallResult lead,
+                       target_->Recall({.query = "bob", .mode = RecallMode::kFts5}));
   EXPECT_EQ(lead.items.size(), 1u);
 }
 
