@@ -20,8 +20,7 @@ std::string Message(const char* text) {
 
 // The server's error as a status, by the class of its SQLSTATE.
 absl::Status StatusOf(PGconn* conn, const PGresult* result) {
-  const std::string message =
-      Message(result ? PQresultErrorMessage(result) : PQerrorMessage(conn));
+  const std::string message = Message(result ? PQresultErrorMessage(result) : PQerrorMessage(conn));
   if (PQstatus(conn) != CONNECTION_OK) return absl::UnavailableError(message);
   const char* state = result ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
   const std::string_view code = state ? state : "";
@@ -61,7 +60,8 @@ absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(const std::string& 
     return absl::UnavailableError(absl::StrCat("PostgreSQL unreachable: ", message));
   }
   // Our statements' notices (e.g. "relation already exists, skipping") are not for stderr.
-  PQsetNoticeProcessor(conn, [](void*, const char*) {}, nullptr);
+  PQsetNoticeProcessor(
+      conn, [](void*, const char*) {}, nullptr);
   return std::unique_ptr<Connection>(new Connection(conn));
 }
 
@@ -90,8 +90,8 @@ absl::StatusOr<Rows> Connection::Query(std::string_view sql, const std::vector<V
       if (PQgetisnull(result.get(), r, c)) {
         row.emplace_back();
       } else {
-        row.emplace_back(std::string(PQgetvalue(result.get(), r, c),
-                                     PQgetlength(result.get(), r, c)));
+        row.emplace_back(
+            std::string(PQgetvalue(result.get(), r, c), PQgetlength(result.get(), r, c)));
       }
     }
   }
@@ -115,7 +115,8 @@ absl::StatusOr<int64_t> Connection::QueryInt(std::string_view sql,
                                              const std::vector<Value>& params) {
   ASSIGN_OR_RETURN(const Rows rows, Query(sql, params));
   if (rows.rows.empty() || rows.rows[0].empty() || !rows.rows[0][0]) {
-    return absl::NotFoundError(absl::StrCat("no value from: ", absl::string_view(sql.data(), sql.size())));
+    return absl::NotFoundError(
+        absl::StrCat("no value from: ", absl::string_view(sql.data(), sql.size())));
   }
   return std::strtoll(rows.rows[0][0]->c_str(), nullptr, 10);
 }
@@ -126,9 +127,7 @@ bool Connection::transaction_failed() const {
   return PQtransactionStatus(conn_) == PQTRANS_INERROR;
 }
 
-bool Connection::in_transaction() const {
-  return PQtransactionStatus(conn_) != PQTRANS_IDLE;
-}
+bool Connection::in_transaction() const { return PQtransactionStatus(conn_) != PQTRANS_IDLE; }
 
 absl::StatusOr<Transaction> Transaction::Begin(Connection& conn) {
   if (conn.in_transaction()) {

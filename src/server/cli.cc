@@ -27,6 +27,7 @@
 #include "embed/registry.h"
 #include "http/server.h"
 #include "mcp/dispatcher.h"
+#include "server/doctor.h"
 #include "server/parent_watch.h"
 #include "server/progress.h"
 #include "server/stdio_loop.h"
@@ -81,6 +82,10 @@ usage:
                                     csv or jsonl, detected when not given; a record already
                                     there is unchanged; a bad one is reported by line and
                                     stops the import (stop, the default) or is skipped
+  strata doctor [--store postgresql://...]
+                                    check the --db file (integrity, schema, counts, WAL,
+                                    signatures, embedding backlog, vector index file), or a
+                                    PostgreSQL store; a line per check, exit 1 on an error
   strata backup PATH [--force]      a consistent copy of the database while servers write
   strata restore PATH               replace the --db file with a backup; refused while a
                                     server has it open
@@ -735,7 +740,7 @@ int Main(int argc, char** argv) {
   static const char* const kCommands[] = {
       "serve",  "remember",    "recall", "history", "stats",  "rebuild-signatures",
       "embed",  "check-index", "export", "import",  "backup", "restore",
-      "encode", "model"};
+      "encode", "model",  "doctor"};
   if (std::find(std::begin(kCommands), std::end(kCommands), cl.command) == std::end(kCommands)) {
     std::cerr << "strata: unknown command \"" << cl.command << "\"\n\n" << kUsage;
     return 2;
@@ -786,7 +791,7 @@ int Main(int argc, char** argv) {
         "category", "key", "workspace", "body", "body-json", "type", "tags", "source",
         "valid-from", "valid-to", "dedup", "supersedes", "supersedes-category", "supersedes-key",
         "limit", "as-of", "valid-at", "mode", "out", "on-error", "force", "from",
-        "allow-unconfirmed", "role"};
+        "allow-unconfirmed", "role", "store"};
     // clang-format on
     if (std::find(std::begin(kKnown), std::end(kKnown), name) == std::end(kKnown)) {
       std::cerr << "strata: unknown option --" << name << "\n\n" << kUsage;
@@ -796,6 +801,11 @@ int Main(int argc, char** argv) {
 
   if (cl.command == "encode") return RunEncode(cl);  // No store: the embedder alone.
   if (cl.command == "model") return RunModel(cl);    // No store: the model cache.
+  if (cl.command == "doctor") {  // Opens the store its own way, changing nothing.
+    return RunDoctor({.db_path = store_options.path,
+                      .store_uri = Option(cl, "store"),
+                      .embedder = store_options.embedder});
+  }
   const std::filesystem::path db_path(store_options.path);
   if (db_path.has_parent_path()) {
     std::error_code ec;

@@ -55,8 +55,7 @@ TEST(ConnectionTest, ErrorsByKind) {
   EXPECT_THAT(bad_sql.status().message(), HasSubstr("syntax error"));
   ASSERT_TRUE(conn->Exec("CREATE TABLE u (id BIGINT PRIMARY KEY)").ok());
   ASSERT_TRUE(conn->Exec("INSERT INTO u VALUES (1)").ok());
-  EXPECT_EQ(conn->Exec("INSERT INTO u VALUES (1)").code(),
-            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(conn->Exec("INSERT INTO u VALUES (1)").code(), absl::StatusCode::kFailedPrecondition);
   // The session goes on after errors.
   EXPECT_EQ(conn->QueryInt("SELECT 7").value_or(0), 7);
 }

@@ -88,9 +88,9 @@ TEST(SchemaTest, NewerSchemaRefusedAndUnchanged) {
   ASSERT_NE(conn, nullptr);
   ASSERT_TRUE(Migrate(*conn).ok());
   const int newer = LatestSchemaVersion() + 1;
-  ASSERT_TRUE(conn->Query("INSERT INTO schema_migrations (version) VALUES ($1)",
-                          {absl::StrCat(newer)})
-                  .ok());
+  ASSERT_TRUE(
+      conn->Query("INSERT INTO schema_migrations (version) VALUES ($1)", {absl::StrCat(newer)})
+          .ok());
   const absl::Status status = Migrate(*conn);
   EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss);
   EXPECT_THAT(status.message(), HasSubstr(absl::StrCat("schema version ", newer)));
