@@ -156,12 +156,6 @@ $$;
   return *kMigrations;
 }
 
-// The tables of the latest schema.
-const std::vector<const char*> kTables = {
-    "memories",       "versions",        "retractions",  "meta",       "aliases",
-    "supersessions",  "dedup_keys",      "embed_spaces", "embeddings", "text_postings",
-    "text_documents", "text_term_stats", "text_totals",  "changes"};
-
 constexpr char kCreateMigrationsTable[] = R"sql(
 CREATE TABLE IF NOT EXISTS schema_migrations (
   version INTEGER PRIMARY KEY,
@@ -204,7 +198,22 @@ absl::Status RefuseNewer(int current) {
 
 int LatestSchemaVersion() { return static_cast<int>(Migrations().size()); }
 
-const std::vector<const char*>& TableNames() { return kTables; }
+const std::vector<const char*>& TableNames() {
+  static const auto* const kTables = new std::vector<const char*>{
+      "memories",       "versions",        "retractions",  "meta",       "aliases",
+      "supersessions",  "dedup_keys",      "embed_spaces", "embeddings", "text_postings",
+      "text_documents", "text_term_stats", "text_totals",  "changes"};
+  return *kTables;
+}
+
+absl::StatusOr<std::vector<std::pair<std::string, int64_t>>> CountRows(Connection& conn) {
+  std::vector<std::pair<std::string, int64_t>> counts;
+  for (const char* table : TableNames()) {
+    ASSIGN_OR_RETURN(const int64_t n, conn.QueryInt(absl::StrCat("SELECT count(*) FROM ", table)));
+    counts.emplace_back(table, n);
+  }
+  return counts;
+}
 
 absl::StatusOr<SchemaState> ReadSchemaState(Connection& conn) {
   SchemaState state{.latest = LatestSchemaVersion()};

@@ -4,6 +4,8 @@
 // docs/decisions.md, "PostgreSQL schema", maps them to the SQLite schema (store/schema.cc).
 
 #include <cstdint>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -32,8 +34,11 @@ struct SchemaState {
 };
 absl::StatusOr<SchemaState> ReadSchemaState(Connection& conn);
 
-// The tables of the schema, for counts (strata doctor).
+// The tables of the latest schema.
 const std::vector<const char*>& TableNames();
+// Each table's name and row count, in TableNames() order (strata doctor). Errors: as Query
+// (a table missing when the schema is not the latest).
+absl::StatusOr<std::vector<std::pair<std::string, int64_t>>> CountRows(Connection& conn);
 
 // pg_advisory_lock keys. Migrations hold the first for the session; every write that records
 // a change holds the second for its transaction, so the change sequence commits in order.

@@ -218,16 +218,12 @@ int DoctorPostgres(const DoctorOptions& options) {
     report.Ok("schema", absl::StrCat("all ", state->latest, " migrations applied"));
   }
   if (state->current() != state->latest) return report.ExitCode();
-  std::vector<std::string> counts;
-  for (const char* table : pg::TableNames()) {
-    auto n = (*conn)->QueryInt(absl::StrCat("SELECT count(*) FROM ", table));
-    if (!n.ok()) {
-      report.Error("counts", absl::StrCat(table, ": ", n.status().message()));
-      return report.ExitCode();
-    }
-    counts.push_back(absl::StrCat(table, " ", *n));
+  auto counts = pg::CountRows(**conn);
+  if (!counts.ok()) {
+    report.Error("counts", std::string(counts.status().message()));
+    return report.ExitCode();
   }
-  report.Ok("counts", absl::StrJoin(counts, ", "));
+  report.Ok("counts", absl::StrJoin(*counts, ", ", absl::PairFormatter(" ")));
   return report.ExitCode();
 }
 
