@@ -740,7 +740,7 @@ int Main(int argc, char** argv) {
   static const char* const kCommands[] = {
       "serve",  "remember",    "recall", "history", "stats",  "rebuild-signatures",
       "embed",  "check-index", "export", "import",  "backup", "restore",
-      "encode", "model",  "doctor"};
+      "encode", "model",       "doctor"};
   if (std::find(std::begin(kCommands), std::end(kCommands), cl.command) == std::end(kCommands)) {
     std::cerr << "strata: unknown command \"" << cl.command << "\"\n\n" << kUsage;
     return 2;
