@@ -12,8 +12,9 @@ struct DoctorOptions {
 };
 
 // Prints "ok", "warning" or "error", the check's name and what it found, a line per check,
-// to stdout. Returns the exit code: 0 when no check found an error, 1 otherwise. Changes
-// nothing in the store: a SQLite file of an older schema is reported, not migrated.
+// to stdout. Returns the exit code: 0 when no check found an error, 1 otherwise. Repairs and
+// migrates nothing: a SQLite file is opened read-only for the integrity and schema checks,
+// and through Store::Open (as any command opens it) only when its schema is this build's.
 int RunDoctor(const DoctorOptions& options);
 
 }  // namespace strata::server
