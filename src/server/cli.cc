@@ -801,7 +801,7 @@ int Main(int argc, char** argv) {
 
   if (cl.command == "encode") return RunEncode(cl);  // No store: the embedder alone.
   if (cl.command == "model") return RunModel(cl);    // No store: the model cache.
-  if (cl.command == "doctor") {  // Opens the store its own way, changing nothing.
+  if (cl.command == "doctor") {  // Opens the store its own way, migrating nothing.
     return RunDoctor({.db_path = store_options.path,
                       .store_uri = Option(cl, "store"),
                       .embedder = store_options.embedder});
