@@ -27,6 +27,7 @@
 #include "embed/registry.h"
 #include "http/server.h"
 #include "mcp/dispatcher.h"
+#include "server/doctor.h"
 #include "server/parent_watch.h"
 #include "server/progress.h"
 #include "server/stdio_loop.h"
@@ -713,6 +714,13 @@ int RunModel(const Invocation& in) {
   return 0;
 }
 
+// Opens the store its own way, creating and migrating nothing.
+int RunDoctorCommand(const Invocation& in) {
+  return RunDoctor({.db_path = in.db_path,
+                    .store_uri = Option(in.cl, "store"),
+                    .embedder = Option(in.cl, "embedder", "builtin")});
+}
+
 int RunServe(const Invocation& in) {
   tools::ToolRegistry registry(in.store, in.registry_options);
   const std::string address = Option(in.cl, "http");
@@ -808,6 +816,12 @@ constexpr Command kCommands[] = {
       "                                    there is unchanged; a bad one is reported by line and\n"
       "                                    stops the import (stop, the default) or is skipped\n",
      Needs::kStoreWithoutVectors, RunImport},
+    {"doctor",
+      "  strata doctor [--store postgresql://...]\n"
+      "                                    check the --db file (integrity, schema, counts, WAL,\n"
+      "                                    signatures, embedding backlog, vector index file), or a\n"
+      "                                    PostgreSQL store; a line per check, exit 1 on an error\n",
+     Needs::kNothing, RunDoctorCommand},
     {"backup",
       "  strata backup PATH [--force]      a consistent copy of the database while servers write\n",
      Needs::kStoreWithoutVectors, RunBackup},
@@ -929,7 +943,7 @@ int Main(int argc, char** argv) {
         "category", "key", "workspace", "body", "body-json", "type", "tags", "source",
         "valid-from", "valid-to", "dedup", "supersedes", "supersedes-category", "supersedes-key",
         "limit", "as-of", "valid-at", "mode", "out", "on-error", "force", "from",
-        "allow-unconfirmed", "role"};
+        "allow-unconfirmed", "role", "store"};
     // clang-format on
     if (std::find(std::begin(kKnown), std::end(kKnown), name) == std::end(kKnown)) {
       std::cerr << "strata: unknown option --" << name << "\n\n" << Usage();

@@ -207,6 +207,17 @@ Db::~Db() {
   sqlite3_close_v2(handle_);
 }
 
+absl::StatusOr<std::vector<std::string>> Db::IntegrityProblems(int max_problems) {
+  ASSIGN_OR_RETURN(Stmt stmt, Prepare(absl::StrCat("PRAGMA integrity_check(", max_problems, ")")));
+  std::vector<std::string> problems;
+  for (;;) {
+    ASSIGN_OR_RETURN(const bool row, stmt.Step());
+    if (!row) break;
+    if (stmt.Text(0) != "ok") problems.emplace_back(stmt.Text(0));
+  }
+  return problems;
+}
+
 absl::Status Db::Exec(std::string_view sql) {
   char* error = nullptr;
   const std::string text(sql);

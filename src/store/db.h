@@ -112,6 +112,10 @@ class Db {
   // Returns the cached statement for `sql`, compiling it on first use.
   absl::StatusOr<Stmt> Prepare(std::string_view sql);
 
+  // PRAGMA integrity_check: the problems it reports (at most `max_problems`), none when the
+  // file is sound. Errors: as Prepare and Step (a file too damaged to read).
+  absl::StatusOr<std::vector<std::string>> IntegrityProblems(int max_problems);
+
   int64_t LastInsertRowId() const;
   int64_t Changes() const;
   // Whether FTS5 on this connection knows the tokenizer `name` (its built-ins, or one

@@ -67,6 +67,15 @@ class DbTest : public ::testing::Test {
   std::unique_ptr<Db> db_;
 };
 
+// A damaged file's problems are reported by tests/e2e/test_doctor.py, which writes over a
+// table's page.
+TEST_F(DbTest, SoundFileHasNoIntegrityProblems) {
+  Insert("a");
+  Insert("b");
+  ASSERT_OK_AND_ASSIGN(const std::vector<std::string> problems, db_->IntegrityProblems(10));
+  EXPECT_TRUE(problems.empty());
+}
+
 TEST(DbOpen, CreatesTheFile) {
   TempDir dir;
   const std::string path = dir.File("new.db");
