@@ -46,14 +46,16 @@ std::string TermOf(std::string_view run) {
 // The terms of a run of token bytes: the run as one term (TermOf), unless it holds Chinese,
 // Japanese or Korean, whose words are not spaced: then the index's words of it (overlapping
 // character pairs there), each a term, so that a sentence finds a memory sharing some of its
-// words rather than only one holding it whole.
+// words rather than only one holding it whole. A Korean word is cut without its particle
+// (text::WithoutKoreanParticle), so that its pairs, and the phrase of them, meet the word
+// written with any particle or none.
 void AppendTerms(std::string_view run, std::vector<std::string>& out) {
   const bool ascii = std::all_of(run.begin(), run.end(),
                                  [](char c) { return static_cast<unsigned char>(c) < 0x80; });
   if (!ascii) {
     std::vector<std::string> words;
     bool bigrams = false;
-    ForEachWord(run, [&](const Word& w) {
+    ForEachWord(WithoutKoreanParticle(run), [&](const Word& w) {
       bigrams |= IsBigramScript(w.script);
       words.push_back(TermOf(w.text));
     });

@@ -614,7 +614,52 @@ const AsciiWordFacts& FactsOf(Scratch& s, std::string_view word) {
   return s.ascii_words.emplace(std::string(word), std::move(facts)).first->second;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Korean particles
+
+// The commonest Korean particles (조사), case and topic markers and the postpositions a noun
+// takes: longest first, so that "에서는" goes whole and "에서" before "서". Forms that are also
+// common word endings are left out when a query rarely ends in them ("하고", "라고").
+constexpr std::string_view kKoreanParticles[] = {
+    // Three syllables: a particle and the topic or additive marker after it.
+    "에서는", "에서도", "에게는", "에게서", "으로는", "으로도", "까지는", "부터는", "이라도",
+    // Two.
+    "에서", "에게", "으로", "부터", "까지", "처럼", "보다", "이나", "이랑", "께서", "한테", "마저",
+    "조차", "밖에", "에는", "에도", "와는", "과는",
+    // One.
+    "은", "는", "이", "가", "을", "를", "에", "의", "로", "와", "과", "도", "만", "나", "랑", "께"};
+
+constexpr size_t kHangulSyllableBytes = 3;  // U+AC00..U+D7A3 in UTF-8.
+constexpr size_t kMinKoreanStemSyllables = 2;
+
+bool IsHangulSyllables(std::string_view word) {
+  if (word.empty() || word.size() % kHangulSyllableBytes != 0) return false;
+  for (size_t i = 0; i < word.size(); i += kHangulSyllableBytes) {
+    int32_t c = 0;
+    const utf8proc_ssize_t n =
+        utf8proc_iterate(reinterpret_cast<const utf8proc_uint8_t*>(word.data() + i),
+                         static_cast<utf8proc_ssize_t>(word.size() - i), &c);
+    if (n != static_cast<utf8proc_ssize_t>(kHangulSyllableBytes) || c < 0xAC00 || c > 0xD7A3) {
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
+
+std::string_view WithoutKoreanParticle(std::string_view word) {
+  if (word.size() <= kMinKoreanStemSyllables * kHangulSyllableBytes || !IsHangulSyllables(word)) {
+    return word;
+  }
+  for (std::string_view particle : kKoreanParticles) {
+    if (word.size() >= particle.size() + kMinKoreanStemSyllables * kHangulSyllableBytes &&
+        word.ends_with(particle)) {
+      return word.substr(0, word.size() - particle.size());
+    }
+  }
+  return word;
+}
 
 void ForEachWord(std::string_view text, absl::FunctionRef<void(const Word&)> fn) {
   ScratchLease scratch;

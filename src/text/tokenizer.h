@@ -68,4 +68,11 @@ struct Token {
 bool Tokenize(std::string_view text, TokenizeMode mode,
               absl::FunctionRef<bool(const Token&)> fn);
 
+// `word` without the Korean particle (조사) it ends in: "서버에서" -> "서버", so that a query
+// word meets the word written with any particle or none (text/fts_query.h cuts query words
+// so; documents keep theirs: their pairs hold the stem's). Only for a word of Hangul
+// syllables alone, the longest particle of a compiled-in list (tokenizer.cc) first, and never
+// leaving fewer than 2 syllables ("회의" stays); any other `word` is returned whole.
+std::string_view WithoutKoreanParticle(std::string_view word);
+
 }  // namespace strata::text

@@ -32,6 +32,7 @@ NOTES = [
     ("zh", "我们决定使用数据库来存储发票"),
     ("ja", "請求書はデータベースに保存します"),
     ("ko", "청구서는 데이터베이스에 저장합니다"),
+    ("ko-log", "서버에서 로그를 확인했습니다"),  # "checked the logs on the server"
     ("de", "Die Rechnungen werden im Archiv gespeichert."),
 ]
 
@@ -48,6 +49,8 @@ DISTRACTORS = [
     ("mirrors", "Slow mirrors are dropped from the installer's list after three timeouts."),
     ("disk", "Disk space alerts fire at ninety percent on every host."),
     ("parser", "The JSON parser rejects bodies nested deeper than 128 levels."),
+    # "data, base": most character pairs of 데이터베이스를, the particle's among them.
+    ("ko-pairs", "데이터 베이스를"),
 ]
 
 # (query, the note it must find first).
@@ -65,6 +68,10 @@ EXACT = [
     ("如何存储发票", "zh"),  # "how are invoices stored": a sentence shares some of its words.
     ("データベース", "ja"),
     ("데이터베이스", "ko"),
+    # Korean words with another particle than the note's (조사: 를, 가, 의).
+    ("데이터베이스를", "ko"),
+    ("청구서가", "ko"),
+    ("서버의 로그", "ko-log"),
     ("Rechnung", "de"),
 ]
 

@@ -260,6 +260,14 @@ TEST(ParseQueryPhrases, AnUnspacedRunIsAPhraseOfItsPairs) {
   EXPECT_THAT(Pairs("书"), IsEmpty());
 }
 
+TEST(ParseQueryPhrases, AKoreanWordIsCutWithoutItsParticle) {
+  // 데이터베이스를 (database + object particle): the pairs of 데이터베이스.
+  EXPECT_THAT(Pairs("데이터베이스를"), ElementsAre("데이 이터 터베 베이 이스"));
+  EXPECT_THAT(ParseQuery("서버에서는 로그").terms, ElementsAre("서버", "로그"));
+  // 회의 (meeting) ends in 의 but would be one syllable without it.
+  EXPECT_THAT(ParseQuery("회의").terms, ElementsAre("회의"));
+}
+
 TEST(ParseQueryPhrases, PairsCarryTheirTerms) {
   const std::vector<QueryPhrase> phrases = ParseQuery("Postgres 15.2").phrases;
   ASSERT_EQ(phrases.size(), 2u);  // The identifier, then the pair.

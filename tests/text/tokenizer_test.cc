@@ -333,5 +333,32 @@ TEST(Tokenize, QueryBigramsAreAPhraseOfTheDocuments) {
   EXPECT_FALSE(Meets("\xe5\xba\x93\xe6\x95\xb0", "\xe6\x95\xb0\xe6\x8d\xae\xe5\xba\x93"));
 }
 
+// ---------------------------------------------------------------------------------------------
+// Korean particles
+
+// 데이터베이스 (database), 서버 (server), 회의 (meeting), 고양이 (cat).
+constexpr std::string_view kDatabase =
+    "\xeb\x8d\xb0\xec\x9d\xb4\xed\x84\xb0\xeb\xb2\xa0\xec\x9d\xb4\xec\x8a\xa4";
+constexpr std::string_view kServer = "\xec\x84\x9c\xeb\xb2\x84";
+constexpr std::string_view kMeeting = "\xed\x9a\x8c\xec\x9d\x98";
+
+std::string Cat(std::string_view a, std::string_view b) { return std::string(a) + std::string(b); }
+
+TEST(WithoutKoreanParticle, CutsTheLongestParticleLeavingTwoSyllables) {
+  EXPECT_EQ(WithoutKoreanParticle(Cat(kDatabase, "\xec\x97\x90")), kDatabase);  // 에
+  EXPECT_EQ(WithoutKoreanParticle(Cat(kDatabase, "\xeb\xa5\xbc")), kDatabase);  // 를
+  // 에서는 goes whole, not 는 alone.
+  EXPECT_EQ(WithoutKoreanParticle(Cat(kServer, "\xec\x97\x90\xec\x84\x9c\xeb\x8a\x94")), kServer);
+  EXPECT_EQ(WithoutKoreanParticle(Cat(kServer, "\xea\xb9\x8c\xec\xa7\x80")), kServer);  // 까지
+  // 회의 ends in 의 (a particle) but would be one syllable without it.
+  EXPECT_EQ(WithoutKoreanParticle(kMeeting), kMeeting);
+  EXPECT_EQ(WithoutKoreanParticle(kDatabase), kDatabase);
+  // Not Hangul syllables alone: whole.
+  EXPECT_EQ(WithoutKoreanParticle("database"), "database");
+  EXPECT_EQ(WithoutKoreanParticle(Cat("db", "\xec\x97\x90\xec\x84\x9c")),
+            Cat("db", "\xec\x97\x90\xec\x84\x9c"));
+  EXPECT_EQ(WithoutKoreanParticle(""), "");
+}
+
 }  // namespace
 }  // namespace strata::text
