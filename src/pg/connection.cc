@@ -1,8 +1,11 @@
 #include "pg/connection.h"
 
+#include <dlfcn.h>
 #include <libpq-fe.h>
 
 #include <cstdlib>
+#include <string>
+#include <type_traits>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -13,6 +16,78 @@
 namespace strata::pg {
 namespace {
 
+// libpq, loaded when the first connection opens rather than linked: linked, it and the
+// libraries it needs (TLS, Kerberos, LDAP, SASL, ...) were loaded by every start of the
+// server, which never connects to PostgreSQL, and cost its cold start ~20 ms.
+struct LibPq {
+  decltype(&::PQclear) PQclear = nullptr;
+  decltype(&::PQcmdTuples) PQcmdTuples = nullptr;
+  decltype(&::PQconnectdb) PQconnectdb = nullptr;
+  decltype(&::PQconninfoFree) PQconninfoFree = nullptr;
+  decltype(&::PQconninfoParse) PQconninfoParse = nullptr;
+  decltype(&::PQerrorMessage) PQerrorMessage = nullptr;
+  decltype(&::PQexec) PQexec = nullptr;
+  decltype(&::PQexecParams) PQexecParams = nullptr;
+  decltype(&::PQfinish) PQfinish = nullptr;
+  decltype(&::PQfname) PQfname = nullptr;
+  decltype(&::PQfreemem) PQfreemem = nullptr;
+  decltype(&::PQgetisnull) PQgetisnull = nullptr;
+  decltype(&::PQgetlength) PQgetlength = nullptr;
+  decltype(&::PQgetvalue) PQgetvalue = nullptr;
+  decltype(&::PQnfields) PQnfields = nullptr;
+  decltype(&::PQntuples) PQntuples = nullptr;
+  decltype(&::PQresultErrorField) PQresultErrorField = nullptr;
+  decltype(&::PQresultErrorMessage) PQresultErrorMessage = nullptr;
+  decltype(&::PQresultStatus) PQresultStatus = nullptr;
+  decltype(&::PQserverVersion) PQserverVersion = nullptr;
+  decltype(&::PQsetNoticeProcessor) PQsetNoticeProcessor = nullptr;
+  decltype(&::PQstatus) PQstatus = nullptr;
+  decltype(&::PQtransactionStatus) PQtransactionStatus = nullptr;
+  std::string error;  // Why it could not be loaded; empty when loaded.
+};
+
+const LibPq& Pq() {
+  static const LibPq pq = [] {
+    LibPq l;
+    void* lib = dlopen("libpq.so.5", RTLD_NOW | RTLD_LOCAL);
+    if (lib == nullptr) {
+      const char* why = dlerror();
+      l.error = absl::StrCat("cannot load libpq (", why ? why : "libpq.so.5: not found",
+                             "); install Debian's libpq5");
+      return l;
+    }
+    auto get = [lib, &l](auto& fn, const char* symbol) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, symbol));
+      if (fn == nullptr && l.error.empty()) l.error = absl::StrCat("libpq has no ", symbol);
+    };
+    get(l.PQclear, "PQclear");
+    get(l.PQcmdTuples, "PQcmdTuples");
+    get(l.PQconnectdb, "PQconnectdb");
+    get(l.PQconninfoFree, "PQconninfoFree");
+    get(l.PQconninfoParse, "PQconninfoParse");
+    get(l.PQerrorMessage, "PQerrorMessage");
+    get(l.PQexec, "PQexec");
+    get(l.PQexecParams, "PQexecParams");
+    get(l.PQfinish, "PQfinish");
+    get(l.PQfname, "PQfname");
+    get(l.PQfreemem, "PQfreemem");
+    get(l.PQgetisnull, "PQgetisnull");
+    get(l.PQgetlength, "PQgetlength");
+    get(l.PQgetvalue, "PQgetvalue");
+    get(l.PQnfields, "PQnfields");
+    get(l.PQntuples, "PQntuples");
+    get(l.PQresultErrorField, "PQresultErrorField");
+    get(l.PQresultErrorMessage, "PQresultErrorMessage");
+    get(l.PQresultStatus, "PQresultStatus");
+    get(l.PQserverVersion, "PQserverVersion");
+    get(l.PQsetNoticeProcessor, "PQsetNoticeProcessor");
+    get(l.PQstatus, "PQstatus");
+    get(l.PQtransactionStatus, "PQtransactionStatus");
+    return l;
+  }();
+  return pq;
+}
+
 // libpq's messages end with a newline.
 std::string Message(const char* text) {
   return std::string(absl::StripTrailingAsciiWhitespace(text ? text : ""));
@@ -20,9 +95,10 @@ std::string Message(const char* text) {
 
 // The server's error as a status, by the class of its SQLSTATE.
 absl::Status StatusOf(PGconn* conn, const PGresult* result) {
-  const std::string message = Message(result ? PQresultErrorMessage(result) : PQerrorMessage(conn));
-  if (PQstatus(conn) != CONNECTION_OK) return absl::UnavailableError(message);
-  const char* state = result ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
+  const std::string message =
+      Message(result ? Pq().PQresultErrorMessage(result) : Pq().PQerrorMessage(conn));
+  if (Pq().PQstatus(conn) != CONNECTION_OK) return absl::UnavailableError(message);
+  const char* state = result ? Pq().PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
   const std::string_view code = state ? state : "";
   if (code.substr(0, 2) == "08" || code.substr(0, 2) == "57") {
     return absl::UnavailableError(message);  // Connection exception, operator intervention.
@@ -36,66 +112,67 @@ absl::Status StatusOf(PGconn* conn, const PGresult* result) {
 }
 
 struct ResultDeleter {
-  void operator()(PGresult* r) const { PQclear(r); }
+  void operator()(PGresult* r) const { Pq().PQclear(r); }
 };
 using Result = std::unique_ptr<PGresult, ResultDeleter>;
 
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(const std::string& uri) {
+  if (!Pq().error.empty()) return absl::UnavailableError(Pq().error);
   char* parse_error = nullptr;
-  PQconninfoOption* options = PQconninfoParse(uri.c_str(), &parse_error);
+  PQconninfoOption* options = Pq().PQconninfoParse(uri.c_str(), &parse_error);
   if (options == nullptr) {
     const std::string message =
         parse_error ? Message(parse_error) : std::string("out of memory parsing it");
-    PQfreemem(parse_error);
+    Pq().PQfreemem(parse_error);
     return absl::InvalidArgumentError(absl::StrCat("malformed PostgreSQL URI: ", message));
   }
-  PQconninfoFree(options);
-  PGconn* conn = PQconnectdb(uri.c_str());
+  Pq().PQconninfoFree(options);
+  PGconn* conn = Pq().PQconnectdb(uri.c_str());
   if (conn == nullptr) return absl::ResourceExhaustedError("libpq: out of memory");
-  if (PQstatus(conn) != CONNECTION_OK) {
-    const std::string message = Message(PQerrorMessage(conn));
-    PQfinish(conn);
+  if (Pq().PQstatus(conn) != CONNECTION_OK) {
+    const std::string message = Message(Pq().PQerrorMessage(conn));
+    Pq().PQfinish(conn);
     return absl::UnavailableError(absl::StrCat("PostgreSQL unreachable: ", message));
   }
   // Our statements' notices (e.g. "relation already exists, skipping") are not for stderr.
-  PQsetNoticeProcessor(
+  Pq().PQsetNoticeProcessor(
       conn, [](void*, const char*) {}, nullptr);
   return std::unique_ptr<Connection>(new Connection(conn));
 }
 
-Connection::~Connection() { PQfinish(conn_); }
+Connection::~Connection() { Pq().PQfinish(conn_); }
 
 absl::StatusOr<Rows> Connection::Query(std::string_view sql, const std::vector<Value>& params) {
   std::vector<const char*> values;
   values.reserve(params.size());
   for (const Value& v : params) values.push_back(v ? v->c_str() : nullptr);
   const std::string text(sql);
-  Result result(PQexecParams(conn_, text.c_str(), static_cast<int>(params.size()), nullptr,
-                             values.data(), nullptr, nullptr, /*resultFormat=*/0));
-  const ExecStatusType status = result ? PQresultStatus(result.get()) : PGRES_FATAL_ERROR;
+  Result result(Pq().PQexecParams(conn_, text.c_str(), static_cast<int>(params.size()), nullptr,
+                                  values.data(), nullptr, nullptr, /*resultFormat=*/0));
+  const ExecStatusType status = result ? Pq().PQresultStatus(result.get()) : PGRES_FATAL_ERROR;
   if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) {
     return StatusOf(conn_, result.get());
   }
   Rows rows;
-  const int columns = PQnfields(result.get());
-  for (int c = 0; c < columns; ++c) rows.columns.emplace_back(PQfname(result.get(), c));
-  const int n = PQntuples(result.get());
+  const int columns = Pq().PQnfields(result.get());
+  for (int c = 0; c < columns; ++c) rows.columns.emplace_back(Pq().PQfname(result.get(), c));
+  const int n = Pq().PQntuples(result.get());
   rows.rows.reserve(n);
   for (int r = 0; r < n; ++r) {
     std::vector<Value>& row = rows.rows.emplace_back();
     row.reserve(columns);
     for (int c = 0; c < columns; ++c) {
-      if (PQgetisnull(result.get(), r, c)) {
+      if (Pq().PQgetisnull(result.get(), r, c)) {
         row.emplace_back();
       } else {
         row.emplace_back(
-            std::string(PQgetvalue(result.get(), r, c), PQgetlength(result.get(), r, c)));
+            std::string(Pq().PQgetvalue(result.get(), r, c), Pq().PQgetlength(result.get(), r, c)));
       }
     }
   }
-  if (const char* tuples = PQcmdTuples(result.get()); tuples && *tuples) {
+  if (const char* tuples = Pq().PQcmdTuples(result.get()); tuples && *tuples) {
     rows.affected = std::strtoll(tuples, nullptr, 10);
   }
   return rows;
@@ -103,8 +180,8 @@ absl::StatusOr<Rows> Connection::Query(std::string_view sql, const std::vector<V
 
 absl::Status Connection::Exec(std::string_view sql) {
   const std::string text(sql);
-  Result result(PQexec(conn_, text.c_str()));
-  const ExecStatusType status = result ? PQresultStatus(result.get()) : PGRES_FATAL_ERROR;
+  Result result(Pq().PQexec(conn_, text.c_str()));
+  const ExecStatusType status = result ? Pq().PQresultStatus(result.get()) : PGRES_FATAL_ERROR;
   if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) {
     return StatusOf(conn_, result.get());
   }
@@ -121,13 +198,13 @@ absl::StatusOr<int64_t> Connection::QueryInt(std::string_view sql,
   return std::strtoll(rows.rows[0][0]->c_str(), nullptr, 10);
 }
 
-int Connection::server_version() const { return PQserverVersion(conn_); }
+int Connection::server_version() const { return Pq().PQserverVersion(conn_); }
 
 bool Connection::transaction_failed() const {
-  return PQtransactionStatus(conn_) == PQTRANS_INERROR;
+  return Pq().PQtransactionStatus(conn_) == PQTRANS_INERROR;
 }
 
-bool Connection::in_transaction() const { return PQtransactionStatus(conn_) != PQTRANS_IDLE; }
+bool Connection::in_transaction() const { return Pq().PQtransactionStatus(conn_) != PQTRANS_IDLE; }
 
 absl::StatusOr<Transaction> Transaction::Begin(Connection& conn) {
   if (conn.in_transaction()) {

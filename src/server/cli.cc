@@ -3,9 +3,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -65,7 +67,8 @@ struct Invocation {
   Store* store;  // Null unless the command needs one; not owned.
   const tools::RegistryOptions& registry_options;
   const StdioOptions& stdio_options;
-  pid_t parent;  // Read at start (ParentWatch).
+  pid_t parent;            // Read at start (ParentWatch).
+  ServeHttpFn serve_http;  // Null when this binary does not serve HTTP.
 };
 
 struct Command {
@@ -730,12 +733,12 @@ int RunServe(const Invocation& in) {
     return 2;
   }
   if (!address.empty()) {
-    return http::ServeHttp(registry, {.address = address,
-                                      .token_file = Option(in.cl, "auth-token-file"),
-                                      .allowed_origins = absl::StrSplit(
-                                          Option(in.cl, "allow-origin"), ',', absl::SkipEmpty()),
-                                      .max_body_bytes = in.stdio_options.max_line_bytes,
-                                      .db_path = in.db_path});
+    return in.serve_http(registry, {.address = address,
+                                    .token_file = Option(in.cl, "auth-token-file"),
+                                    .allowed_origins = absl::StrSplit(Option(in.cl, "allow-origin"),
+                                                                      ',', absl::SkipEmpty()),
+                                    .max_body_bytes = in.stdio_options.max_line_bytes,
+                                    .db_path = in.db_path});
   }
   InstallSignalHandlers();
   // A host that dies without closing our stdin still ends the server.
@@ -875,7 +878,19 @@ const Command* FindCommand(std::string_view name) {
 
 }  // namespace
 
-int Main(int argc, char** argv) {
+// Replaces this process with strata-http from the directory of this binary, given `argv`.
+// Returns only when that fails, with the exit code.
+int ExecHttpServer(char** argv) {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  const std::filesystem::path server = self.parent_path() / "strata-http";
+  if (!ec) execv(server.c_str(), argv);
+  std::cerr << "strata: serve --http runs " << server.string()
+            << ", which could not be started: " << std::strerror(errno) << "\n";
+  return 1;
+}
+
+int Main(int argc, char** argv, ServeHttpFn serve_http) {
   // Read first: the parent may die while the store opens (see ParentWatch::Start).
   const pid_t parent = getppid();
   CommandLine cl;
@@ -896,6 +911,9 @@ int Main(int argc, char** argv) {
   if (command == nullptr) {
     std::cerr << "strata: unknown command \"" << cl.command << "\"\n\n" << Usage();
     return 2;
+  }
+  if (command->run == RunServe && serve_http == nullptr && !Option(cl, "http").empty()) {
+    return ExecHttpServer(argv);
   }
   StoreOptions store_options{.path = Option(cl, "db", DefaultDbPath()),
                              .embedder = Option(cl, "embedder", "builtin"),
@@ -956,7 +974,8 @@ int Main(int argc, char** argv) {
                 .store = nullptr,
                 .registry_options = registry_options,
                 .stdio_options = stdio_options,
-                .parent = parent};
+                .parent = parent,
+                .serve_http = serve_http};
   if (command->needs == Needs::kNothing) return command->run(in);
   const std::filesystem::path db_path(store_options.path);
   if (db_path.has_parent_path()) {
