@@ -25,21 +25,32 @@ std::string ProgressText(const std::string& label, int64_t done, int64_t total,
   return text;
 }
 
-ProgressLine::ProgressLine(std::string label, bool enabled)
-    : label_(std::move(label)), enabled_(enabled) {}
+ProgressLine::ProgressLine(std::string label, ProgressStyle style,
+                           std::chrono::milliseconds line_interval)
+    : label_(std::move(label)), style_(style), line_interval_(line_interval) {}
 
-bool ProgressLine::StderrIsTerminal() { return isatty(STDERR_FILENO) == 1; }
+ProgressStyle ProgressLine::DefaultStyle() {
+  return isatty(STDERR_FILENO) == 1 ? ProgressStyle::kInPlace : ProgressStyle::kLines;
+}
 
 void ProgressLine::Update(int64_t done, int64_t total) {
-  if (!enabled_) return;
+  if (style_ == ProgressStyle::kNone) return;
   const auto now = std::chrono::steady_clock::now();
-  if (drawn_ && now - last_draw_ < std::chrono::milliseconds(250)) return;
+  if (style_ == ProgressStyle::kInPlace ? drawn_ && now - last_draw_ < std::chrono::milliseconds(250)
+                                        : now - last_draw_ < line_interval_) {
+    return;
+  }
   last_draw_ = now;
-  drawn_ = true;
-  const int64_t elapsed_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(now - start_).count();
-  // \r returns to the line's start, \033[K clears what a longer line left.
-  std::fprintf(stderr, "\r%s\033[K", ProgressText(label_, done, total, elapsed_ms).c_str());
+  const std::string text = ProgressText(
+      label_, done, total,
+      std::chrono::duration_cast<std::chrono::milliseconds>(now - start_).count());
+  if (style_ == ProgressStyle::kInPlace) {
+    drawn_ = true;
+    // \r returns to the line's start, \033[K clears what a longer line left.
+    std::fprintf(stderr, "\r%s\033[K", text.c_str());
+  } else {
+    std::fprintf(stderr, "%s\n", text.c_str());
+  }
   std::fflush(stderr);
 }
 

@@ -1,5 +1,5 @@
 // The progress line's text: count, percent of a known total, rate and ETA once some time has
-// passed. (Whether it is drawn depends on stderr being a terminal: not tested here.)
+// passed; drawn in place on a terminal, as plain lines at an interval elsewhere.
 
 #include "server/progress.h"
 
@@ -29,7 +29,7 @@ TEST(ProgressText, NoEtaWithoutATotalOrOnceDone) {
 TEST(ProgressLine, DisabledDrawsNothing) {
   ::testing::internal::CaptureStderr();
   {
-    ProgressLine line("exported", /*enabled=*/false);
+    ProgressLine line("exported", ProgressStyle::kNone);
     line.Update(1, 2);
     line.Finish();
   }
@@ -39,12 +39,32 @@ TEST(ProgressLine, DisabledDrawsNothing) {
 TEST(ProgressLine, EnabledDrawsInPlaceAndErasesAtTheEnd) {
   ::testing::internal::CaptureStderr();
   {
-    ProgressLine line("exported", /*enabled=*/true);
+    ProgressLine line("exported", ProgressStyle::kInPlace);
     line.Update(1, 4);
   }
   const std::string out = ::testing::internal::GetCapturedStderr();
   EXPECT_TRUE(out.starts_with("\rexported 1/4 (25%)")) << out;
   EXPECT_TRUE(out.ends_with("\033[K\r\033[K")) << out;
+}
+
+TEST(ProgressLine, PlainLinesOncePerIntervalAndNothingToErase) {
+  ::testing::internal::CaptureStderr();
+  {
+    ProgressLine line("imported", ProgressStyle::kLines, std::chrono::milliseconds(0));
+    line.Update(1, 4);
+    line.Update(2, 4);
+  }
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(),
+            "imported 1/4 (25%)\nimported 2/4 (50%)\n");
+}
+
+TEST(ProgressLine, NoPlainLineBeforeTheFirstInterval) {
+  ::testing::internal::CaptureStderr();
+  {
+    ProgressLine line("imported", ProgressStyle::kLines, std::chrono::hours(1));
+    line.Update(1, 4);
+  }
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
 }
 
 }  // namespace
