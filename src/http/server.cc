@@ -109,15 +109,18 @@ struct Outcome {
   std::string protocol_version;
 };
 
-// Runs one request body on `lane`. `notify` gets the notifications sent while it runs
-// (progress); may be null.
-Outcome Run(Lane& lane, std::string_view body, const tools::WorkspaceAccess* access,
+// Runs one request body on `lane`: its parse when it parsed, else the body (whose fault the
+// dispatcher words). `notify` gets the notifications sent while it runs (progress); may be
+// null.
+Outcome Run(Lane& lane, const std::optional<json>& message, std::string_view body,
+            const tools::WorkspaceAccess* access,
             std::function<void(const std::string&)> notify) {
   absl::MutexLock lock(lane.store_mu);
   mcp::Dispatcher& d = *lane.dispatcher;
   d.set_access(access);
   d.set_notify(std::move(notify));
-  Outcome out{.response = d.HandleLine(body), .protocol_version = d.protocol_version()};
+  Outcome out{.response = message ? d.HandleParsed(*message) : d.HandleLine(body),
+              .protocol_version = d.protocol_version()};
   d.set_notify(nullptr);
   d.set_access(nullptr);
   return out;
@@ -125,14 +128,14 @@ Outcome Run(Lane& lane, std::string_view body, const tools::WorkspaceAccess* acc
 
 // Dispatcher::Preview may run beside HandleLine: it runs outside the store mutex, so that a
 // cancellation reaches the request it names while that request holds the mutex.
-void Preview(Lane& lane, std::string_view body) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+void Preview(Lane& lane, const json& message) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   absl::MutexLock lock(&lane.preview_mu);
-  lane.dispatcher->Preview(body);
+  lane.dispatcher->PreviewParsed(message);
 }
 
 // What a POST body holds, for routing it.
 struct Shape {
-  bool parsed = false;
+  std::optional<json> message;  // The body parsed; empty when it is not JSON.
   bool has_request = false;  // A message with a method and an id.
   bool initialize = false;   // An initialize request among them.
   bool stateless = true;     // Every message names a stateless revision in params._meta.
@@ -141,22 +144,8 @@ struct Shape {
 
 bool NamesStatelessVersion(const json& meta) {
   auto it = meta.find(kMetaProtocolVersion);
-  if (it == meta.end() || !it->is_string()) return false;
-  for (const char* v : mcp::kStatelessVersions) {
-    if (*it == v) return true;
-  }
-  return false;
-}
-
-// Whether strata speaks the revision `version`.
-bool IsKnownVersion(std::string_view version) {
-  for (const char* v : mcp::kProtocolVersions) {
-    if (version == v) return true;
-  }
-  for (const char* v : mcp::kStatelessVersions) {
-    if (version == v) return true;
-  }
-  return false;
+  return it != meta.end() && it->is_string() &&
+         mcp::IsStatelessVersion(it->get_ref<const std::string&>());
 }
 
 Shape Classify(std::string_view body) {
@@ -167,7 +156,6 @@ Shape Classify(std::string_view body) {
     shape.stateless = false;
     return shape;
   }
-  shape.parsed = true;
   auto look = [&shape](const json& m) {
     if (!m.is_object()) {
       shape.stateless = false;
@@ -189,6 +177,7 @@ Shape Classify(std::string_view body) {
   } else {
     look(*parsed);
   }
+  shape.message = *std::move(parsed);
   return shape;
 }
 
@@ -306,13 +295,14 @@ void Service::Post(const httplib::Request& req, httplib::Response& res) {
     return;
   }
   if (const std::string version = req.get_header_value(kVersionHeader);
-      !version.empty() && !IsKnownVersion(version)) {
+      !version.empty() && !mcp::IsSessionVersion(version) &&
+      !mcp::IsStatelessVersion(version)) {
     Refuse(res, 400, mcp::kInvalidRequest,
            absl::StrCat("Bad Request: unsupported MCP-Protocol-Version \"", version.substr(0, 32),
                         "\""));
     return;
   }
-  const Shape shape = Classify(req.body);
+  Shape shape = Classify(req.body);
   const std::string session_id = req.get_header_value(kSessionHeader);
   std::shared_ptr<Lane> lane;
   bool opens_session = false;
@@ -344,7 +334,7 @@ void Service::Post(const httplib::Request& req, httplib::Response& res) {
     lane = std::make_shared<Lane>(&store_mu_, registry_, *std::move(id),
                                   grant != nullptr ? grant->digest : std::string());
     opens_session = true;
-  } else if (shape.stateless || !shape.parsed) {
+  } else if (shape.stateless || !shape.message) {
     // A stateless request, or a fault the dispatcher words: no session.
     lane = std::make_shared<Lane>(&store_mu_, registry_, std::string(), std::string());
   } else {
@@ -355,10 +345,10 @@ void Service::Post(const httplib::Request& req, httplib::Response& res) {
   }
   const tools::WorkspaceAccess* access = grant != nullptr ? &grant->access : nullptr;
 
-  if (shape.parsed && !shape.has_request) {
+  if (shape.message && !shape.has_request) {
     // Notifications and responses: a cancellation takes effect now; 202 with no body.
-    Preview(*lane, req.body);
-    Run(*lane, req.body, access, nullptr);
+    Preview(*lane, *shape.message);
+    Run(*lane, shape.message, req.body, access, nullptr);
     res.status = 202;
     return;
   }
@@ -368,20 +358,23 @@ void Service::Post(const httplib::Request& req, httplib::Response& res) {
     // this worker after the handler returns: it keeps what it uses alive.
     res.set_header("Cache-Control", "no-cache");
     res.set_chunked_content_provider(
-        "text/event-stream", [lane, grant, body = req.body](size_t, httplib::DataSink& sink) {
+        "text/event-stream",
+        [lane, grant, message = std::make_shared<const std::optional<json>>(
+                          std::move(shape.message))](size_t, httplib::DataSink& sink) {
           bool open = true;
           auto event = [&sink, &open](const std::string& data) {
             const std::string text = absl::StrCat("event: message\ndata: ", data, "\n\n");
             if (open) open = sink.write(text.data(), text.size());
           };
-          Outcome out = Run(*lane, body, grant != nullptr ? &grant->access : nullptr, event);
+          Outcome out =
+              Run(*lane, *message, {}, grant != nullptr ? &grant->access : nullptr, event);
           if (out.response) event(*out.response);
           sink.done();
           return open;
         });
     return;
   }
-  Outcome out = Run(*lane, req.body, access, nullptr);
+  Outcome out = Run(*lane, shape.message, req.body, access, nullptr);
   if (opens_session && !out.protocol_version.empty()) {
     lane->version = out.protocol_version;
     res.set_header(kSessionHeader, lane->id);
@@ -391,7 +384,7 @@ void Service::Post(const httplib::Request& req, httplib::Response& res) {
     res.status = 202;  // The client cancelled it: it wants no answer.
     return;
   }
-  res.status = shape.parsed ? 200 : 400;
+  res.status = shape.message ? 200 : 400;
   res.set_content(*out.response, "application/json");
 }
 

@@ -62,20 +62,6 @@ json ServerInfo() {
   return {{"name", "strata"}, {"title", "strata memory store"}, {"version", kVersion}};
 }
 
-bool IsStatelessVersion(const std::string& v) {
-  for (const char* s : kStatelessVersions) {
-    if (v == s) return true;
-  }
-  return false;
-}
-
-bool IsSessionVersion(const std::string& v) {
-  for (const char* s : kProtocolVersions) {
-    if (v == s) return true;
-  }
-  return false;
-}
-
 // Every revision strata speaks, newest first.
 json SupportedVersions() {
   json out = json::array();
@@ -99,6 +85,20 @@ const char* kInstructions =
     "being true.";
 
 }  // namespace
+
+bool IsStatelessVersion(std::string_view version) {
+  for (const char* v : kStatelessVersions) {
+    if (version == v) return true;
+  }
+  return false;
+}
+
+bool IsSessionVersion(std::string_view version) {
+  for (const char* v : kProtocolVersions) {
+    if (version == v) return true;
+  }
+  return false;
+}
 
 class Dispatcher::Parser {
  public:
@@ -132,6 +132,10 @@ std::optional<std::string> Dispatcher::HandleLine(std::string_view line) {
   if (line.find_first_not_of(" \t\r") == std::string_view::npos) return std::nullopt;
   json message;
   if (auto error = parser_->Parse(line, message)) return ErrorLine(kParseError, *error);
+  return HandleParsed(message);
+}
+
+std::optional<std::string> Dispatcher::HandleParsed(const json& message) {
   if (message.is_array()) {
     if (message.empty()) return ErrorLine(kInvalidRequest, "Invalid Request: empty batch");
     if (message.size() > options_.max_batch) {
@@ -156,6 +160,10 @@ void Dispatcher::Preview(std::string_view line) {
   if (line.find("notifications/cancelled") == std::string_view::npos) return;
   json message;
   if (preview_parser_->Parse(line, message)) return;  // HandleLine will answer the fault.
+  PreviewParsed(message);
+}
+
+void Dispatcher::PreviewParsed(const json& message) {
   auto look = [this](const json& m) {
     if (!m.is_object() || m.contains("id") ||
         m.value("method", json()) != "notifications/cancelled") {

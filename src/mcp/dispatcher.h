@@ -26,6 +26,10 @@ inline constexpr const char* kProtocolVersions[] = {"2024-11-05", "2025-03-26", 
 // capabilities in params._meta (docs/protocol.md).
 inline constexpr const char* kStatelessVersions[] = {"2026-07-28"};
 
+// Whether `version` is one of kProtocolVersions (a session revision) or of kStatelessVersions.
+bool IsSessionVersion(std::string_view version);
+bool IsStatelessVersion(std::string_view version);
+
 struct DispatcherOptions {
   int max_depth = 64;       // Deepest JSON nesting accepted in a message.
   size_t max_batch = 1000;  // Most messages in one JSON-RPC batch.
@@ -42,11 +46,15 @@ class Dispatcher {
   // Handles one line (without its newline). Returns the response line, or nullopt when there
   // is nothing to answer (a notification, a blank line, a client's response).
   std::optional<std::string> HandleLine(std::string_view line);
+  // The same for a line the transport has parsed already (a message or a batch).
+  std::optional<std::string> HandleParsed(const nlohmann::json& message);
 
   // Shown each line as soon as the transport has read it, before the lines ahead of it are
   // handled, so that a notifications/cancelled takes effect at once: the request in flight
   // stops at its next check and a queued one is skipped. Thread-safe.
   void Preview(std::string_view line);
+  // The same for a parsed line.
+  void PreviewParsed(const nlohmann::json& message);
 
   // A JSON-RPC error response line with a null id, for faults found before parsing
   // (e.g. an oversized line).
