@@ -17,6 +17,7 @@
 #include <string_view>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include <httplib.h>
 
@@ -27,10 +28,12 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "http/address.h"
+#include "http/jwt.h"
 #include "http/token_file.h"
 #include "mcp/dispatcher.h"
 #include "strata/strata.h"
@@ -194,12 +197,17 @@ int64_t NowNs() { return absl::GetCurrentTimeNanos(); }
 class Service {
  public:
   Service(tools::ToolRegistry* registry, const HttpOptions& options,
-          std::shared_ptr<const TokenTable> tokens)
-      : registry_(registry), options_(options), tokens_(std::move(tokens)) {}
+          std::shared_ptr<const TokenTable> tokens, std::shared_ptr<const JwtVerifier> jwt)
+      : registry_(registry),
+        options_(options),
+        tokens_(std::move(tokens)),
+        jwt_(std::move(jwt)) {}
 
   void Post(const httplib::Request& req, httplib::Response& res);
   void Delete(const httplib::Request& req, httplib::Response& res);
-  // Re-reads the token file (SIGHUP); a bad file keeps the tokens in use.
+  // RFC 9728's protected resource metadata: where a client gets a JWT for this server.
+  void ResourceMetadata(httplib::Response& res) const;
+  // Re-reads the token file and the JWKS file (SIGHUP); a bad file keeps what is in use.
   void ReloadTokens();
 
  private:
@@ -218,6 +226,7 @@ class Service {
   absl::Mutex store_mu_;
   absl::Mutex tokens_mu_;
   std::shared_ptr<const TokenTable> tokens_ ABSL_GUARDED_BY(tokens_mu_);  // Null: none.
+  std::shared_ptr<const JwtVerifier> jwt_ ABSL_GUARDED_BY(tokens_mu_);    // Null: none.
   absl::Mutex sessions_mu_;
   std::map<std::string, std::shared_ptr<Lane>> sessions_ ABSL_GUARDED_BY(sessions_mu_);
 };
@@ -232,31 +241,72 @@ bool Service::Admit(const httplib::Request& req, httplib::Response& res,
     return false;
   }
   std::shared_ptr<const TokenTable> tokens;
+  std::shared_ptr<const JwtVerifier> jwt;
   {
     absl::MutexLock lock(&tokens_mu_);
     tokens = tokens_;
+    jwt = jwt_;
   }
-  if (tokens == nullptr) return true;
+  if (tokens == nullptr && jwt == nullptr) return true;
+  // RFC 6750's challenge; with JWTs it also names the metadata that says where to get one.
+  auto challenge = [&](const std::string& error) {
+    std::string value = "Bearer realm=\"strata\"";
+    if (jwt != nullptr) {
+      absl::StrAppend(&value, ", resource_metadata=\"",
+                      ResourceMetadataUrl(jwt->settings().audience), "\"");
+    }
+    if (!error.empty()) absl::StrAppend(&value, ", error=\"", error, "\"");
+    if (error == "insufficient_scope") absl::StrAppend(&value, ", scope=\"workspace:*\"");
+    res.set_header("WWW-Authenticate", value);
+  };
   const std::string authorization = req.get_header_value("Authorization");
   constexpr std::string_view kBearer = "Bearer ";
   if (authorization.size() <= kBearer.size() ||
       !absl::EqualsIgnoreCase(absl::string_view(authorization).substr(0, kBearer.size()),
                               absl::string_view(kBearer.data(), kBearer.size()))) {
-    res.set_header("WWW-Authenticate", "Bearer realm=\"strata\"");
+    challenge("");
     Refuse(res, 401, mcp::kInvalidRequest, "Unauthorized: send Authorization: Bearer TOKEN");
     return false;
   }
-  const absl::string_view presented =
+  const absl::string_view stripped =
       absl::StripAsciiWhitespace(absl::string_view(authorization).substr(kBearer.size()));
-  std::optional<TokenGrant> found =
-      tokens->Find(std::string_view(presented.data(), presented.size()));
+  const std::string_view presented(stripped.data(), stripped.size());
+  std::optional<TokenGrant> found;
+  if (tokens != nullptr) found = tokens->Find(presented);
+  if (!found && jwt != nullptr) {
+    absl::StatusOr<TokenGrant> verified = jwt->Verify(presented, absl::ToUnixSeconds(absl::Now()));
+    if (absl::IsPermissionDenied(verified.status())) {
+      challenge("insufficient_scope");
+      Refuse(res, 403, mcp::kInvalidRequest,
+             absl::StrCat("Forbidden: ", verified.status().message()));
+      return false;
+    }
+    if (verified.ok()) {
+      found = *std::move(verified);
+    } else if (tokens == nullptr) {
+      challenge("invalid_token");
+      Refuse(res, 401, mcp::kInvalidRequest,
+             absl::StrCat("Unauthorized: ", verified.status().message()));
+      return false;
+    }
+  }
   if (!found) {
-    res.set_header("WWW-Authenticate", "Bearer realm=\"strata\", error=\"invalid_token\"");
+    challenge("invalid_token");
     Refuse(res, 401, mcp::kInvalidRequest, "Unauthorized: the bearer token is not valid");
     return false;
   }
   grant = std::make_shared<const TokenGrant>(*std::move(found));
   return true;
+}
+
+void Service::ResourceMetadata(httplib::Response& res) const {
+  const JwtSettings& jwt = options_.jwt;
+  const json metadata = {{"resource", jwt.audience},
+                         {"authorization_servers", json::array({jwt.issuer})},
+                         {"bearer_methods_supported", json::array({"header"})},
+                         {"scopes_supported", json::array({"workspace:*"})},
+                         {"resource_name", "strata memory store"}};
+  res.set_content(metadata.dump(), "application/json");
 }
 
 std::shared_ptr<Lane> Service::FindSession(const std::string& id, const TokenGrant* grant) {
@@ -406,8 +456,25 @@ void Service::Delete(const httplib::Request& req, httplib::Response& res) {
 }
 
 void Service::ReloadTokens() {
+  if (!options_.jwt.jwks_file.empty()) {
+    absl::StatusOr<JwtVerifier> verifier = JwtVerifier::Load(options_.jwt);
+    if (!verifier.ok()) {
+      std::cerr << "strata: SIGHUP: keeping the JWKS keys in use: "
+                << verifier.status().message() << "\n";
+    } else {
+      const size_t count = verifier->size();
+      {
+        absl::MutexLock lock(&tokens_mu_);
+        jwt_ = std::make_shared<const JwtVerifier>(*std::move(verifier));
+      }
+      std::cerr << "strata: SIGHUP: re-read " << options_.jwt.jwks_file << ": " << count
+                << (count == 1 ? " key" : " keys") << "\n";
+    }
+  }
   if (options_.token_file.empty()) {
-    std::cerr << "strata: SIGHUP: no --auth-token-file to re-read\n";
+    if (options_.jwt.jwks_file.empty()) {
+      std::cerr << "strata: SIGHUP: no --auth-token-file or --auth-jwks to re-read\n";
+    }
     return;
   }
   absl::StatusOr<TokenTable> table = TokenTable::Load(options_.token_file);
@@ -446,14 +513,32 @@ int ServeHttp(tools::ToolRegistry& registry, const HttpOptions& options) {
     }
     tokens = std::make_shared<const TokenTable>(*std::move(table));
   }
-  if (tokens == nullptr && !IsLoopbackHost(address->host)) {
+  std::shared_ptr<const JwtVerifier> jwt;
+  if (!options.jwt.jwks_file.empty()) {
+    absl::StatusOr<JwtVerifier> verifier = JwtVerifier::Load(options.jwt);
+    if (!verifier.ok()) {
+      std::cerr << "strata: --auth-jwks " << verifier.status().message() << "\n";
+      return 2;
+    }
+    jwt = std::make_shared<const JwtVerifier>(*std::move(verifier));
+  }
+  if (tokens == nullptr && jwt == nullptr && !IsLoopbackHost(address->host)) {
     std::cerr << "strata: --http " << options.address
               << " is not a loopback address: serving other machines needs --auth-token-file "
-                 "(README \"MCP over HTTP\")\n";
+                 "or --auth-jwks (README \"MCP over HTTP\")\n";
     return 2;
   }
-  const size_t token_count = tokens != nullptr ? tokens->size() : 0;
-  Service service(&registry, options, std::move(tokens));
+  std::string authorization = "no authorization";
+  if (tokens != nullptr || jwt != nullptr) {
+    std::vector<std::string> kinds;
+    if (tokens != nullptr) kinds.push_back(absl::StrCat(tokens->size(), " bearer token(s)"));
+    if (jwt != nullptr) {
+      kinds.push_back(absl::StrCat("JWTs from ", options.jwt.issuer, " (", jwt->size(),
+                                   " key(s))"));
+    }
+    authorization = absl::StrJoin(kinds, " and ");
+  }
+  Service service(&registry, options, std::move(tokens), std::move(jwt));
 
   httplib::Server server;
   server.new_task_queue = [] { return new httplib::ThreadPool(kWorkers); };
@@ -468,6 +553,15 @@ int ServeHttp(tools::ToolRegistry& registry, const HttpOptions& options) {
     service.Delete(req, res);
   });
   // No server-initiated stream: strata sends nothing unasked (the specification allows 405).
+  if (!options.jwt.jwks_file.empty()) {
+    // The path-inserted form of RFC 9728 first, and the root form clients fall back to.
+    for (const std::string& path : {ResourceMetadataPath(options.jwt.audience),
+                                    std::string(ResourceMetadataPath(""))}) {
+      server.Get(path, [&service](const httplib::Request&, httplib::Response& res) {
+        service.ResourceMetadata(res);
+      });
+    }
+  }
   server.Get(kEndpoint, [](const httplib::Request&, httplib::Response& res) {
     res.set_header("Allow", "POST, DELETE");
     res.status = 405;
@@ -499,8 +593,7 @@ int ServeHttp(tools::ToolRegistry& registry, const HttpOptions& options) {
   std::cerr << "strata " << kVersion << ": serving MCP over HTTP at http://"
             << UrlHost(address->host) << ":" << port << kEndpoint << ", database "
             << options.db_path << ", "
-            << (token_count > 0 ? absl::StrCat(token_count, " bearer token(s)")
-                                : std::string("no authorization"))
+            << authorization
             << std::endl;
 
   std::atomic<bool> stopped{false};

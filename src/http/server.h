@@ -6,13 +6,15 @@
 #include <string>
 #include <vector>
 
+#include "http/jwt.h"
 #include "tools/registry.h"
 
 namespace strata::http {
 
 struct HttpOptions {
   std::string address;                       // HOST:PORT or [IPV6]:PORT; port 0: a free one.
-  std::string token_file;                    // Empty: no authorization (loopback only).
+  std::string token_file;                    // Empty: no token file.
+  JwtSettings jwt;                           // jwks_file empty: no JWT access tokens.
   std::vector<std::string> allowed_origins;  // Origins served besides loopback ones.
   size_t max_body_bytes = 8u << 20;          // Larger request bodies get 413.
   std::string db_path;                       // Named in the start line.
@@ -21,9 +23,9 @@ struct HttpOptions {
 // Serves MCP over HTTP until SIGTERM or SIGINT, then finishes the requests in flight and
 // returns 0. Once listening, prints "strata VERSION: serving MCP over HTTP at
 // http://HOST:PORT/mcp ..." on stderr (the port actually bound). SIGHUP re-reads the token
-// file; a bad one keeps the tokens in use and says why on stderr. Returns 2, before
-// listening, for a bad address or token file and for a non-loopback address without a token
-// file; 1 when it cannot listen.
+// file and the JWKS file; a bad one keeps what is in use and says why on stderr. Returns 2,
+// before listening, for a bad address, token file or JWKS file and for a non-loopback address
+// without authorization (a token file or JWTs); 1 when it cannot listen.
 // Installs its own SIGTERM, SIGINT and SIGHUP handlers and ignores SIGPIPE.
 // Tool calls run one at a time whatever the number of clients: the Store behind `registry` is
 // used by one thread at a time.

@@ -727,14 +727,26 @@ int RunDoctorCommand(const Invocation& in) {
 int RunServe(const Invocation& in) {
   tools::ToolRegistry registry(in.store, in.registry_options);
   const std::string address = Option(in.cl, "http");
+  const http::JwtSettings jwt{.jwks_file = Option(in.cl, "auth-jwks"),
+                              .issuer = Option(in.cl, "auth-issuer"),
+                              .audience = Option(in.cl, "auth-audience")};
   if (address.empty() &&
-      (!Option(in.cl, "auth-token-file").empty() || !Option(in.cl, "allow-origin").empty())) {
-    std::cerr << "strata: --auth-token-file and --allow-origin go with serve --http\n";
+      (!Option(in.cl, "auth-token-file").empty() || !Option(in.cl, "allow-origin").empty() ||
+       !jwt.jwks_file.empty() || !jwt.issuer.empty() || !jwt.audience.empty())) {
+    std::cerr << "strata: --auth-token-file, --auth-jwks, --auth-issuer, --auth-audience and "
+                 "--allow-origin go with serve --http\n";
+    return 2;
+  }
+  if ((!jwt.jwks_file.empty() || !jwt.issuer.empty() || !jwt.audience.empty()) &&
+      (jwt.jwks_file.empty() || jwt.issuer.empty() || jwt.audience.empty())) {
+    std::cerr << "strata: JWT access tokens need all three of --auth-jwks FILE, --auth-issuer "
+                 "URL and --auth-audience URL\n";
     return 2;
   }
   if (!address.empty()) {
     return in.serve_http(registry, {.address = address,
                                     .token_file = Option(in.cl, "auth-token-file"),
+                                    .jwt = jwt,
                                     .allowed_origins = absl::StrSplit(Option(in.cl, "allow-origin"),
                                                                       ',', absl::SkipEmpty()),
                                     .max_body_bytes = in.stdio_options.max_line_bytes,
@@ -759,8 +771,9 @@ constexpr Command kCommands[] = {
     {"serve",
       "  strata [serve] [options]          speak MCP on stdin/stdout (what an agent host runs)\n"
       "  strata serve --http HOST:PORT [--auth-token-file FILE] [--allow-origin ORIGIN,...]\n"
+      "               [--auth-jwks FILE --auth-issuer URL --auth-audience URL]\n"
       "                                    speak MCP over HTTP at http://HOST:PORT/mcp (README\n"
-      "                                    \"MCP over HTTP\"); loopback only without a token file\n",
+      "                                    \"MCP over HTTP\"); loopback only without tokens\n",
      Needs::kServingStore, RunServe},
     {"remember",
       "  strata remember --category C --key K (--body TEXT | --body-json JSON)\n"
@@ -957,7 +970,8 @@ int Main(int argc, char** argv, ServeHttpFn serve_http) {
     // clang-format off
     static const char* const kKnown[] = {
         "db", "durability", "compat", "tool-prefix", "max-line-bytes", "dedup-threshold",
-        "embedder", "queries", "http", "auth-token-file", "allow-origin",
+        "embedder", "queries", "http", "auth-token-file", "allow-origin", "auth-jwks",
+        "auth-issuer", "auth-audience",
         "category", "key", "workspace", "body", "body-json", "type", "tags", "source",
         "valid-from", "valid-to", "dedup", "supersedes", "supersedes-category", "supersedes-key",
         "limit", "as-of", "valid-at", "mode", "out", "on-error", "force", "from",

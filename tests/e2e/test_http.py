@@ -1,6 +1,7 @@
 """MCP over HTTP (`strata serve --http`, docs/protocol.md "The HTTP transport"): sessions,
-server-sent events, Origin checks, bearer tokens and their workspaces, SIGHUP reload, many
-clients at once, SIGTERM.
+server-sent events, Origin checks, bearer tokens and their workspaces, JWT access tokens
+(keys made and tokens signed with the openssl command), SIGHUP reload, many clients at once,
+SIGTERM.
 
 The server listens on 127.0.0.1 port 0 and the test reads the port it bound from its start
 line on stderr. Requests use http.client, one connection each.
@@ -8,6 +9,7 @@ line on stderr. Requests use http.client, one connection each.
 Run: python3 tests/e2e/test_http.py <path-to-strata-binary>
 """
 
+import base64
 import http.client
 import json
 import os
@@ -546,6 +548,150 @@ class AuthorizationTest(HttpTestCase):
         self.assertIn(":1:", server.stderr())
         Session(server, NEW_TOKEN).request("ping")
         self.assertEqual(server.stop(), 0)
+
+
+ISSUER = "https://auth.example.com/realms/team"
+AUDIENCE = "https://memory.example.com/mcp"
+
+
+def b64url(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+class RsaKey:
+    """An RSA key pair made by the openssl command, its JWK, and RS256 signing."""
+
+    def __init__(self, tmp, kid):
+        self.kid = kid
+        self.pem = os.path.join(tmp, kid + ".pem")
+        subprocess.run(["openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt",
+                        "rsa_keygen_bits:2048", "-out", self.pem], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        modulus = subprocess.run(["openssl", "rsa", "-in", self.pem, "-noout", "-modulus"],
+                                 check=True, capture_output=True).stdout.decode().strip()
+        n = bytes.fromhex(modulus.split("=", 1)[1])
+        self.jwk = {"kty": "RSA", "kid": kid, "use": "sig", "alg": "RS256", "n": b64url(n),
+                    "e": b64url((65537).to_bytes(3, "big"))}
+
+    def token(self, **claims):
+        body = {"iss": ISSUER, "aud": AUDIENCE, "sub": "agent-1", "exp": int(time.time()) + 600,
+                "scope": "workspace:team-a"}
+        body.update(claims)
+        body = {k: v for k, v in body.items() if v is not None}
+        header = {"alg": "RS256", "typ": "at+jwt", "kid": self.kid}
+        signed = (b64url(json.dumps(header).encode()) + "." +
+                  b64url(json.dumps(body).encode())).encode()
+        signature = subprocess.run(["openssl", "dgst", "-sha256", "-sign", self.pem],
+                                   input=signed, check=True, capture_output=True).stdout
+        return signed.decode() + "." + b64url(signature)
+
+
+class JwtTest(HttpTestCase):
+    def setUp(self):
+        super().setUp()
+        self.key = RsaKey(self.tmp, "key-1")
+        self.jwks = os.path.join(self.tmp, "jwks.json")
+        self.write_jwks(self.key)
+
+    def write_jwks(self, *keys):
+        with open(self.jwks + ".new", "w") as f:
+            json.dump({"keys": [k.jwk for k in keys]}, f)
+        os.replace(self.jwks + ".new", self.jwks)
+
+    def start_with_jwt(self, *extra):
+        return self.start("--auth-jwks", self.jwks, "--auth-issuer", ISSUER,
+                          "--auth-audience", AUDIENCE, *extra)
+
+    def test_token_grants_the_workspaces_of_its_scope(self):
+        server = self.start_with_jwt()
+        team = Session(server, self.key.token(scope="openid workspace:team-a"))
+        team.call_ok("remember", remember("plan", "the launch plan", workspace="team-a"))
+        self.assertIn("team-b", team.call_error("remember", remember("x", "y", workspace="team-b")))
+        team.call_error("stats", {})
+        admin = Session(server, self.key.token(sub="admin", scope="workspace:*"))
+        self.assertEqual(admin.call_ok("stats", {})["active_memories"], 1)
+        # A refreshed token of the same subject keeps the session; another subject's does not.
+        later = self.key.token(scope="workspace:team-a", exp=int(time.time()) + 1200)
+        status, _, _ = server.request("POST", {"jsonrpc": "2.0", "id": 9, "method": "ping"},
+                                      {"Authorization": "Bearer " + later,
+                                       "Mcp-Session-Id": team.id})
+        self.assertEqual(status, 200)
+        status, _, _ = server.request("POST", {"jsonrpc": "2.0", "id": 9, "method": "ping"},
+                                      {"Authorization": "Bearer " + admin.token,
+                                       "Mcp-Session-Id": team.id})
+        self.assertEqual(status, 404)
+        self.assertIn("JWTs from " + ISSUER, server.stderr())
+
+    def test_refusals_point_at_the_resource_metadata(self):
+        server = self.start_with_jwt()
+        ping = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                "params": {"protocolVersion": VERSION}}
+        metadata_url = "https://memory.example.com/.well-known/oauth-protected-resource/mcp"
+        status, headers, _ = server.request("POST", ping)
+        self.assertEqual(status, 401)
+        self.assertIn('resource_metadata="%s"' % metadata_url, headers["www-authenticate"])
+        for claims, why in (({"exp": int(time.time()) - 3600}, "expired"),
+                            ({"aud": "https://other.example.com/mcp"}, "another audience"),
+                            ({"iss": "https://evil.example.com"}, "another issuer")):
+            status, headers, body = server.request(
+                "POST", ping, {"Authorization": "Bearer " + self.key.token(**claims)})
+            self.assertEqual(status, 401, claims)
+            self.assertIn('error="invalid_token"', headers["www-authenticate"])
+            self.assertIn(why, json.loads(body)["error"]["message"])
+        status, headers, _ = server.request(
+            "POST", ping, {"Authorization": "Bearer " + self.key.token(scope="openid")})
+        self.assertEqual(status, 403)
+        self.assertIn('error="insufficient_scope"', headers["www-authenticate"])
+        for path in ("/.well-known/oauth-protected-resource/mcp",
+                     "/.well-known/oauth-protected-resource"):
+            status, _, body = server.request("GET", path=path)
+            self.assertEqual(status, 200, path)
+            metadata = json.loads(body)
+            self.assertEqual(metadata["resource"], AUDIENCE)
+            self.assertEqual(metadata["authorization_servers"], [ISSUER])
+
+    def test_token_file_and_jwt_together(self):
+        self.write_tokens("%s *\n" % ADMIN_TOKEN)
+        server = self.start_with_jwt("--auth-token-file", self.token_file)
+        Session(server, ADMIN_TOKEN).call_ok("stats", {})
+        Session(server, self.key.token()).request("ping")
+        with self.assertRaises(AssertionError):
+            Session(server, "wrong-token-0123456789abcdef")
+
+    def test_sighup_rotates_keys(self):
+        server = self.start_with_jwt()
+        old = self.key.token()
+        Session(server, old).request("ping")
+        new_key = RsaKey(self.tmp, "key-2")
+        self.write_jwks(new_key)
+        server.proc.send_signal(signal.SIGHUP)
+        server.wait_stderr("1 key")
+        with self.assertRaises(AssertionError):
+            Session(server, old)
+        Session(server, new_key.token()).request("ping")
+        with open(self.jwks, "w") as f:
+            f.write("{}")
+        server.proc.send_signal(signal.SIGHUP)
+        server.wait_stderr("keeping the JWKS keys in use")
+        Session(server, new_key.token()).request("ping")
+
+    def test_options_checked_at_start(self):
+        for extra in (["--auth-jwks", self.jwks],
+                      ["--auth-jwks", self.jwks, "--auth-issuer", ISSUER],
+                      ["--auth-issuer", ISSUER, "--auth-audience", AUDIENCE]):
+            p = subprocess.run([mcp_client.BINARY, "serve", "--http", "127.0.0.1:0", "--db",
+                                self.db] + extra, stdin=subprocess.DEVNULL, capture_output=True,
+                               timeout=EXIT_DEADLINE)
+            self.assertEqual(p.returncode, 2, extra)
+            self.assertIn("all three", p.stderr.decode())
+        with open(self.jwks, "w") as f:
+            f.write('{"keys": []}')
+        p = subprocess.run([mcp_client.BINARY, "serve", "--http", "127.0.0.1:0", "--db", self.db,
+                            "--auth-jwks", self.jwks, "--auth-issuer", ISSUER,
+                            "--auth-audience", AUDIENCE], stdin=subprocess.DEVNULL,
+                           capture_output=True, timeout=EXIT_DEADLINE)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("no RS256 or ES256 signing key", p.stderr.decode())
 
 
 if __name__ == "__main__":
