@@ -259,8 +259,8 @@ absl::StatusOr<std::vector<Recaller::Hit>> Recaller::DenseArm(
     // The index's candidates come closest first: once they reach the floor, more would only
     // be weaker; and when even the closest does not stand out, none in scope will. An
     // unrelated query must not cost an exact scan.
-    if (!neighbors->empty() && (neighbors->back().similarity <= floor ||
-                                !stands_out(neighbors->front().similarity))) {
+    if (!neighbors->empty() &&
+        (neighbors->back().similarity <= floor || !stands_out(neighbors->front().similarity))) {
       break;
     }
     // Short: scope and filters rejected too many. Ask the index for more, unless it has given

@@ -7,9 +7,8 @@
 
 namespace strata::vector {
 
-absl::StatusOr<ScanResult> ExactScan(temporal::Visibility& visibility,
-                                                     int64_t space, std::span<const float> query,
-                                                     size_t want) {
+absl::StatusOr<ScanResult> ExactScan(temporal::Visibility& visibility, int64_t space,
+                                     std::span<const float> query, size_t want) {
   std::vector<ScoredVersion> scored;
   std::vector<float> v(query.size());
   RETURN_IF_ERROR(visibility.Join(

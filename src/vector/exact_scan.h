@@ -25,8 +25,7 @@ struct ScanResult {
 
 // The `want` visible versions (of `visibility`'s read) with a vector in `space` closest to
 // `query` (unit length), and the query's chance level among all of them.
-absl::StatusOr<ScanResult> ExactScan(temporal::Visibility& visibility,
-                                                     int64_t space, std::span<const float> query,
-                                                     size_t want);
+absl::StatusOr<ScanResult> ExactScan(temporal::Visibility& visibility, int64_t space,
+                                     std::span<const float> query, size_t want);
 
 }  // namespace strata::vector

@@ -311,8 +311,8 @@ ChanceLevel HnswIndex::Chance(std::span<const float> query) const {
   similarities.reserve(kChanceSample);
   RoomLock::Hold searching(lock_, kSearches);
   for (size_t at = 0; at < sample_elements_.size(); at += bytes) {
-    similarities.push_back(
-        1.0f - Int8Distance(element.data(), sample_elements_.data() + at, &dimension));
+    similarities.push_back(1.0f -
+                           Int8Distance(element.data(), sample_elements_.data() + at, &dimension));
   }
   return ChanceLevelOf(similarities, graph_->cur_element_count - graph_->num_deleted_);
 }

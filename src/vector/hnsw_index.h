@@ -82,7 +82,8 @@ class HnswIndex {
   size_t size() const;
   int dimension() const { return dimension_; }
 
-  // The chance level's sample size: 128 dot products, a few microseconds a search.
+  // The chance level's sample size: 128 byte dot products over a 50 KB copy (~4 µs at 384
+  // dimensions, ~1% of an index search at 10K vectors).
   static constexpr size_t kChanceSample = 128;
 
   // Graph degree, build-time and search-time candidate list lengths (hnswlib's M,

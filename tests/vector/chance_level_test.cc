@@ -45,8 +45,7 @@ TEST(ChanceMaximum, RisesWithThePopulation) {
 
 TEST(ChanceMaximum, IsTheMeanForTwoOrFewer) {
   for (size_t population : {0u, 1u, 2u}) {
-    EXPECT_EQ(ChanceMaximum({.mean = 0.3, .sd = 0.1, .population = population}), 0.3)
-        << population;
+    EXPECT_EQ(ChanceMaximum({.mean = 0.3, .sd = 0.1, .population = population}), 0.3) << population;
   }
 }
 
