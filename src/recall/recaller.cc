@@ -237,9 +237,14 @@ absl::StatusOr<std::vector<Recaller::Hit>> Recaller::DenseArm(
   const size_t want = static_cast<size_t>(request.offset) + request.limit;
   size_t k = std::max(kMinIndexFetch, kOverFetch * want);
   if (!neighbors) neighbors = vectors_->SearchIndex(query_vector, k);
-  // Matches at or below the floor are no evidence (vector/similarity_floor.h).
+  // Matches at or below the embedder's floor are no evidence (vector/similarity_floor.h); and
+  // none is unless the best stands out from what this query scores by chance against the
+  // store (vector/chance_level.h): the best of many unrelated memories scores high.
   const double floor = vectors_->SimilarityFloor();
-  auto no_evidence = [floor](const Hit& h) { return h.score <= floor; };
+  std::optional<vector::ChanceLevel> chance = vectors_->IndexChance(query_vector);
+  auto stands_out = [&floor, &chance](double best) {
+    return chance ? vector::BestIsEvidence(best, floor, *chance) : best > floor;
+  };
   temporal::Visibility visibility(db_, ReadScopeOf(request));
   std::vector<Hit> hits;
   std::vector<Candidate> candidates;
@@ -252,8 +257,12 @@ absl::StatusOr<std::vector<Recaller::Hit>> Recaller::DenseArm(
     RETURN_IF_ERROR(KeepInScope(visibility, candidates, skip, want, hits, seen));
     if (hits.size() >= want) break;
     // The index's candidates come closest first: once they reach the floor, more would only
-    // be weaker, and an unrelated query must not cost an exact scan.
-    if (!neighbors->empty() && neighbors->back().similarity <= floor) break;
+    // be weaker; and when even the closest does not stand out, none in scope will. An
+    // unrelated query must not cost an exact scan.
+    if (!neighbors->empty() &&
+        (neighbors->back().similarity <= floor || !stands_out(neighbors->front().similarity))) {
+      break;
+    }
     // Short: scope and filters rejected too many. Ask the index for more, unless it has given
     // all it can reach (an HNSW graph need not reach every node) or the scope is too
     // selective for it; then score every version in scope.
@@ -265,14 +274,18 @@ absl::StatusOr<std::vector<Recaller::Hit>> Recaller::DenseArm(
     neighbors = vectors_->SearchIndex(query_vector, k);
   }
   if (!neighbors) {
-    ASSIGN_OR_RETURN(const std::vector<vector::ScoredVersion> scored,
+    ASSIGN_OR_RETURN(vector::ScanResult scan,
                      vector::ExactScan(visibility, vectors_->space().id, query_vector, want));
+    // What is in scope, scored whole: the chance level over exactly the versions the best
+    // match was chosen among.
+    chance = scan.chance;
     hits.clear();
-    for (const vector::ScoredVersion& v : scored) {
+    for (const vector::ScoredVersion& v : scan.best) {
       hits.push_back({.version_id = v.version_id, .score = v.similarity, .memory_id = v.memory_id});
     }
   }
-  std::erase_if(hits, no_evidence);
+  if (!hits.empty() && !stands_out(hits.front().score)) hits.clear();
+  std::erase_if(hits, [floor](const Hit& h) { return h.score <= floor; });
   hits.erase(hits.begin(), hits.begin() + std::min(hits.size(), size_t(request.offset)));
   return hits;
 }

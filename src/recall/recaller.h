@@ -31,7 +31,8 @@ class Recaller {
   //   the ranked ones are fewer than limit.
   // - dense: cosine similarity of the embeddings, from the HNSW index with over-fetch past
   //   versions out of scope, or an exact scan when the index is not ready or the scope is
-  //   too selective for it.
+  //   too selective for it. Matches above the embedder's similarity floor, and none unless
+  //   the best stands out from chance (vector::BestIsEvidence).
   // - hybrid: both arms at once (the dense search on another thread), fused by reciprocal
   //   rank (fusion.h).
   // - auto: hybrid when the vector index is ready and holds vectors (or, while it loads, the

@@ -7,9 +7,8 @@
 
 namespace strata::vector {
 
-absl::StatusOr<std::vector<ScoredVersion>> ExactScan(temporal::Visibility& visibility,
-                                                     int64_t space, std::span<const float> query,
-                                                     size_t want) {
+absl::StatusOr<ScanResult> ExactScan(temporal::Visibility& visibility, int64_t space,
+                                     std::span<const float> query, size_t want) {
   std::vector<ScoredVersion> scored;
   std::vector<float> v(query.size());
   RETURN_IF_ERROR(visibility.Join(
@@ -21,6 +20,12 @@ absl::StatusOr<std::vector<ScoredVersion>> ExactScan(temporal::Visibility& visib
                           .similarity = Decode(row.Blob(2), v) ? Dot(v, query) : -2.0});
         return true;
       }));
+  std::vector<float> similarities;
+  similarities.reserve(scored.size());
+  for (const ScoredVersion& v : scored) {
+    if (v.similarity > -2.0) similarities.push_back(static_cast<float>(v.similarity));
+  }
+  ScanResult result{.chance = ChanceLevelOf(similarities, similarities.size())};
   const size_t keep = std::min(want, scored.size());
   std::partial_sort(scored.begin(), scored.begin() + keep, scored.end(),
                     [](const ScoredVersion& a, const ScoredVersion& b) {
@@ -28,7 +33,8 @@ absl::StatusOr<std::vector<ScoredVersion>> ExactScan(temporal::Visibility& visib
                       return a.version_id < b.version_id;
                     });
   scored.resize(keep);
-  return scored;
+  result.best = std::move(scored);
+  return result;
 }
 
 }  // namespace strata::vector

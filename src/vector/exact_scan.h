@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "temporal/visibility.h"
+#include "vector/chance_level.h"
 
 namespace strata::vector {
 
@@ -17,10 +18,14 @@ struct ScoredVersion {
   double similarity;  // Cosine; -2 for a vector that does not decode (never a match).
 };
 
+struct ScanResult {
+  std::vector<ScoredVersion> best;  // Closest first, ties by version id.
+  ChanceLevel chance;               // Over every version scored.
+};
+
 // The `want` visible versions (of `visibility`'s read) with a vector in `space` closest to
-// `query` (unit length), closest first, ties by version id.
-absl::StatusOr<std::vector<ScoredVersion>> ExactScan(temporal::Visibility& visibility,
-                                                     int64_t space, std::span<const float> query,
-                                                     size_t want);
+// `query` (unit length), and the query's chance level among all of them.
+absl::StatusOr<ScanResult> ExactScan(temporal::Visibility& visibility, int64_t space,
+                                     std::span<const float> query, size_t want);
 
 }  // namespace strata::vector

@@ -61,6 +61,15 @@ absl::Status SyncAndRename(const std::string& from, const std::string& to) {
   return absl::OkStatus();
 }
 
+// A label's place in the chance sample: splitmix64's finalizer, so that version ids, which come
+// in order, are sampled evenly.
+uint64_t SampleHash(int64_t label) {
+  uint64_t z = static_cast<uint64_t>(label) + 0x9E3779B97F4A7C15ULL;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
 }  // namespace
 
 // hnswlib's view of vector/int8_element.h.
@@ -135,6 +144,7 @@ absl::StatusOr<std::pair<std::unique_ptr<HnswIndex>, IndexMeta>> HnswIndex::Load
     graph->loadIndex(path, index->space_.get());
     graph->setEf(kEf);
     index->graph_ = std::move(graph);
+    index->ResampleLocked();  // Not shared yet: alone.
   } catch (const std::exception& e) {
     return absl::FailedPreconditionError(absl::StrCat(path, ": ", e.what()));
   }
@@ -185,6 +195,47 @@ bool HnswIndex::HoldsLocked(int64_t label) const {
   return it != graph_->label_lookup_.end() && !graph_->isMarkedDeleted(it->second);
 }
 
+void HnswIndex::SampleLocked(std::span<const int64_t> labels) {
+  bool changed = false;
+  for (int64_t label : labels) {
+    const std::pair<uint64_t, int64_t> entry(SampleHash(label), label);
+    if (sample_.size() == kChanceSample && entry > sample_.back()) continue;
+    const auto at = std::lower_bound(sample_.begin(), sample_.end(), entry);
+    // A sampled label added again (after a Remove) has a new vector: copied again too.
+    changed = true;
+    if (at != sample_.end() && *at == entry) continue;
+    sample_.insert(at, entry);
+    if (sample_.size() > kChanceSample) sample_.pop_back();
+  }
+  if (changed) CopySampleLocked();
+}
+
+void HnswIndex::ResampleLocked() {
+  std::vector<std::pair<uint64_t, int64_t>> all;
+  all.reserve(graph_->label_lookup_.size());
+  for (const auto& [label, internal] : graph_->label_lookup_) {
+    if (!graph_->isMarkedDeleted(internal)) {
+      all.emplace_back(SampleHash(static_cast<int64_t>(label)), static_cast<int64_t>(label));
+    }
+  }
+  const size_t keep = std::min(all.size(), kChanceSample);
+  std::partial_sort(all.begin(), all.begin() + keep, all.end());
+  all.resize(keep);
+  sample_ = std::move(all);
+  CopySampleLocked();
+}
+
+void HnswIndex::CopySampleLocked() {
+  const size_t bytes = Int8ElementBytes(static_cast<size_t>(dimension_));
+  sample_elements_.resize(sample_.size() * bytes);
+  for (size_t i = 0; i < sample_.size(); ++i) {
+    const auto it = graph_->label_lookup_.find(static_cast<hnswlib::labeltype>(sample_[i].second));
+    STRATA_DCHECK(it != graph_->label_lookup_.end());  // Sampled only once inserted.
+    std::memcpy(sample_elements_.data() + i * bytes, graph_->getDataByInternalId(it->second),
+                bytes);
+  }
+}
+
 std::vector<std::byte> HnswIndex::Element(std::span<const float> v) const {
   std::vector<std::byte> element(Int8ElementBytes(v.size()));
   QuantizeInt8(v, element);
@@ -200,8 +251,11 @@ void HnswIndex::Remove(int64_t label) {
   try {
     graph_->markDelete(static_cast<hnswlib::labeltype>(label));
   } catch (const std::exception&) {
-    // Not in the index: nothing to remove.
+    return;  // Not in the index: nothing to remove.
   }
+  // A purge is rare, and removes a sampled label with odds kChanceSample / size().
+  const std::pair<uint64_t, int64_t> entry(SampleHash(label), label);
+  if (std::binary_search(sample_.begin(), sample_.end(), entry)) ResampleLocked();
 }
 
 void HnswIndex::AddParallel(std::span<const int64_t> labels, std::span<const float> vectors,
@@ -233,11 +287,34 @@ void HnswIndex::AddParallel(std::span<const int64_t> labels, std::span<const flo
     add(fresh[0]);
     next = 1;
   }
-  std::vector<std::jthread> pool;
-  for (int t = 1; t < threads && static_cast<size_t>(t) < fresh.size(); ++t) {
-    pool.emplace_back(work);
+  {
+    std::vector<std::jthread> pool;
+    for (int t = 1; t < threads && static_cast<size_t>(t) < fresh.size(); ++t) {
+      pool.emplace_back(work);
+    }
+    work();
   }
-  work();
+  // After the inserts: a search samples only labels the graph holds.
+  std::vector<int64_t> added;
+  added.reserve(fresh.size());
+  for (size_t i : fresh) added.push_back(labels[i]);
+  RoomLock::Hold alone(lock_, RoomLock::kAlone);
+  SampleLocked(added);
+}
+
+ChanceLevel HnswIndex::Chance(std::span<const float> query) const {
+  // The query as an element, as the graph compares it: byte dot products, not float ones.
+  const std::vector<std::byte> element = Element(query);
+  size_t dimension = static_cast<size_t>(dimension_);
+  const size_t bytes = Int8ElementBytes(dimension);
+  std::vector<float> similarities;
+  similarities.reserve(kChanceSample);
+  RoomLock::Hold searching(lock_, kSearches);
+  for (size_t at = 0; at < sample_elements_.size(); at += bytes) {
+    similarities.push_back(1.0f -
+                           Int8Distance(element.data(), sample_elements_.data() + at, &dimension));
+  }
+  return ChanceLevelOf(similarities, graph_->cur_element_count - graph_->num_deleted_);
 }
 
 std::vector<Neighbor> HnswIndex::Search(std::span<const float> query, size_t k) const {

@@ -139,6 +139,12 @@ std::optional<std::vector<Neighbor>> VectorService::SearchIndex(std::span<const 
   return idx->Search(query, k);
 }
 
+std::optional<ChanceLevel> VectorService::IndexChance(std::span<const float> query) const {
+  std::shared_ptr<HnswIndex> idx = index_.Get();
+  if (idx == nullptr) return std::nullopt;
+  return idx->Chance(query);
+}
+
 std::optional<size_t> VectorService::IndexedCount() const {
   std::shared_ptr<HnswIndex> idx = index_.Get();
   if (idx == nullptr) return std::nullopt;

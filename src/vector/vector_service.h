@@ -80,6 +80,9 @@ class VectorService {
   absl::StatusOr<std::vector<float>> EmbedQuery(std::string_view query);
   // The k nearest indexed versions; nullopt while the index is loading or building.
   std::optional<std::vector<Neighbor>> SearchIndex(std::span<const float> query, size_t k) const;
+  // The query's chance level among the indexed vectors (HnswIndex::Chance); nullopt while the
+  // index is loading or building.
+  std::optional<ChanceLevel> IndexChance(std::span<const float> query) const;
   // How many vectors the index holds; nullopt while it is loading or building.
   std::optional<size_t> IndexedCount() const;
   // Whether a dense search is worth running now: the index is ready and holds vectors, or it

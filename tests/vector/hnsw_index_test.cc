@@ -251,6 +251,67 @@ TEST_F(HnswIndexTest, SaveThenLoadGivesTheSameSearchResults) {
   }
 }
 
+void ExpectSameChance(const HnswIndex& a, const HnswIndex& b, const std::vector<float>& queries) {
+  for (size_t q = 0; q < queries.size() / kDim; ++q) {
+    const ChanceLevel want = a.Chance(Row(queries, q));
+    const ChanceLevel got = b.Chance(Row(queries, q));
+    EXPECT_EQ(got.mean, want.mean) << "query " << q;
+    EXPECT_EQ(got.sd, want.sd) << "query " << q;
+    EXPECT_EQ(got.population, want.population) << "query " << q;
+  }
+}
+
+// The chance sample depends on which labels the index holds, not on the order they came in:
+// a restart, a reload or a rebuild of the same store gives each query the same chance level.
+TEST_F(HnswIndexTest, ChanceIsTheSameWhateverOrderTheVectorsCameIn) {
+  const std::unique_ptr<HnswIndex> in_order = Build(/*parallel=*/false);
+  HnswIndex reversed(kDim);
+  for (size_t end = kPoints; end > 0; end -= 1000) {
+    std::vector<int64_t> labels(labels_.begin() + end - 1000, labels_.begin() + end);
+    std::reverse(labels.begin(), labels.end());
+    std::vector<float> vectors;
+    for (int64_t label : labels) {
+      const std::span<const float> v = Row(data_, label - 1);
+      vectors.insert(vectors.end(), v.begin(), v.end());
+    }
+    reversed.AddParallel(labels, vectors, 2);
+  }
+  ExpectSameChance(*in_order, reversed, queries_);
+  EXPECT_EQ(in_order->Chance(Row(queries_, 0)).population, kPoints);
+}
+
+TEST_F(HnswIndexTest, ChanceIsTheSameAfterSaveAndLoad) {
+  const std::unique_ptr<HnswIndex> index = Build(/*parallel=*/true);
+  index->Remove(labels_[0]);
+  ASSERT_OK(index->Save(path_, {.fingerprint = kFingerprint, .watermark = 5000}));
+  ASSERT_OK_AND_ASSIGN(auto loaded, HnswIndex::Load(path_, kFingerprint, kDim));
+  ExpectSameChance(*index, *loaded.first, queries_);
+}
+
+TEST_F(HnswIndexTest, ChanceWithoutRemovedVectorsIsThatOfAnIndexNeverGivenThem) {
+  const std::unique_ptr<HnswIndex> index = Build(/*parallel=*/true);
+  for (size_t i = 0; i < kPoints / 2; ++i) index->Remove(labels_[i]);
+  HnswIndex second_half(kDim);
+  second_half.AddParallel(std::span(labels_).subspan(kPoints / 2),
+                          Rows(data_, kPoints / 2, kPoints / 2), 2);
+  ExpectSameChance(*index, second_half, queries_);
+  EXPECT_EQ(index->Chance(Row(queries_, 0)).population, kPoints / 2);
+}
+
+TEST_F(HnswIndexTest, ChanceOfASmallIndexIsOverEveryVector) {
+  HnswIndex index(kDim);
+  for (size_t i = 0; i < 50; ++i) index.Add(labels_[i], Row(data_, i));
+  const std::vector<Neighbor> all = index.Search(Row(queries_, 0), 50);
+  ASSERT_EQ(all.size(), 50u);
+  double sum = 0;
+  for (const Neighbor& n : all) sum += n.similarity;
+  const ChanceLevel chance = index.Chance(Row(queries_, 0));
+  // Chance compares the query's bytes, as the graph does; Search rescored the query itself.
+  EXPECT_NEAR(chance.mean, sum / 50, 1e-3);
+  EXPECT_GT(chance.sd, 0);
+  EXPECT_EQ(chance.population, 50u);
+}
+
 TEST_F(HnswIndexTest, LoadedIndexAcceptsNewAndReaddedVectors) {
   {
     HnswIndex index(kDim);
