@@ -343,36 +343,62 @@ TEST_F(BertModelTest, RefusesPoolingItDoesNotRun) {
   EXPECT_THAT(Open(), StatusIs(absl::StatusCode::kNotFound, HasSubstr("modules.json")));
 }
 
-TEST(Int8Linear, IsExactOnTheQuantizedValues) {
-  // 7 rows (a block of four and three alone) by 40 columns (a padded tail) times 70 outputs
-  // (a block of 64 and a rest).
-  constexpr int kRows = 7, kCols = 40, kOut = 70;
+std::vector<float> Uniform(strata::testing::SplitMix64& rng, size_t n, float low, float high) {
+  std::vector<float> v(n);
+  for (float& x : v) {
+    x = low + (high - low) * static_cast<float>(static_cast<double>(rng.Next() >> 40) / (1 << 24));
+  }
+  return v;
+}
+
+TEST(Int8Linear, EveryKernelEqualsTheIntegerReferenceExactly) {
+  // Shapes off every multiple: 13 token rows (two tiles of six and one), 38 columns (groups of
+  // four and two), 61 and 115 outputs (blocks of 16 with a tail, and tiles of three blocks
+  // with one or two left). Activations skewed to one side of zero, as GELU's are.
   strata::testing::SplitMix64 rng(5);
-  auto uniform = [&rng](size_t n) {
-    std::vector<float> v(n);
-    for (float& x : v)
-      x = static_cast<float>(static_cast<double>(rng.Next() >> 40) / (1 << 24) - 0.5);
-    return v;
-  };
-  const std::vector<float> in = uniform(kRows * kCols);
-  const std::vector<float> weight = uniform(kOut * kCols);
-  const Int8Matrix w = QuantizeRows(FloatTensor::View({kOut, kCols}, weight.data()));
-  const Int8Matrix x = QuantizeRows(FloatTensor::View({kRows, kCols}, in.data()));
-  ASSERT_EQ(w.stride, 64);
-  std::vector<float> out(kRows * kOut);
-  Int8Linear(in.data(), kRows, w, out.data());
-  for (int i = 0; i < kRows; ++i) {
-    for (int j = 0; j < kOut; ++j) {
-      int32_t dot = 0;
-      double exact = 0;
-      for (int c = 0; c < kCols; ++c) {
-        dot += int32_t{x.values[i * x.stride + c]} * w.values[j * w.stride + c];
-        exact += double{in[i * kCols + c]} * weight[j * kCols + c];
+  for (const auto& [rows, cols, out_rows] :
+       {std::tuple{13, 38, 61}, std::tuple{1, 5, 115}, std::tuple{6, 384, 48}}) {
+    const std::vector<float> in = Uniform(rng, rows * cols, -0.2f, 3.0f);
+    const std::vector<float> weight = Uniform(rng, out_rows * cols, -0.5f, 0.5f);
+    const Int8Matrix w = QuantizeRows(FloatTensor::View({out_rows, cols}, weight.data()));
+    const Int8Activations x = QuantizeActivations(in.data(), rows, cols);
+    for (Int8Kernel kernel : {Int8Kernel::kPortable, Int8Kernel::kAvx512Vnni}) {
+      std::vector<float> out(rows * out_rows);
+      Int8Linear(in.data(), rows, w, out.data(), kernel);
+      for (int i = 0; i < rows; ++i) {
+        for (int j = 0; j < out_rows; ++j) {
+          int32_t dot = 0;
+          int32_t sum = 0;
+          double exact = 0;
+          for (int c = 0; c < cols; ++c) {
+            dot += int32_t{x.values[i * x.stride + c]} * w.at(j, c);
+            sum += w.at(j, c);
+            exact += double{in[i * cols + c]} * weight[j * cols + c];
+          }
+          ASSERT_EQ(sum, w.sums[j]);
+          const float expected =
+              static_cast<float>(dot - x.zeros[i] * sum) * (x.scales[i] * w.scales[j]);
+          ASSERT_EQ(out[i * out_rows + j], expected)
+              << "kernel " << static_cast<int>(kernel) << " row " << i << " output " << j;
+          // The quantization error: half a step of each factor over `cols` products.
+          EXPECT_NEAR(out[i * out_rows + j], exact, 0.004 * cols) << i << " " << j;
+        }
       }
-      EXPECT_EQ(out[i * kOut + j], static_cast<float>(dot) * x.scales[i] * w.scales[j]);
-      EXPECT_NEAR(out[i * kOut + j], exact, 0.02) << i << " " << j;
     }
   }
+}
+
+TEST(Int8Linear, ActivationsUseAllOfTheirByteWithTheZeroPoint) {
+  const std::vector<float> in = {-0.1f, 0.0f, 2.5f, 5.0f, /*second row*/ 1.0f, 1.0f, 1.0f, 1.0f};
+  const Int8Activations x = QuantizeActivations(in.data(), 2, 4);
+  EXPECT_EQ(x.zeros[0], 5);  // 0.1 of a 5.1 range, in 255 steps
+  EXPECT_EQ(x.values[0], 0);
+  EXPECT_EQ(x.values[1], 5);
+  EXPECT_EQ(x.values[3], 255);
+  EXPECT_FLOAT_EQ(x.scales[0], 5.1f / 255);
+  // A row of one value on one side of zero: the range reaches down to 0.
+  EXPECT_EQ(x.zeros[1], 0);
+  EXPECT_EQ(x.values[x.stride], 255);
 }
 
 TEST_F(BertModelTest, Int8KeepsItsSelfCheckOrFallsBack) {

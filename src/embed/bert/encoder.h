@@ -53,18 +53,28 @@ class BertEncoder {
   absl::StatusOr<std::vector<float>> Encode(std::span<const std::vector<int32_t>> texts) const;
 
  private:
+  // A layer's query, key and value projections as one [3 hidden x hidden] Linear (rows in
+  // that order), so that one matrix product makes all three.
+  struct FusedQkv {
+    FloatTensor weight;  // Transposed for the portable kernel, as the other weights are.
+    std::vector<float> bias;
+  };
+  // Moves `layer`'s query, key and value weights and biases into one FusedQkv.
+  static FusedQkv FuseQkv(BertLayerWeights& layer);
+
   struct Int8Layer {
-    Int8Matrix query, key, value, attention_output, intermediate, output;
+    Int8Matrix qkv, attention_output, intermediate, output;
   };
 
   BertEncoder(BertConfig config, std::unique_ptr<SafetensorsFile> file, BertWeights weights,
-              EncoderOptions options);
+              std::vector<FusedQkv> qkv, EncoderOptions options);
   // Keeps the int8 `layers` if the probe set's vectors hold up against fp32's.
   void TryInt8(std::vector<Int8Layer> layers);
 
   BertConfig config_;
   std::unique_ptr<SafetensorsFile> file_;  // Mapped for as long as weights_ view it.
   BertWeights weights_;
+  std::vector<FusedQkv> qkv_;  // One per layer.
   EncoderOptions options_;
   std::vector<Int8Layer> int8_layers_;  // Empty unless int8_.
   bool int8_ = false;
