@@ -168,7 +168,9 @@ absl::StatusOr<std::unique_ptr<BertEncoder>> BertEncoder::Open(const std::filesy
                              .output = QuantizeRows(l.output_weight)});
     }
   }
-  if (!BlasCompiledIn()) options.gemm = GemmBackend::kPortable;
+  if (!BlasCompiledIn() && options.gemm == GemmBackend::kBlas) {
+    options.gemm = GemmBackend::kPortable;
+  }
   if (options.gemm == GemmBackend::kPortable) {
     // The portable kernel runs twice as fast over rows of B as over dot products with them.
     for (size_t i = 0; i < weights.layers.size(); ++i) {
@@ -179,8 +181,19 @@ absl::StatusOr<std::unique_ptr<BertEncoder>> BertEncoder::Open(const std::filesy
       }
     }
   }
+  std::vector<PackedLayer> packed_layers;
+  if (options.gemm == GemmBackend::kPacked) {
+    for (size_t i = 0; i < weights.layers.size(); ++i) {
+      const BertLayerWeights& l = weights.layers[i];
+      packed_layers.push_back({.qkv = PackRows(qkv[i].weight),
+                               .attention_output = PackRows(l.attention_output_weight),
+                               .intermediate = PackRows(l.intermediate_weight),
+                               .output = PackRows(l.output_weight)});
+    }
+  }
   std::unique_ptr<BertEncoder> encoder(
       new BertEncoder(config, std::move(file), std::move(weights), std::move(qkv), options));
+  encoder->packed_layers_ = std::move(packed_layers);
   if (options.int8) encoder->TryInt8(std::move(int8_layers));
   return encoder;
 }
@@ -269,9 +282,13 @@ absl::StatusOr<std::vector<float>> BertEncoder::Encode(
   // its transpose [width x n] for the portable kernel.
   const bool transposed = gemm == GemmBackend::kPortable;
   auto linear = [&](const float* in, int width, const FloatTensor& weight, const Int8Matrix* q,
-                    int n, float* result) {
+                    const PackedMatrix* packed, int n, float* result) {
     if (q != nullptr) {
       Int8Linear(in, total, *q, result);
+      return;
+    }
+    if (packed != nullptr) {
+      PackedLinear(in, total, *packed, result);
       return;
     }
     Gemm(gemm, /*transpose_b=*/!transposed, total, n, width, 1.0f, in, width, weight.data(),
@@ -287,8 +304,14 @@ absl::StatusOr<std::vector<float>> BertEncoder::Encode(
     auto int8_of = [quantized](const Int8Matrix Int8Layer::*member) {
       return quantized != nullptr ? &(quantized->*member) : nullptr;
     };
+    // The packed form of a weight, or null for Gemm.
+    const PackedLayer* packed = packed_layers_.empty() ? nullptr : &packed_layers_[l];
+    auto packed_of = [packed](const PackedMatrix PackedLayer::*member) {
+      return packed != nullptr ? &(packed->*member) : nullptr;
+    };
     // Each token's row of qkv: its query, then its key, then its value.
-    linear(x.data(), hidden, qkv_[l].weight, int8_of(&Int8Layer::qkv), qkv_width, qkv.data());
+    linear(x.data(), hidden, qkv_[l].weight, int8_of(&Int8Layer::qkv), packed_of(&PackedLayer::qkv),
+           qkv_width, qkv.data());
     AddBias(qkv.data(), total, qkv_width, qkv_[l].bias.data());
     for (const Span& span : spans) {
       const float* rows = qkv.data() + static_cast<size_t>(span.begin) * qkv_width;
@@ -303,15 +326,17 @@ absl::StatusOr<std::vector<float>> BertEncoder::Encode(
       }
     }
     linear(context.data(), hidden, layer.attention_output_weight,
-           int8_of(&Int8Layer::attention_output), hidden, sub.data());
+           int8_of(&Int8Layer::attention_output), packed_of(&PackedLayer::attention_output), hidden,
+           sub.data());
     AddBiasResidual(sub.data(), total, hidden, layer.attention_output_bias.data(), x.data());
     LayerNorm(x.data(), total, hidden, layer.attention_norm_weight.data(),
               layer.attention_norm_bias.data(), config_.layer_norm_eps);
 
-    linear(x.data(), hidden, layer.intermediate_weight, int8_of(&Int8Layer::intermediate), inner,
-           up.data());
+    linear(x.data(), hidden, layer.intermediate_weight, int8_of(&Int8Layer::intermediate),
+           packed_of(&PackedLayer::intermediate), inner, up.data());
     BiasGelu(up.data(), total, inner, layer.intermediate_bias.data());
-    linear(up.data(), inner, layer.output_weight, int8_of(&Int8Layer::output), hidden, sub.data());
+    linear(up.data(), inner, layer.output_weight, int8_of(&Int8Layer::output),
+           packed_of(&PackedLayer::output), hidden, sub.data());
     AddBiasResidual(sub.data(), total, hidden, layer.output_bias.data(), x.data());
     LayerNorm(x.data(), total, hidden, layer.output_norm_weight.data(),
               layer.output_norm_bias.data(), config_.layer_norm_eps);

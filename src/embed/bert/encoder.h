@@ -18,9 +18,9 @@
 namespace strata::embed::bert {
 
 struct EncoderOptions {
-  // Tests run both; kBlas means kPortable in a build without OpenBLAS. kPortable keeps
-  // transposed copies of the Linear weights (its kernel is faster on them) instead of
-  // reading them from the mapping.
+  // Tests run each; kBlas means kPortable in a build without OpenBLAS. kPortable keeps
+  // transposed copies of the Linear weights (its kernel is faster on them) and kPacked
+  // packed ones (gemm.h) instead of reading them from the mapping.
   GemmBackend gemm = DefaultGemmBackend();
   // Run the Linear layers in int8 (int8.h) if, on a fixed probe set, every vector keeps a
   // cosine of at least int8_min_cosine with fp32's; else stay in fp32.
@@ -65,6 +65,9 @@ class BertEncoder {
   struct Int8Layer {
     Int8Matrix qkv, attention_output, intermediate, output;
   };
+  struct PackedLayer {
+    PackedMatrix qkv, attention_output, intermediate, output;
+  };
 
   BertEncoder(BertConfig config, std::unique_ptr<SafetensorsFile> file, BertWeights weights,
               std::vector<FusedQkv> qkv, EncoderOptions options);
@@ -75,6 +78,7 @@ class BertEncoder {
   std::unique_ptr<SafetensorsFile> file_;  // Mapped for as long as weights_ view it.
   BertWeights weights_;
   std::vector<FusedQkv> qkv_;  // One per layer.
+  std::vector<PackedLayer> packed_layers_;  // One per layer with GemmBackend::kPacked.
   EncoderOptions options_;
   std::vector<Int8Layer> int8_layers_;  // Empty unless int8_.
   bool int8_ = false;
