@@ -121,6 +121,10 @@ BENCHMARK(BM_BertEncode)
     ->Args({1, 30, 2, 1})
     ->Args({1, 128, 2, 1})
     ->Args({16, 30, 2, 1})
+    ->Args({1, 100, 2, 0})
+    ->Args({16, 100, 2, 0})
+    ->Args({1, 100, 2, 1})
+    ->Args({16, 100, 2, 1})
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -1,7 +1,8 @@
 #pragma once
-// The BERT forward pass in fp32: token ids in, one pooled unit vector per text out. Several
-// texts run as one pass without padding: their tokens are stacked into one matrix so every
-// dense layer is one matrix product, and attention stays inside each text.
+// The BERT forward pass in fp32 (or int8 Linear layers): token ids in, one pooled unit vector
+// per text out. Texts run in passes of up to kPassTokens tokens without padding: a pass's
+// tokens are stacked into one matrix so every dense layer is one matrix product, and
+// attention stays inside each text.
 
 #include <cstdint>
 #include <filesystem>
@@ -71,6 +72,12 @@ class BertEncoder {
 
   BertEncoder(BertConfig config, std::unique_ptr<SafetensorsFile> file, BertWeights weights,
               std::vector<FusedQkv> qkv, EncoderOptions options);
+  // Tokens a forward pass takes at most (a longer text takes one alone).
+  static constexpr int kPassTokens = 128;
+
+  // The pooled unit vectors of `texts` (checked by Encode) into out[texts.size() x hidden],
+  // in one pass.
+  void Forward(std::span<const std::vector<int32_t>> texts, float* out) const;
   // Keeps the int8 `layers` if the probe set's vectors hold up against fp32's.
   void TryInt8(std::vector<Int8Layer> layers);
 
