@@ -189,6 +189,7 @@ absl::StatusOr<std::unique_ptr<BertEncoder>> BertEncoder::Open(const std::filesy
                                .attention_output = PackRows(l.attention_output_weight),
                                .intermediate = PackRows(l.intermediate_weight),
                                .output = PackRows(l.output_weight)});
+      qkv[i].weight = FloatTensor();  // Only its packed form is read.
     }
   }
   std::unique_ptr<BertEncoder> encoder(
@@ -223,6 +224,8 @@ void BertEncoder::TryInt8(std::vector<Int8Layer> layers) {
   if (worst < options_.int8_min_cosine) {
     int8_ = false;
     int8_layers_.clear();
+  } else {
+    packed_layers_.clear();  // Encode reads the int8 weights from now on.
   }
 }
 

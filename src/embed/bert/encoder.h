@@ -57,7 +57,8 @@ class BertEncoder {
   // A layer's query, key and value projections as one [3 hidden x hidden] Linear (rows in
   // that order), so that one matrix product makes all three.
   struct FusedQkv {
-    FloatTensor weight;  // Transposed for the portable kernel, as the other weights are.
+    // Transposed for the portable kernel, as the other weights are; empty with kPacked.
+    FloatTensor weight;
     std::vector<float> bias;
   };
   // Moves `layer`'s query, key and value weights and biases into one FusedQkv.
@@ -85,7 +86,8 @@ class BertEncoder {
   std::unique_ptr<SafetensorsFile> file_;  // Mapped for as long as weights_ view it.
   BertWeights weights_;
   std::vector<FusedQkv> qkv_;  // One per layer.
-  std::vector<PackedLayer> packed_layers_;  // One per layer with GemmBackend::kPacked.
+  // One per layer with GemmBackend::kPacked, unless int8_.
+  std::vector<PackedLayer> packed_layers_;
   EncoderOptions options_;
   std::vector<Int8Layer> int8_layers_;  // Empty unless int8_.
   bool int8_ = false;
