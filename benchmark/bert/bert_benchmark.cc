@@ -1,9 +1,10 @@
 // The BERT forward pass at the MiniLM-L6 shape (vocab 30522, hidden 384, 6 layers, 12 heads,
 // intermediate 1536) with random weights written to a temporary directory: time per text
-// alone at 12, 30 and 128 tokens, and per text when 16 texts of 30 tokens share one pass.
-// fp32 (and int8 Linear layers), one thread. Beside the speed, how far a packed text strays from
-// the same text alone (max_diff_vs_alone: fp32 rounding only, since the products sum in another
-// order when more rows share a pass; some 1e-5 with these large random activations). Run: meson
+// alone at 12, 30, 100 and 128 tokens, and per text when 16 texts are encoded in one call
+// (in passes of up to BertEncoder's 128 tokens). fp32 through each GEMM backend, and int8
+// Linear layers, one thread. Beside the speed, how far a batched text strays from the same
+// text alone (max_diff_vs_alone: 0 where each output row is computed alike whatever the batch,
+// as the packed and int8 kernels do; fp32 rounding, some 1e-5, through OpenBLAS). Run: meson
 // test -C build --benchmark bert, or build/benchmark/bert/bert_benchmark.
 
 #include <benchmark/benchmark.h>
@@ -40,7 +41,7 @@ class MiniLmModel {
 
   const BertEncoder& Encoder(GemmBackend backend, bool int8) {
     std::unique_ptr<BertEncoder>& e =
-        encoders_[(backend == GemmBackend::kBlas ? 0 : 1) + (int8 ? 2 : 0)];
+        encoders_[static_cast<int>(backend) * 2 + (int8 ? 1 : 0)];
     if (e == nullptr) {
       // Random weights make a chaotic model (saturated softmax: a small change flips which
       // token a head attends to), so int8 fails its self-check here, where a trained model
@@ -53,7 +54,7 @@ class MiniLmModel {
 
  private:
   std::filesystem::path dir_;
-  std::unique_ptr<BertEncoder> encoders_[4];
+  std::unique_ptr<BertEncoder> encoders_[6];
 };
 
 MiniLmModel& Model() {
@@ -72,12 +73,17 @@ std::vector<std::vector<int32_t>> Texts(int count, int tokens) {
   return texts;
 }
 
-// range(0): texts per pass; range(1): tokens per text; range(2): 1 for OpenBLAS, 0 portable;
+// range(0): texts per pass; range(1): tokens per text; range(2): the GemmBackend (0 OpenBLAS,
+// 1 portable, 2 packed weights with the AVX-512 kernel);
 // range(3): 1 for int8 Linear layers.
 void BM_BertEncode(benchmark::State& state) {
-  const auto backend = state.range(2) == 1 ? GemmBackend::kBlas : GemmBackend::kPortable;
+  const auto backend = static_cast<GemmBackend>(state.range(2));
   if (backend == GemmBackend::kBlas && !BlasCompiledIn()) {
     state.SkipWithError("built without OpenBLAS");
+    return;
+  }
+  if (backend == GemmBackend::kPacked && !PackedKernelAvailable()) {
+    state.SkipWithError("no AVX-512 on this CPU");
     return;
   }
   const BertEncoder& encoder = Model().Encoder(backend, state.range(3) == 1);
@@ -101,17 +107,25 @@ void BM_BertEncode(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_BertEncode)
-    ->ArgNames({"texts", "tokens", "blas", "int8"})
-    ->Args({1, 12, 1, 0})
-    ->Args({1, 30, 1, 0})
-    ->Args({1, 128, 1, 0})
-    ->Args({16, 30, 1, 0})
+    ->ArgNames({"texts", "tokens", "gemm", "int8"})
+    ->Args({1, 12, 2, 0})
+    ->Args({1, 30, 2, 0})
+    ->Args({1, 128, 2, 0})
+    ->Args({16, 30, 2, 0})
+    ->Args({1, 12, 0, 0})
     ->Args({1, 30, 0, 0})
+    ->Args({1, 128, 0, 0})
     ->Args({16, 30, 0, 0})
-    ->Args({1, 12, 1, 1})
-    ->Args({1, 30, 1, 1})
-    ->Args({1, 128, 1, 1})
-    ->Args({16, 30, 1, 1})
+    ->Args({1, 30, 1, 0})
+    ->Args({16, 30, 1, 0})
+    ->Args({1, 12, 2, 1})
+    ->Args({1, 30, 2, 1})
+    ->Args({1, 128, 2, 1})
+    ->Args({16, 30, 2, 1})
+    ->Args({1, 100, 2, 0})
+    ->Args({16, 100, 2, 0})
+    ->Args({1, 100, 2, 1})
+    ->Args({16, 100, 2, 1})
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace

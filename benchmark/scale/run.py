@@ -144,13 +144,22 @@ def drain(session, result, key):
     """Waits for the embedding worker to embed and index the backlog; records it under `key`.
     A backlog under MIN_TIMED_BACKLOG (the worker kept up with the writes, as it may with
     single calls) drains within the polling interval: its rate is not measured (None)."""
+    cpu = session.cpu_seconds()
     waited = wait_embedded(session)
     if waited:
         seconds, pending = waited
-        rate = round(pending / seconds, 1) if seconds > 0 and pending >= MIN_TIMED_BACKLOG else None
+        timed = seconds > 0 and pending >= MIN_TIMED_BACKLOG
+        rate = round(pending / seconds, 1) if timed else None
         result[key] = {"backlog": pending, "drain_seconds": round(seconds, 2), "rate_per_s": rate}
+        # Per CPU second of the server (the embedding worker, and stats answering the polls):
+        # what one core drains, whatever else the machine runs.
+        cpu_after = session.cpu_seconds()
+        if timed and cpu is not None and cpu_after is not None and cpu_after > cpu:
+            result[key]["cpu_seconds"] = round(cpu_after - cpu, 2)
+            result[key]["rate_per_cpu_s"] = round(pending / (cpu_after - cpu), 1)
         log(f"  embedding backlog of {pending:,}: drained in {seconds:.1f} s"
-            + (f" ({rate:,.0f}/s)" if rate else " (too small to time)"))
+            + (f" ({rate:,.0f}/s, {result[key].get('rate_per_cpu_s')}/CPU s)" if rate
+               else " (too small to time)"))
 
 
 def load_batch(session, lo, hi, profile, batch_size=1000):
@@ -242,12 +251,12 @@ def as_of_latency(session, n, samples, rng, as_of_ms, profile):
     return {**percentiles(times), "server_cpu_ms_per_call": cpu_ms_per_call(session, cpu, samples)}
 
 
-def cold_start(binary, db, profile, runs=5):
+def cold_start(binary, db, profile, strata_args, runs=5):
     """Median of `runs` trials: spawn strata on the loaded database, initialize, first recall."""
     times = []
     for _ in range(runs):
         start = time.perf_counter()
-        session = Session(binary, db)
+        session = Session(binary, db, strata_args)
         session.initialize()
         session.call(profile.recall_tool, profile.cold_start_recall)
         times.append(time.perf_counter() - start)
@@ -321,11 +330,11 @@ def dedup_stats(stats, n=None):
     return out
 
 
-def measure_size(binary, n, workdir, samples, seed, profile):
+def measure_size(binary, n, workdir, samples, seed, profile, strata_args=()):
     log(f"size {n:,}, profile {profile.name}")
     rng = random.Random(seed)
     db = os.path.join(workdir, f"scale-{n}.db")
-    session = Session(binary, db)
+    session = Session(binary, db, strata_args)
     session.initialize()
     result = {"memories": n, "profile": profile.name}
     (load_perseus if profile.name == "perseus" else load)(session, n, result, profile)
@@ -359,7 +368,7 @@ def measure_size(binary, n, workdir, samples, seed, profile):
     if stats.get("embeddings"):
         result["embeddings"] = {k: stats["embeddings"][k] for k in ("embedder", "dimension", "vectors")}
     result["db"]["bytes_per_memory"] = round(result["db"]["main_bytes"] / n, 1)
-    result["cold_start_ms"] = cold_start(binary, db, profile)
+    result["cold_start_ms"] = cold_start(binary, db, profile, strata_args)
     log(f"  cold start {result['cold_start_ms']} ms; db {result['db']}")
     if stats.get("embeddings"):
         result["index_recall_at_10"] = index_recall(binary, db)
@@ -382,7 +391,10 @@ def main():
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--workdir", help="where the databases go (default: a temporary directory)")
     parser.add_argument("--out", help="write the JSON report here (default: stdout)")
+    parser.add_argument("--embedder", help="strata's --embedder SPEC (default: strata's, builtin), "
+                        "e.g. bert:dir=DIR for a model benchmark/bert/write_model.py wrote")
     args = parser.parse_args()
+    strata_args = ("--embedder", args.embedder) if args.embedder else ()
     if not os.access(args.binary, os.X_OK):
         sys.exit(f"no strata binary at {args.binary}; build it first (tools/test or meson compile -C build)")
     workdir = args.workdir or tempfile.mkdtemp(prefix="strata-scale-")
@@ -394,13 +406,14 @@ def main():
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "durability": "normal",
         "profile": args.profile,
+        "embedder": args.embedder or "builtin",
         "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
         "sizes": {},
     }
     try:
         for n in args.sizes:
             report["sizes"][str(n)] = measure_size(args.binary, n, workdir, args.samples, args.seed,
-                                                   Profile(args.profile))
+                                                   Profile(args.profile), strata_args)
     finally:
         if not args.workdir:
             shutil.rmtree(workdir, ignore_errors=True)

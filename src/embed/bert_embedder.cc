@@ -88,14 +88,21 @@ absl::StatusOr<std::unique_ptr<Embedder>> MakeBertEmbedder(
     const std::vector<std::pair<std::string, std::string>>& options) {
   std::string dir_option;
   std::string model_option;
+  bert::EncoderOptions encoder_options;
   for (const auto& [key, value] : options) {
     if (key == "dir") {
       dir_option = value;
     } else if (key == "model") {
       model_option = value;
+    } else if (key == "int8") {
+      if (value != "0" && value != "1") {
+        return absl::InvalidArgumentError(
+            absl::StrCat("embedder bert: int8 must be 0 or 1, got \"", value, "\""));
+      }
+      encoder_options.int8 = value == "1";
     } else {
-      return absl::InvalidArgumentError(
-          absl::StrCat("embedder bert: unknown option \"", key, "\" (known: dir, model)"));
+      return absl::InvalidArgumentError(absl::StrCat("embedder bert: unknown option \"", key,
+                                                     "\" (known: dir, model, int8)"));
     }
   }
   if (dir_option.empty() == model_option.empty()) {
@@ -115,7 +122,7 @@ absl::StatusOr<std::unique_ptr<Embedder>> MakeBertEmbedder(
         absl::StrCat("embedder bert: model directory ", dir.string(), " not found"));
   }
   // The encoder reads the configuration (first, so that a bad config.json is what is named).
-  auto encoder = bert::BertEncoder::Open(dir);
+  auto encoder = bert::BertEncoder::Open(dir, encoder_options);
   if (!encoder.ok()) return Prefixed(encoder.status());
   auto tokenizer = bert::WordPieceTokenizer::Load(dir);
   if (!tokenizer.ok()) return Prefixed(tokenizer.status());
@@ -140,7 +147,8 @@ absl::StatusOr<std::unique_ptr<Embedder>> MakeBertEmbedder(
                     .version = "1",
                     .dimension = (*encoder)->dimension(),
                     .options = absl::StrCat("model=", model, ",pooling=", cls ? "cls" : "mean",
-                                            ",sha=", absl::StrFormat("%016x", hash))};
+                                            ",sha=", absl::StrFormat("%016x", hash),
+                                            (*encoder)->int8() ? ",dtype=int8" : "")};
   return std::make_unique<BertEmbedder>(std::move(*tokenizer), std::move(*encoder),
                                         std::move(info));
 }

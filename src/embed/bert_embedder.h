@@ -1,6 +1,6 @@
 #pragma once
 // The "bert" embedder: a sentence-transformers BERT directory run natively (embed/bert/:
-// WordPiece tokenizer, fp32 forward pass, mean or CLS pooling). No network, no Python.
+// WordPiece tokenizer, fp32 or int8 forward pass, mean or CLS pooling). No network, no Python.
 
 #include <memory>
 #include <string>
@@ -12,15 +12,18 @@
 
 namespace strata::embed {
 
-// `options`: dir=PATH, or model=NAME for cache/NAME (embed/model_store.h), the model
-// directory: config.json, modules.json and its Pooling
+// `options`: dir=PATH, or model=NAME for cache/NAME (embed/model_store.h), and int8=1 to run
+// the Linear layers in int8 when the encoder's load-time self-check holds (encoder.h; else
+// fp32). The model directory: config.json, modules.json and its Pooling
 // module's config.json, model.safetensors, vocab.txt, and optionally tokenizer_config.json
 // and sentence_bert_config.json. info(): name "bert", version "1", the hidden size as
-// dimension, options "model=<dir's last component>,pooling=mean|cls,sha=<16 hex>", the hash
+// dimension, options "model=<dir's last component>,pooling=mean|cls,sha=<16 hex>" (and
+// ",dtype=int8" when int8 runs: its vectors differ from fp32's), the hash
 // over the JSON files, vocab.txt and the safetensors header and size, so a changed model
 // gets a new fingerprint. A text with nothing to embed ([CLS][SEP] only) is still encoded:
 // BERT gives it a (unit) vector like any other. Texts longer than the model's max length are
-// cut. Errors: InvalidArgument for neither or both of dir and model or an unknown option,
+// cut. Errors: InvalidArgument for neither or both of dir and model, an unknown option or an
+// int8 other than 0 or 1,
 // NotFound for a model not installed, else the loaders'
 // errors (NotFound, DataLoss, FailedPrecondition naming the file), each prefixed
 // "embedder bert: ".

@@ -98,6 +98,26 @@ TEST(BertEmbedderTest, FingerprintFollowsTheModel) {
   EXPECT_NE((*changed)->info().Fingerprint(), (*revocab)->info().Fingerprint());
 }
 
+TEST(BertEmbedderTest, Int8IsInTheFingerprintWhenItRuns) {
+  TempDir tmp;
+  const std::string dir = WriteModel(tmp, "m");
+  auto fp32 = MakeEmbedder("bert:dir=" + dir);
+  auto off = MakeEmbedder("bert:dir=" + dir + ",int8=0");
+  auto int8 = MakeEmbedder("bert:dir=" + dir + ",int8=1");
+  ASSERT_TRUE(fp32.ok() && off.ok() && int8.ok()) << int8.status();
+  EXPECT_EQ((*fp32)->info().Fingerprint(), (*off)->info().Fingerprint());
+  const std::vector<std::string> texts = {"hello world", "The cat sat on the mat."};
+  auto reference = (*fp32)->Embed(texts, Role::kDocument);
+  auto quantized = (*int8)->Embed(texts, Role::kDocument);
+  ASSERT_TRUE(reference.ok() && quantized.ok());
+  // int8 runs only when its self-check held; then its vectors, and so its space, differ.
+  const bool runs = (*int8)->info().options.find(",dtype=int8") != std::string::npos;
+  EXPECT_EQ(runs, (*fp32)->info().Fingerprint() != (*int8)->info().Fingerprint());
+  EXPECT_EQ(runs, *reference != *quantized);
+  EXPECT_THAT(MakeEmbedder("bert:dir=" + dir + ",int8=yes").status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("int8 must be 0 or 1")));
+}
+
 TEST(BertEmbedderTest, ClearErrors) {
   TempDir tmp;
   EXPECT_THAT(MakeEmbedder("bert").status(),

@@ -60,13 +60,32 @@ BertModelSpec SpecOf(const nlohmann::json& model, const std::string& dtype) {
           .dtype = dtype};
 }
 
+// kPacked runs its portable kernel on a CPU without AVX-512: tested either way.
 std::vector<GemmBackend> Backends() {
-  std::vector<GemmBackend> backends = {GemmBackend::kPortable};
+  std::vector<GemmBackend> backends = {GemmBackend::kPortable, GemmBackend::kPacked};
   if (BlasCompiledIn()) backends.push_back(GemmBackend::kBlas);
   return backends;
 }
 
-const char* Name(GemmBackend b) { return b == GemmBackend::kBlas ? "blas" : "portable"; }
+const char* Name(GemmBackend b) {
+  switch (b) {
+    case GemmBackend::kBlas:
+      return "blas";
+    case GemmBackend::kPortable:
+      return "portable";
+    case GemmBackend::kPacked:
+      return "packed";
+  }
+  return "?";
+}
+
+std::vector<float> Uniform(strata::testing::SplitMix64& rng, size_t n, float low, float high) {
+  std::vector<float> v(n);
+  for (float& x : v) {
+    x = low + (high - low) * static_cast<float>(static_cast<double>(rng.Next() >> 40) / (1 << 24));
+  }
+  return v;
+}
 
 double MaxDifference(std::span<const float> a, std::span<const float> b) {
   double worst = 0;
@@ -153,14 +172,36 @@ TEST_F(BertModelTest, PackedTextsEqualTextsAloneAndAreUnitVectors) {
 }
 
 TEST_F(BertModelTest, BackendsAgree) {
-  if (!BlasCompiledIn()) GTEST_SKIP() << "built without OpenBLAS";
   const auto texts = RandomTexts({3, 30, 11}, spec_.shape.vocab_size);
-  ASSERT_OK_AND_ASSIGN(auto blas, BertEncoder::Open(dir_.path(), {.gemm = GemmBackend::kBlas}));
   ASSERT_OK_AND_ASSIGN(auto portable,
                        BertEncoder::Open(dir_.path(), {.gemm = GemmBackend::kPortable}));
-  ASSERT_OK_AND_ASSIGN(const std::vector<float> a, blas->Encode(texts));
-  ASSERT_OK_AND_ASSIGN(const std::vector<float> b, portable->Encode(texts));
-  EXPECT_LE(MaxDifference(a, b), 1e-6);
+  ASSERT_OK_AND_ASSIGN(const std::vector<float> a, portable->Encode(texts));
+  for (GemmBackend backend : Backends()) {
+    ASSERT_OK_AND_ASSIGN(auto other, BertEncoder::Open(dir_.path(), {.gemm = backend}));
+    ASSERT_OK_AND_ASSIGN(const std::vector<float> b, other->Encode(texts));
+    EXPECT_LE(MaxDifference(a, b), 1e-6) << Name(backend);
+  }
+}
+
+TEST(PackedLinear, EqualsTheReferenceProductOnOddShapes) {
+  // 13 rows (a tile of eight and a copied tail of five), 37 columns, and 61 or 115 outputs
+  // (panels of 16 with a tail; tiles of three panels with one or two left).
+  strata::testing::SplitMix64 rng(9);
+  for (const auto& [rows, cols, out_rows] :
+       {std::tuple{13, 37, 61}, std::tuple{1, 5, 115}, std::tuple{8, 384, 48}}) {
+    const std::vector<float> in = Uniform(rng, rows * cols, -2.0f, 2.0f);
+    const std::vector<float> weight = Uniform(rng, out_rows * cols, -0.5f, 0.5f);
+    const PackedMatrix packed = PackRows(FloatTensor::View({out_rows, cols}, weight.data()));
+    std::vector<float> out(rows * out_rows, -1.0f);
+    PackedLinear(in.data(), rows, packed, out.data());
+    std::vector<float> reference(rows * out_rows);
+    Gemm(GemmBackend::kPortable, /*transpose_b=*/true, rows, out_rows, cols, 1.0f, in.data(), cols,
+         weight.data(), cols, 0.0f, reference.data(), out_rows);
+    for (int i = 0; i < rows * out_rows; ++i) {
+      EXPECT_NEAR(out[i], reference[i], 1e-5 * cols) << "row " << i / out_rows << " output "
+                                                     << i % out_rows;
+    }
+  }
 }
 
 TEST_F(BertModelTest, ThreadsEncodingAtOnceGetTheSameVectors) {
@@ -343,36 +384,54 @@ TEST_F(BertModelTest, RefusesPoolingItDoesNotRun) {
   EXPECT_THAT(Open(), StatusIs(absl::StatusCode::kNotFound, HasSubstr("modules.json")));
 }
 
-TEST(Int8Linear, IsExactOnTheQuantizedValues) {
-  // 7 rows (a block of four and three alone) by 40 columns (a padded tail) times 70 outputs
-  // (a block of 64 and a rest).
-  constexpr int kRows = 7, kCols = 40, kOut = 70;
+TEST(Int8Linear, EveryKernelEqualsTheIntegerReferenceExactly) {
+  // Shapes off every multiple: 13 token rows (two tiles of six and one), 38 columns (groups of
+  // four and two), 61 and 115 outputs (blocks of 16 with a tail, and tiles of three blocks
+  // with one or two left). Activations skewed to one side of zero, as GELU's are.
   strata::testing::SplitMix64 rng(5);
-  auto uniform = [&rng](size_t n) {
-    std::vector<float> v(n);
-    for (float& x : v)
-      x = static_cast<float>(static_cast<double>(rng.Next() >> 40) / (1 << 24) - 0.5);
-    return v;
-  };
-  const std::vector<float> in = uniform(kRows * kCols);
-  const std::vector<float> weight = uniform(kOut * kCols);
-  const Int8Matrix w = QuantizeRows(FloatTensor::View({kOut, kCols}, weight.data()));
-  const Int8Matrix x = QuantizeRows(FloatTensor::View({kRows, kCols}, in.data()));
-  ASSERT_EQ(w.stride, 64);
-  std::vector<float> out(kRows * kOut);
-  Int8Linear(in.data(), kRows, w, out.data());
-  for (int i = 0; i < kRows; ++i) {
-    for (int j = 0; j < kOut; ++j) {
-      int32_t dot = 0;
-      double exact = 0;
-      for (int c = 0; c < kCols; ++c) {
-        dot += int32_t{x.values[i * x.stride + c]} * w.values[j * w.stride + c];
-        exact += double{in[i * kCols + c]} * weight[j * kCols + c];
+  for (const auto& [rows, cols, out_rows] :
+       {std::tuple{13, 38, 61}, std::tuple{1, 5, 115}, std::tuple{6, 384, 48}}) {
+    const std::vector<float> in = Uniform(rng, rows * cols, -0.2f, 3.0f);
+    const std::vector<float> weight = Uniform(rng, out_rows * cols, -0.5f, 0.5f);
+    const Int8Matrix w = QuantizeRows(FloatTensor::View({out_rows, cols}, weight.data()));
+    const Int8Activations x = QuantizeActivations(in.data(), rows, cols);
+    for (Int8Kernel kernel : {Int8Kernel::kPortable, Int8Kernel::kAvx512Vnni}) {
+      std::vector<float> out(rows * out_rows);
+      Int8Linear(in.data(), rows, w, out.data(), kernel);
+      for (int i = 0; i < rows; ++i) {
+        for (int j = 0; j < out_rows; ++j) {
+          int32_t dot = 0;
+          int32_t sum = 0;
+          double exact = 0;
+          for (int c = 0; c < cols; ++c) {
+            dot += int32_t{x.values[i * x.stride + c]} * w.at(j, c);
+            sum += w.at(j, c);
+            exact += double{in[i * cols + c]} * weight[j * cols + c];
+          }
+          ASSERT_EQ(sum, w.sums[j]);
+          const float expected =
+              static_cast<float>(dot - x.zeros[i] * sum) * (x.scales[i] * w.scales[j]);
+          ASSERT_EQ(out[i * out_rows + j], expected)
+              << "kernel " << static_cast<int>(kernel) << " row " << i << " output " << j;
+          // The quantization error: half a step of each factor over `cols` products.
+          EXPECT_NEAR(out[i * out_rows + j], exact, 0.004 * cols) << i << " " << j;
+        }
       }
-      EXPECT_EQ(out[i * kOut + j], static_cast<float>(dot) * x.scales[i] * w.scales[j]);
-      EXPECT_NEAR(out[i * kOut + j], exact, 0.02) << i << " " << j;
     }
   }
+}
+
+TEST(Int8Linear, ActivationsUseAllOfTheirByteWithTheZeroPoint) {
+  const std::vector<float> in = {-0.1f, 0.0f, 2.5f, 5.0f, /*second row*/ 1.0f, 1.0f, 1.0f, 1.0f};
+  const Int8Activations x = QuantizeActivations(in.data(), 2, 4);
+  EXPECT_EQ(x.zeros[0], 5);  // 0.1 of a 5.1 range, in 255 steps
+  EXPECT_EQ(x.values[0], 0);
+  EXPECT_EQ(x.values[1], 5);
+  EXPECT_EQ(x.values[3], 255);
+  EXPECT_FLOAT_EQ(x.scales[0], 5.1f / 255);
+  // A row of one value on one side of zero: the range reaches down to 0.
+  EXPECT_EQ(x.zeros[1], 0);
+  EXPECT_EQ(x.values[x.stride], 255);
 }
 
 TEST_F(BertModelTest, Int8KeepsItsSelfCheckOrFallsBack) {

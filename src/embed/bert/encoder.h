@@ -1,7 +1,8 @@
 #pragma once
-// The BERT forward pass in fp32: token ids in, one pooled unit vector per text out. Several
-// texts run as one pass without padding: their tokens are stacked into one matrix so every
-// dense layer is one matrix product, and attention stays inside each text.
+// The BERT forward pass in fp32 (or int8 Linear layers): token ids in, one pooled unit vector
+// per text out. Texts run in passes of up to kPassTokens tokens without padding: a pass's
+// tokens are stacked into one matrix so every dense layer is one matrix product, and
+// attention stays inside each text.
 
 #include <cstdint>
 #include <filesystem>
@@ -18,9 +19,9 @@
 namespace strata::embed::bert {
 
 struct EncoderOptions {
-  // Tests run both; kBlas means kPortable in a build without OpenBLAS. kPortable keeps
-  // transposed copies of the Linear weights (its kernel is faster on them) instead of
-  // reading them from the mapping.
+  // Tests run each; kBlas means kPortable in a build without OpenBLAS. kPortable keeps
+  // transposed copies of the Linear weights (its kernel is faster on them) and kPacked
+  // packed ones (gemm.h) instead of reading them from the mapping.
   GemmBackend gemm = DefaultGemmBackend();
   // Run the Linear layers in int8 (int8.h) if, on a fixed probe set, every vector keeps a
   // cosine of at least int8_min_cosine with fp32's; else stay in fp32.
@@ -53,18 +54,40 @@ class BertEncoder {
   absl::StatusOr<std::vector<float>> Encode(std::span<const std::vector<int32_t>> texts) const;
 
  private:
+  // A layer's query, key and value projections as one [3 hidden x hidden] Linear (rows in
+  // that order), so that one matrix product makes all three.
+  struct FusedQkv {
+    // Transposed for the portable kernel, as the other weights are; empty with kPacked.
+    FloatTensor weight;
+    std::vector<float> bias;
+  };
+  // Moves `layer`'s query, key and value weights and biases into one FusedQkv.
+  static FusedQkv FuseQkv(BertLayerWeights& layer);
+
   struct Int8Layer {
-    Int8Matrix query, key, value, attention_output, intermediate, output;
+    Int8Matrix qkv, attention_output, intermediate, output;
+  };
+  struct PackedLayer {
+    PackedMatrix qkv, attention_output, intermediate, output;
   };
 
   BertEncoder(BertConfig config, std::unique_ptr<SafetensorsFile> file, BertWeights weights,
-              EncoderOptions options);
+              std::vector<FusedQkv> qkv, EncoderOptions options);
+  // Tokens a forward pass takes at most (a longer text takes one alone).
+  static constexpr int kPassTokens = 128;
+
+  // The pooled unit vectors of `texts` (checked by Encode) into out[texts.size() x hidden],
+  // in one pass.
+  void Forward(std::span<const std::vector<int32_t>> texts, float* out) const;
   // Keeps the int8 `layers` if the probe set's vectors hold up against fp32's.
   void TryInt8(std::vector<Int8Layer> layers);
 
   BertConfig config_;
   std::unique_ptr<SafetensorsFile> file_;  // Mapped for as long as weights_ view it.
   BertWeights weights_;
+  std::vector<FusedQkv> qkv_;  // One per layer.
+  // One per layer with GemmBackend::kPacked, unless int8_.
+  std::vector<PackedLayer> packed_layers_;
   EncoderOptions options_;
   std::vector<Int8Layer> int8_layers_;  // Empty unless int8_.
   bool int8_ = false;

@@ -1,9 +1,15 @@
 #include "embed/bert/gemm.h"
 
 #include <algorithm>
+#include <cstring>
+#include <type_traits>
+#include <vector>
 
 #if STRATA_BERT_OPENBLAS
 #include <cblas.h>
+#endif
+#if defined(__x86_64__)
+#include <immintrin.h>
 #endif
 
 namespace strata::embed::bert {
@@ -86,18 +92,134 @@ void PortablePlain(int m, int n, int k, float alpha, const float* a, int lda, co
   }
 }
 
+void PackedPortable(const float* in, int m, const PackedMatrix& w, float* out) {
+  for (int b = 0; b < w.panels; ++b) {
+    const float* panel = w.values.data() + static_cast<long>(b) * w.cols * kPanelRows;
+    const int width = std::min(kPanelRows, w.rows - b * kPanelRows);
+    for (int i = 0; i < m; ++i) {
+      const float* row = in + static_cast<long>(i) * w.cols;
+      float acc[kPanelRows] = {};
+      for (int p = 0; p < w.cols; ++p) {
+        for (int l = 0; l < kPanelRows; ++l) acc[l] += row[p] * panel[p * kPanelRows + l];
+      }
+      std::copy(acc, acc + width, out + static_cast<long>(i) * w.rows + b * kPanelRows);
+    }
+  }
+}
+
+#if defined(__x86_64__)
+#define STRATA_AVX512 __attribute__((target("avx512f")))
+
+// Token rows a tile computes: with kTilePanels panels, 24 accumulators beside the 3 weight
+// vectors and the broadcast value, within the 32 vector registers.
+constexpr int kTileRows = 8;
+constexpr int kTilePanels = 3;
+
+// Rows [0, kTileRows) of `rows` (row stride w.cols) times panels [b0, b0 + kPanels); stores
+// the first `count` rows at out (row stride w.rows).
+template <int kPanels>
+STRATA_AVX512 void TilePacked(const float* rows, int count, const PackedMatrix& w, int b0,
+                              float* out) {
+  __m512 acc[kTileRows][kPanels];
+  for (int r = 0; r < kTileRows; ++r) {
+    for (int c = 0; c < kPanels; ++c) acc[r][c] = _mm512_setzero_ps();
+  }
+  const long panel_floats = static_cast<long>(w.cols) * kPanelRows;
+  const float* panels = w.values.data() + b0 * panel_floats;
+  for (int p = 0; p < w.cols; ++p) {
+    __m512 wv[kPanels];
+    for (int c = 0; c < kPanels; ++c) {
+      wv[c] = _mm512_loadu_ps(panels + c * panel_floats + static_cast<long>(p) * kPanelRows);
+    }
+    for (int r = 0; r < kTileRows; ++r) {
+      const __m512 a = _mm512_set1_ps(rows[static_cast<long>(r) * w.cols + p]);
+      for (int c = 0; c < kPanels; ++c) acc[r][c] = _mm512_fmadd_ps(a, wv[c], acc[r][c]);
+    }
+  }
+  for (int r = 0; r < count; ++r) {
+    for (int c = 0; c < kPanels; ++c) {
+      const int j = (b0 + c) * kPanelRows;
+      const int width = std::min(kPanelRows, w.rows - j);
+      _mm512_mask_storeu_ps(out + static_cast<long>(r) * w.rows + j,
+                            static_cast<__mmask16>((1u << width) - 1), acc[r][c]);
+    }
+  }
+}
+
+// Panels outside, row tiles inside: a tile's panels stay in cache while every row passes. A
+// last partial tile of rows is copied into zero-padded scratch.
+STRATA_AVX512 void PackedAvx512(const float* in, int m, const PackedMatrix& w, float* out) {
+  const int full = m / kTileRows * kTileRows;
+  std::vector<float> tail;
+  if (full < m) {
+    tail.assign(static_cast<size_t>(kTileRows) * w.cols, 0.0f);
+    std::memcpy(tail.data(), in + static_cast<long>(full) * w.cols,
+                sizeof(float) * static_cast<size_t>(m - full) * w.cols);
+  }
+  auto tiles = [&](auto panels_constant, int b) {
+    constexpr int kPanels = decltype(panels_constant)::value;
+    for (int i = 0; i < full; i += kTileRows) {
+      TilePacked<kPanels>(in + static_cast<long>(i) * w.cols, kTileRows, w, b,
+                          out + static_cast<long>(i) * w.rows);
+    }
+    if (full < m) {
+      TilePacked<kPanels>(tail.data(), m - full, w, b, out + static_cast<long>(full) * w.rows);
+    }
+  };
+  int b = 0;
+  for (; b + kTilePanels <= w.panels; b += kTilePanels) {
+    tiles(std::integral_constant<int, kTilePanels>(), b);
+  }
+  for (; b < w.panels; ++b) tiles(std::integral_constant<int, 1>(), b);
+}
+#endif
+
 }  // namespace
+
+PackedMatrix PackRows(const FloatTensor& weight) {
+  PackedMatrix packed{.rows = static_cast<int>(weight.shape()[0]),
+                      .cols = static_cast<int>(weight.shape()[1])};
+  packed.panels = (packed.rows + kPanelRows - 1) / kPanelRows;
+  packed.values.assign(static_cast<size_t>(packed.panels) * packed.cols * kPanelRows, 0.0f);
+  for (int r = 0; r < packed.rows; ++r) {
+    for (int c = 0; c < packed.cols; ++c) {
+      packed.values[(static_cast<long>(r / kPanelRows) * packed.cols + c) * kPanelRows +
+                    r % kPanelRows] = weight.data()[static_cast<long>(r) * packed.cols + c];
+    }
+  }
+  return packed;
+}
+
+bool PackedKernelAvailable() {
+#if defined(__x86_64__)
+  static const bool available = __builtin_cpu_supports("avx512f");
+  return available;
+#else
+  return false;
+#endif
+}
+
+void PackedLinear(const float* in, int m, const PackedMatrix& weight, float* out) {
+#if defined(__x86_64__)
+  if (PackedKernelAvailable()) {
+    PackedAvx512(in, m, weight, out);
+    return;
+  }
+#endif
+  PackedPortable(in, m, weight, out);
+}
 
 bool BlasCompiledIn() { return STRATA_BERT_OPENBLAS != 0; }
 
 GemmBackend DefaultGemmBackend() {
+  if (PackedKernelAvailable()) return GemmBackend::kPacked;
   return BlasCompiledIn() ? GemmBackend::kBlas : GemmBackend::kPortable;
 }
 
 void Gemm(GemmBackend backend, bool transpose_b, int m, int n, int k, float alpha, const float* a,
           int lda, const float* b, int ldb, float beta, float* c, int ldc) {
 #if STRATA_BERT_OPENBLAS
-  if (backend == GemmBackend::kBlas) {
+  if (backend != GemmBackend::kPortable) {
     static const bool one_thread = [] {
       openblas_set_num_threads(1);
       return true;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -10,141 +11,190 @@
 namespace strata::embed::bert {
 namespace {
 
-constexpr int kAlign = 32;
-// Weight rows kept hot in cache while every token row passes over them.
-constexpr int kBlockRows = 64;
+constexpr int kGroupBytes = kInt8BlockRows * kInt8GroupCols;
+// Token rows one AVX-512 tile computes; with kTileBlocks blocks that is 18 accumulators,
+// beside the 3 weight vectors and the broadcast row bytes, within the 32 vector registers.
+constexpr int kTileRows = 6;
+constexpr int kTileBlocks = 3;
 
-int Padded(int cols) { return (cols + kAlign - 1) / kAlign * kAlign; }
+int RoundUp(int n, int multiple) { return (n + multiple - 1) / multiple * multiple; }
 
-// Each row of x[rows x cols] to int8 in q[rows x stride] (zero-padded), scale in scales.
-void QuantizeActivations(const float* x, int rows, int cols, int stride, int8_t* q, float* scales) {
-  for (int r = 0; r < rows; ++r) {
-    const float* row = x + static_cast<long>(r) * cols;
-    float top = 0;
-    for (int c = 0; c < cols; ++c) top = std::max(top, std::abs(row[c]));
-    const float scale = top > 0 ? top / 127 : 1.0f;
-    const float inverse = 1.0f / scale;
-    int8_t* out = q + static_cast<long>(r) * stride;
-    for (int c = 0; c < cols; ++c) {
-      out[c] = static_cast<int8_t>(std::lrintf(row[c] * inverse));
-    }
-    std::fill(out + cols, out + stride, int8_t{0});
-    scales[r] = scale;
-  }
+// out[i][j] for the int32 sum `dot` of row i's u8 values with row j's s8 values.
+inline float Dequantize(int32_t dot, const Int8Activations& x, int i, const Int8Matrix& w, int j) {
+  return static_cast<float>(dot - x.zeros[i] * w.sums[j]) * (x.scales[i] * w.scales[j]);
 }
 
-int32_t DotPlain(const int8_t* a, const int8_t* b, int n) {
-  int32_t sum = 0;
-  for (int i = 0; i < n; ++i) sum += int32_t{a[i]} * b[i];
-  return sum;
-}
-
-void KernelPlain(const int8_t* xq, const float* x_scales, int m, const Int8Matrix& w, float* out) {
-  for (int i = 0; i < m; ++i) {
-    const int8_t* row = xq + static_cast<long>(i) * w.stride;
-    for (int j = 0; j < w.rows; ++j) {
-      const int32_t dot =
-          DotPlain(row, w.values.data() + static_cast<long>(j) * w.stride, w.stride);
-      out[static_cast<long>(i) * w.rows + j] = static_cast<float>(dot) * x_scales[i] * w.scales[j];
+void KernelPortable(const Int8Activations& x, int m, const Int8Matrix& w, float* out) {
+  for (int b = 0; b < w.blocks; ++b) {
+    const int8_t* block = w.packed.data() + static_cast<long>(b) * w.groups * kGroupBytes;
+    const int width = std::min(kInt8BlockRows, w.rows - b * kInt8BlockRows);
+    for (int i = 0; i < m; ++i) {
+      const uint8_t* row = x.values.data() + static_cast<long>(i) * x.stride;
+      int32_t acc[kInt8BlockRows] = {};
+      for (int g = 0; g < w.groups; ++g) {
+        const int8_t* group = block + static_cast<long>(g) * kGroupBytes;
+        for (int l = 0; l < kInt8BlockRows; ++l) {
+          for (int t = 0; t < kInt8GroupCols; ++t) {
+            acc[l] += int32_t{row[g * kInt8GroupCols + t]} * group[l * kInt8GroupCols + t];
+          }
+        }
+      }
+      float* o = out + static_cast<long>(i) * w.rows + b * kInt8BlockRows;
+      for (int l = 0; l < width; ++l) o[l] = Dequantize(acc[l], x, i, w, b * kInt8BlockRows + l);
     }
   }
 }
 
 #if defined(__x86_64__)
-__attribute__((target("avx2"))) inline int32_t HorizontalSum(__m256i v) {
-  const __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-  const __m128i t = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
-  return _mm_cvtsi128_si32(_mm_add_epi32(t, _mm_shuffle_epi32(t, 0xb1)));
-}
+#define STRATA_VNNI __attribute__((target("avx512f,avx512bw,avx512vnni")))
 
-// 32 products of int8 pairs summed into 8 int32 lanes of acc. maddubs multiplies unsigned by
-// signed bytes, so x's signs move onto w (|x| * sign(x) w); its int16 pair sums stay below
-// 2 * 127 * 127 and do not saturate.
-__attribute__((target("avx2"))) inline __m256i DotStep(__m256i acc, __m256i x, __m256i w,
-                                                       __m256i ones) {
-  const __m256i pairs = _mm256_maddubs_epi16(_mm256_sign_epi8(x, x), _mm256_sign_epi8(w, x));
-  return _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, ones));
-}
-
-__attribute__((target("avx2"))) void KernelAvx2(const int8_t* xq, const float* x_scales, int m,
-                                                const Int8Matrix& w, float* out) {
-  const __m256i ones = _mm256_set1_epi16(1);
-  const int stride = w.stride;
-  for (int j0 = 0; j0 < w.rows; j0 += kBlockRows) {
-    const int j1 = std::min(w.rows, j0 + kBlockRows);
-    int i = 0;
-    for (; i + 4 <= m; i += 4) {
-      const int8_t* x0 = xq + static_cast<long>(i) * stride;
-      for (int j = j0; j < j1; ++j) {
-        const int8_t* wr = w.values.data() + static_cast<long>(j) * stride;
-        __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
-        for (int p = 0; p < stride; p += kAlign) {
-          const __m256i wv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wr + p));
-          const int8_t* xp = x0 + p;
-          a0 = DotStep(a0, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xp)), wv, ones);
-          a1 = DotStep(a1, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xp + stride)), wv,
-                       ones);
-          a2 = DotStep(a2, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xp + 2 * stride)),
-                       wv, ones);
-          a3 = DotStep(a3, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xp + 3 * stride)),
-                       wv, ones);
-        }
-        const float ws = w.scales[j];
-        float* o = out + static_cast<long>(i) * w.rows + j;
-        o[0] = static_cast<float>(HorizontalSum(a0)) * x_scales[i] * ws;
-        o[w.rows] = static_cast<float>(HorizontalSum(a1)) * x_scales[i + 1] * ws;
-        o[2L * w.rows] = static_cast<float>(HorizontalSum(a2)) * x_scales[i + 2] * ws;
-        o[3L * w.rows] = static_cast<float>(HorizontalSum(a3)) * x_scales[i + 3] * ws;
-      }
+// Rows [i0, i0 + kTileRows) of x times blocks [b0, b0 + kBlocks) of w. x has at least i0 +
+// kTileRows rows (padded); only rows below m are stored.
+template <int kBlocks>
+STRATA_VNNI void TileVnni(const Int8Activations& x, int i0, int m, const Int8Matrix& w, int b0,
+                          float* out) {
+  __m512i acc[kTileRows][kBlocks];
+  for (int r = 0; r < kTileRows; ++r) {
+    for (int c = 0; c < kBlocks; ++c) acc[r][c] = _mm512_setzero_si512();
+  }
+  const long block_bytes = static_cast<long>(w.groups) * kGroupBytes;
+  const int8_t* weights = w.packed.data() + b0 * block_bytes;
+  const uint8_t* rows = x.values.data() + static_cast<long>(i0) * x.stride;
+  for (int g = 0; g < w.groups; ++g) {
+    __m512i wv[kBlocks];
+    for (int c = 0; c < kBlocks; ++c) {
+      wv[c] = _mm512_loadu_si512(weights + c * block_bytes + static_cast<long>(g) * kGroupBytes);
     }
-    for (; i < m; ++i) {
-      const int8_t* x0 = xq + static_cast<long>(i) * stride;
-      for (int j = j0; j < j1; ++j) {
-        const int8_t* wr = w.values.data() + static_cast<long>(j) * stride;
-        __m256i a0 = _mm256_setzero_si256();
-        for (int p = 0; p < stride; p += kAlign) {
-          a0 = DotStep(a0, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x0 + p)),
-                       _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wr + p)), ones);
-        }
-        out[static_cast<long>(i) * w.rows + j] =
-            static_cast<float>(HorizontalSum(a0)) * x_scales[i] * w.scales[j];
-      }
+    for (int r = 0; r < kTileRows; ++r) {
+      int32_t four;
+      std::memcpy(&four, rows + static_cast<long>(r) * x.stride + g * kInt8GroupCols, 4);
+      const __m512i xv = _mm512_set1_epi32(four);
+      for (int c = 0; c < kBlocks; ++c) acc[r][c] = _mm512_dpbusd_epi32(acc[r][c], xv, wv[c]);
     }
   }
+  for (int r = 0; r < kTileRows && i0 + r < m; ++r) {
+    const int i = i0 + r;
+    const __m512i zero = _mm512_set1_epi32(x.zeros[i]);
+    const __m512 row_scale = _mm512_set1_ps(x.scales[i]);
+    for (int c = 0; c < kBlocks; ++c) {
+      const int j = (b0 + c) * kInt8BlockRows;
+      const __m512i sums = _mm512_loadu_si512(w.sums.data() + j);
+      const __m512 scales = _mm512_mul_ps(row_scale, _mm512_loadu_ps(w.scales.data() + j));
+      const __m512i dot = _mm512_sub_epi32(acc[r][c], _mm512_mullo_epi32(zero, sums));
+      // maskz with every lane set: the unmasked form trips GCC 12's maybe-uninitialized.
+      const __m512 value = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(0xffff, dot), scales);
+      const int width = std::min(kInt8BlockRows, w.rows - j);
+      _mm512_mask_storeu_ps(out + static_cast<long>(i) * w.rows + j,
+                            static_cast<__mmask16>((1u << width) - 1), value);
+    }
+  }
+}
+
+// Weight tiles outside, token rows inside: a tile's weights (kTileBlocks * 16 rows) stay in
+// cache while every token row passes over them.
+STRATA_VNNI void KernelVnni(const Int8Activations& x, int m, const Int8Matrix& w, float* out) {
+  int b = 0;
+  for (; b + kTileBlocks <= w.blocks; b += kTileBlocks) {
+    for (int i = 0; i < m; i += kTileRows) TileVnni<kTileBlocks>(x, i, m, w, b, out);
+  }
+  for (; b < w.blocks; ++b) {
+    for (int i = 0; i < m; i += kTileRows) TileVnni<1>(x, i, m, w, b, out);
+  }
+}
+
+bool CpuHasVnni() {
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vnni");
 }
 #endif
 
 }  // namespace
 
+int8_t Int8Matrix::at(int row, int col) const {
+  const int b = row / kInt8BlockRows;
+  const int g = col / kInt8GroupCols;
+  return packed[(static_cast<long>(b) * groups + g) * kGroupBytes +
+                row % kInt8BlockRows * kInt8GroupCols + col % kInt8GroupCols];
+}
+
 Int8Matrix QuantizeRows(const FloatTensor& weight) {
   Int8Matrix q{.rows = static_cast<int>(weight.shape()[0]),
                .cols = static_cast<int>(weight.shape()[1])};
-  q.stride = Padded(q.cols);
-  q.values.resize(static_cast<size_t>(q.rows) * q.stride);
-  q.scales.resize(q.rows);
-  QuantizeActivations(weight.data(), q.rows, q.cols, q.stride, q.values.data(), q.scales.data());
+  q.blocks = RoundUp(q.rows, kInt8BlockRows) / kInt8BlockRows;
+  q.groups = RoundUp(q.cols, kInt8GroupCols) / kInt8GroupCols;
+  const int padded_rows = q.blocks * kInt8BlockRows;
+  q.packed.assign(static_cast<size_t>(padded_rows) * q.groups * kInt8GroupCols, 0);
+  q.scales.assign(padded_rows, 0.0f);
+  q.sums.assign(padded_rows, 0);
+  for (int r = 0; r < q.rows; ++r) {
+    const float* row = weight.data() + static_cast<long>(r) * q.cols;
+    float top = 0;
+    for (int c = 0; c < q.cols; ++c) top = std::max(top, std::abs(row[c]));
+    const float scale = top > 0 ? top / 127 : 1.0f;
+    const float inverse = 1.0f / scale;
+    for (int c = 0; c < q.cols; ++c) {
+      const auto v = static_cast<int8_t>(std::clamp(std::lrintf(row[c] * inverse), -127L, 127L));
+      q.packed[(static_cast<long>(r / kInt8BlockRows) * q.groups + c / kInt8GroupCols) *
+                   kGroupBytes +
+               r % kInt8BlockRows * kInt8GroupCols + c % kInt8GroupCols] = v;
+      q.sums[r] += v;
+    }
+    q.scales[r] = scale;
+  }
   return q;
 }
 
-bool Int8UsesAvx2() {
-#if defined(__x86_64__)
-  return __builtin_cpu_supports("avx2");
-#else
-  return false;
-#endif
+Int8Activations QuantizeActivations(const float* x, int rows, int cols, int row_multiple) {
+  Int8Activations q{.rows = rows, .cols = cols, .stride = RoundUp(cols, kInt8GroupCols)};
+  const int padded_rows = RoundUp(rows, row_multiple);
+  q.values.resize(static_cast<size_t>(padded_rows) * q.stride);
+  q.scales.assign(padded_rows, 1.0f);
+  q.zeros.assign(padded_rows, 0);
+  for (int r = 0; r < rows; ++r) {
+    const float* row = x + static_cast<long>(r) * cols;
+    float low = 0, high = 0;
+    for (int c = 0; c < cols; ++c) {
+      low = std::min(low, row[c]);
+      high = std::max(high, row[c]);
+    }
+    const float scale = high > low ? (high - low) / 255 : 1.0f;
+    const float inverse = 1.0f / scale;
+    const auto zero = static_cast<float>(std::clamp(std::lrintf(-low * inverse), 0L, 255L));
+    uint8_t* out = q.values.data() + static_cast<long>(r) * q.stride;
+    // Rounding half up, by truncation of a non-negative value: no call, so it vectorizes.
+    for (int c = 0; c < cols; ++c) {
+      out[c] = static_cast<uint8_t>(std::clamp(row[c] * inverse + zero, 0.0f, 255.0f) + 0.5f);
+    }
+    std::fill(out + cols, out + q.stride, static_cast<uint8_t>(zero));
+    q.scales[r] = scale;
+    q.zeros[r] = static_cast<int32_t>(zero);
+  }
+  for (int r = rows; r < padded_rows; ++r) {
+    std::fill_n(q.values.data() + static_cast<long>(r) * q.stride, q.stride, uint8_t{0});
+  }
+  return q;
 }
 
-void Int8Linear(const float* in, int m, const Int8Matrix& weight, float* out) {
-  std::vector<int8_t> xq(static_cast<size_t>(m) * weight.stride);
-  std::vector<float> x_scales(m);
-  QuantizeActivations(in, m, weight.cols, weight.stride, xq.data(), x_scales.data());
+Int8Kernel BestInt8Kernel() {
 #if defined(__x86_64__)
-  if (Int8UsesAvx2()) {
-    KernelAvx2(xq.data(), x_scales.data(), m, weight, out);
+  static const bool vnni = CpuHasVnni();
+  if (vnni) return Int8Kernel::kAvx512Vnni;
+#endif
+  return Int8Kernel::kPortable;
+}
+
+void Int8Linear(const float* in, int m, const Int8Matrix& weight, float* out, Int8Kernel kernel) {
+  if (kernel == Int8Kernel::kAvx512Vnni && BestInt8Kernel() != Int8Kernel::kAvx512Vnni) {
+    kernel = Int8Kernel::kPortable;
+  }
+  const Int8Activations x = QuantizeActivations(in, m, weight.cols, kTileRows);
+#if defined(__x86_64__)
+  if (kernel == Int8Kernel::kAvx512Vnni) {
+    KernelVnni(x, m, weight, out);
     return;
   }
 #endif
-  KernelPlain(xq.data(), x_scales.data(), m, weight, out);
+  KernelPortable(x, m, weight, out);
 }
 
 }  // namespace strata::embed::bert
