@@ -96,8 +96,8 @@ class SqliteStmt final : public EngineStmt {
     }
   }
 
-  sqlite3_stmt* stmt_;   // Owned.
-  const SqliteDb* db_;   // Not owned; outlives this.
+  sqlite3_stmt* stmt_;       // Owned.
+  const SqliteDb* db_;       // Not owned; outlives this.
   int bind_rc_ = SQLITE_OK;  // The first failed bind's result code.
   int bind_index_ = 0;       // The parameter whose bind failed first.
 };
@@ -193,7 +193,7 @@ absl::Status EnterWal(SqliteDb& db, int busy_timeout_ms) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<SqliteDb>> Db::Open(const std::string& path,
-                                                  const DbOptions& options) {
+                                                   const DbOptions& options) {
   sqlite3* handle = nullptr;
   const int flags =
       (options.read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
@@ -475,7 +475,7 @@ Transaction::~Transaction() {
 
 absl::Status Transaction::Commit() {
   Db* db = db_;
-  absl::Status s = db->RunCached("COMMIT");
+  absl::Status s = db->Commit();
   if (s.ok()) {
     db_ = nullptr;
     lock_ = {};

@@ -176,6 +176,9 @@ class Db {
   virtual absl::StatusOr<std::unique_lock<std::timed_mutex>> BeginWrite() = 0;
   // Opens a read transaction: one snapshot for the statements until COMMIT.
   virtual absl::Status BeginRead() = 0;
+  // Ends the open transaction, keeping its writes. Errors: as COMMIT; Aborted on PostgreSQL
+  // when a statement of it failed (PostgreSQL would end it as a rollback).
+  virtual absl::Status Commit() { return RunCached("COMMIT"); }
   // Finalizes the cached statements (before the connection they belong to closes).
   void ClearCache() { cache_.clear(); }
   // Runs a statement without parameters or rows (BEGIN, COMMIT, ...) from the cache.
@@ -248,7 +251,7 @@ class SqliteDb final : public Db {
   // Unavailable: the lock was held past the busy timeout; `detail` says by what.
   absl::Status BusyError(std::string_view detail) const;
 
-  sqlite3* handle_;  // Owned.
+  sqlite3* handle_;                // Owned.
   std::timed_mutex* write_mutex_;  // Process-wide, one per file; never freed.
   int busy_timeout_ms_;
   std::function<void(int)> wal_hook_;

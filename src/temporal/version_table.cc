@@ -137,10 +137,10 @@ absl::StatusOr<VersionRow> VersionTable::LoadVersion(int64_t version_id) {
 
 absl::StatusOr<std::vector<VersionRow>> VersionTable::LoadVersionsById(
     std::span<const int64_t> version_ids) {
-  static const std::string kSqlite = absl::StrCat(
-      "SELECT ", kVersionColumns,
-      " FROM json_each(?1) AS c JOIN versions v ON v.id = c.value JOIN memories m ON "
-      "m.id = v.memory_id ORDER BY c.key");
+  static const std::string kSqlite =
+      absl::StrCat("SELECT ", kVersionColumns,
+                   " FROM json_each(?1) AS c JOIN versions v ON v.id = c.value JOIN memories m ON "
+                   "m.id = v.memory_id ORDER BY c.key");
   static const std::string kPostgres = absl::StrCat(
       "SELECT ", kVersionColumns,
       " FROM jsonb_array_elements_text(CAST(?1 AS jsonb)) WITH ORDINALITY AS c(value, n) "
@@ -321,7 +321,7 @@ absl::StatusOr<ScopeCounts> VersionTable::Count(const Scope& scope) {
       store::Stmt s,
       db_->Prepare("SELECT count(*), coalesce(sum(version_count), 0), coalesce(sum((SELECT "
                    "count(*) FROM retractions r WHERE r.memory_id = m.id)), 0) FROM memories m "
-                   "WHERE (?1 IS NULL OR m.workspace = ?1) AND (?2 IS NULL OR m.category = ?2)"));
+                   "WHERE (m.workspace = ?1 OR ?1 IS NULL) AND (m.category = ?2 OR ?2 IS NULL)"));
   BindScope(s, scope);
   ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return absl::InternalError("count(*) returned no row");
@@ -331,9 +331,8 @@ absl::StatusOr<ScopeCounts> VersionTable::Count(const Scope& scope) {
 absl::StatusOr<StoreCounts> VersionTable::CountAll() {
   StoreCounts counts;
   {
-    ASSIGN_OR_RETURN(store::Stmt s,
-                     db_->Prepare("SELECT count(*), count(current_version_id), "
-                                  "coalesce(sum(version_count), 0) FROM memories"));
+    ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare("SELECT count(*), count(current_version_id), "
+                                                 "coalesce(sum(version_count), 0) FROM memories"));
     ASSIGN_OR_RETURN(const bool row, s.Step());
     if (row) {
       counts.memories = s.Int(0);
@@ -341,9 +340,8 @@ absl::StatusOr<StoreCounts> VersionTable::CountAll() {
       counts.versions = s.Int(2);
     }
   }
-  ASSIGN_OR_RETURN(store::Stmt s,
-                   db_->Prepare("SELECT category, count(*) FROM memories WHERE "
-                                "current_version_id IS NOT NULL GROUP BY category"));
+  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare("SELECT category, count(*) FROM memories WHERE "
+                                               "current_version_id IS NOT NULL GROUP BY category"));
   while (true) {
     ASSIGN_OR_RETURN(const bool row, s.Step());
     if (!row) break;
@@ -374,8 +372,8 @@ absl::StatusOr<IdentityScan> IdentityScan::Start(store::Db& db, const Scope& sco
       "SELECT m.id, m.category, m.key, m.workspace, m.last_event_at_unix_ms, "
       "m.current_version_id, m.version_count, m.created_at_unix_ms, ",
       kVersionColumns,
-      " FROM memories m LEFT JOIN versions v ON v.memory_id = m.id WHERE (?1 IS NULL OR "
-      "m.workspace = ?1) AND (?2 IS NULL OR m.category = ?2) ORDER BY m.id, v.version");
+      " FROM memories m LEFT JOIN versions v ON v.memory_id = m.id WHERE (m.workspace = ?1 "
+      "OR ?1 IS NULL) AND (m.category = ?2 OR ?2 IS NULL) ORDER BY m.id, v.version");
   ASSIGN_OR_RETURN(store::Stmt s, db.Prepare(sql));
   BindScope(s, scope);
   return IdentityScan(std::move(s));

@@ -102,19 +102,16 @@ absl::Status Visibility::Filter(std::span<const int64_t> version_ids,
                         : "SELECT v.id, v.memory_id, c.n - 1 AS i FROM jsonb_array_elements_text("
                           "CAST(:ids AS jsonb)) WITH ORDINALITY AS c(value, n) "
                           "JOIN versions v ON v.id = CAST(c.value AS BIGINT)";
-  ASSIGN_OR_RETURN(store::Stmt s,
-                   db_->Prepare(absl::StrCat(ids,
-                                             " JOIN memories m ON m.id = v.memory_id WHERE TRUE",
-                                             ScopeSql(), " ORDER BY i")));
+  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare(absl::StrCat(
+                                      ids, " JOIN memories m ON m.id = v.memory_id WHERE TRUE",
+                                      ScopeSql(), " ORDER BY i")));
   s.Bind(s.ParameterIndex(":ids"), store::JsonArrayOf(version_ids));
   BindScope(s);
-  return Visit(s, [&s, &visit](const VisibleVersion& v) {
-    return visit(static_cast<size_t>(s.Int(2)), v);
-  });
+  return Visit(
+      s, [&s, &visit](const VisibleVersion& v) { return visit(static_cast<size_t>(s.Int(2)), v); });
 }
 
-absl::Status Visibility::Newest(size_t cap,
-                                absl::FunctionRef<bool(const VisibleVersion&)> visit) {
+absl::Status Visibility::Newest(size_t cap, absl::FunctionRef<bool(const VisibleVersion&)> visit) {
   std::string sql = absl::StrCat(
       "SELECT v.id, v.memory_id FROM versions v JOIN memories m ON m.id = v.memory_id WHERE TRUE",
       ScopeSql(), " ORDER BY v.recorded_at_unix_ms DESC, v.id DESC");

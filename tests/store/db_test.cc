@@ -199,7 +199,8 @@ TEST_F(DbTest, AStatementRunToTheEndCanBeBoundAndRunAgain) {
 
 TEST_F(DbTest, ReadSnapshotSeesOneStateAcrossStatements) {
   Insert("before");
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<SqliteDb> other, Db::Open(dir_.File("test.db"), DbOptions{}));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<SqliteDb> other,
+                       Db::Open(dir_.File("test.db"), DbOptions{}));
   {
     ASSERT_OK_AND_ASSIGN(const ReadSnapshot snapshot, ReadSnapshot::Begin(*db_));
     EXPECT_THAT(Values(), ElementsAre("before"));
