@@ -167,6 +167,16 @@ class PgStmt final : public store::EngineStmt {
     return false;
   }
 
+  absl::StatusOr<int64_t> RunInsert() override {
+    ASSIGN_OR_RETURN(const bool row, Step());
+    if (!row) return absl::InternalError("an INSERT ... RETURNING id returned no row");
+    const int64_t id = Int(0);
+    while (true) {
+      ASSIGN_OR_RETURN(const bool more, Step());
+      if (!more) return id;
+    }
+  }
+
   void Reset() override {
     ran_ = false;
     rows_ = {};

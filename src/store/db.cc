@@ -67,6 +67,14 @@ class SqliteStmt final : public EngineStmt {
     return db_->ErrorStatus(rc, sqlite3_sql(stmt_));
   }
 
+  absl::StatusOr<int64_t> RunInsert() override {
+    while (true) {
+      ASSIGN_OR_RETURN(const bool row, Step());
+      if (!row) break;
+    }
+    return sqlite3_last_insert_rowid(sqlite3_db_handle(stmt_));
+  }
+
   void Reset() override {
     sqlite3_reset(stmt_);
     sqlite3_clear_bindings(stmt_);

@@ -59,6 +59,8 @@ class EngineStmt {
   virtual void BindBlob(int index, std::string_view bytes) = 0;
   virtual int ParameterIndex(const char* name) const = 0;
   virtual absl::StatusOr<bool> Step() = 0;
+  // Runs an INSERT of one row and returns the row's id (see Stmt::RunInsert).
+  virtual absl::StatusOr<int64_t> RunInsert() = 0;
   // Back to before the first Step, every parameter NULL, the read snapshot released.
   virtual void Reset() = 0;
   virtual bool IsNull(int col) const = 0;
@@ -121,6 +123,11 @@ class Stmt {
   absl::StatusOr<bool> Step() { return impl_->Step(); }
   // Steps until done (for statements that return no rows).
   absl::Status Run();
+  // Runs an INSERT of one row and returns its id: on SQLite the rowid (last_insert_rowid);
+  // on PostgreSQL the statement ends in `RETURNING id` and this reads it. Not RETURNING on
+  // SQLite: it opens a statement journal, whose savepoint flushes FTS5's pending terms into a
+  // segment per row written, and recall then reads many small segments.
+  absl::StatusOr<int64_t> RunInsert() { return impl_->RunInsert(); }
   // Steps until done, collecting column `col` of every row as an integer.
   absl::StatusOr<std::vector<int64_t>> Ints(int col = 0);
 

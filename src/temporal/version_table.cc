@@ -63,15 +63,6 @@ std::string NextIdSql(const char* table, const char* deleted_mark) {
                       "')");
 }
 
-// Runs an INSERT ... RETURNING id and returns the id.
-absl::StatusOr<int64_t> InsertReturningId(store::Stmt& s) {
-  ASSIGN_OR_RETURN(const bool row, s.Step());
-  if (!row) return absl::InternalError("INSERT ... RETURNING id returned no row");
-  const int64_t id = s.Int(0);
-  RETURN_IF_ERROR(s.Run());
-  return id;
-}
-
 bool OnSqlite(const store::Db& db) { return db.dialect() == store::Dialect::kSqlite; }
 
 }  // namespace
@@ -113,7 +104,7 @@ absl::StatusOr<int64_t> VersionTable::InsertIdentity(const Identity& identity,
   static const std::string kSqlite = absl::StrCat(
       "INSERT INTO memories (id, category, key, workspace, created_at_unix_ms, "
       "last_event_at_unix_ms) VALUES (",
-      NextIdSql("memories", "memory_id_deleted_high_water"), ", ?1, ?2, ?3, ?4, ?5) RETURNING id");
+      NextIdSql("memories", "memory_id_deleted_high_water"), ", ?1, ?2, ?3, ?4, ?5)");
   static constexpr char kPostgres[] =
       "INSERT INTO memories (category, key, workspace, created_at_unix_ms, "
       "last_event_at_unix_ms) VALUES (?1, ?2, ?3, ?4, ?5) RETURNING id";
@@ -121,7 +112,7 @@ absl::StatusOr<int64_t> VersionTable::InsertIdentity(const Identity& identity,
   // last_event starts before now so that the first version may be recorded at now.
   s.Bind(1, identity.category).Bind(2, identity.key).Bind(3, identity.workspace);
   s.Bind(4, now_unix_ms).Bind(5, now_unix_ms - 1);
-  return InsertReturningId(s);
+  return s.RunInsert();
 }
 
 absl::StatusOr<VersionRow> VersionTable::LoadVersion(int64_t version_id) {
@@ -219,7 +210,7 @@ absl::Status VersionTable::InsertVersionRow(VersionRow& row) {
       "source, importance, valid_from_unix_ms, valid_to_unix_ms, recorded_at_unix_ms, "
       "superseded_at_unix_ms) VALUES (",
       NextIdSql("versions", "version_id_deleted_high_water"),
-      ", ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) RETURNING id");
+      ", ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
   static constexpr char kPostgres[] =
       "INSERT INTO versions (memory_id, version, body_json, body_hash, type, tags_json, "
       "source, importance, valid_from_unix_ms, valid_to_unix_ms, recorded_at_unix_ms, "
@@ -231,7 +222,7 @@ absl::Status VersionTable::InsertVersionRow(VersionRow& row) {
   s.Bind(7, v.source).Bind(8, v.importance);
   s.Bind(9, v.valid_from_unix_ms).Bind(10, v.valid_to_unix_ms).Bind(11, v.recorded_at_unix_ms);
   s.Bind(12, v.superseded_at_unix_ms);
-  ASSIGN_OR_RETURN(row.version_id, InsertReturningId(s));
+  ASSIGN_OR_RETURN(row.version_id, s.RunInsert());
   return absl::OkStatus();
 }
 
@@ -264,7 +255,7 @@ absl::StatusOr<int64_t> VersionTable::InsertIdentityAt(const Identity& identity,
       "last_event_at_unix_ms) VALUES ((SELECT CASE WHEN ?1 > CAST(value AS INTEGER) "
       "AND NOT EXISTS (SELECT 1 FROM memories WHERE id = ?1) THEN ?1 ELSE MAX("
       "COALESCE((SELECT MAX(id) FROM memories), 0), CAST(value AS INTEGER)) + 1 END "
-      "FROM meta WHERE name = 'memory_id_deleted_high_water'), ?2, ?3, ?4, ?5, ?6) RETURNING id";
+      "FROM meta WHERE name = 'memory_id_deleted_high_water'), ?2, ?3, ?4, ?5, ?6)";
   // Above every id the sequence has handed out, `preferred_id` names no memory, present or
   // purged; taking it moves the sequence up to it, so no later id collides.
   static constexpr char kPostgres[] =
@@ -275,7 +266,7 @@ absl::StatusOr<int64_t> VersionTable::InsertIdentityAt(const Identity& identity,
   ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare(OnSqlite(*db_) ? kSqlite : kPostgres));
   s.Bind(1, preferred_id).Bind(2, identity.category).Bind(3, identity.key);
   s.Bind(4, identity.workspace).Bind(5, created_at_unix_ms).Bind(6, last_event_at_unix_ms);
-  return InsertReturningId(s);
+  return s.RunInsert();
 }
 
 absl::Status VersionTable::InsertVersionAsIs(VersionRow& row) { return InsertVersionRow(row); }

@@ -370,17 +370,20 @@ TEST_F(DbTest, AFailedBindDoesNotOutliveItsStmt) {
   EXPECT_THAT(Values(), ElementsAre("next"));
 }
 
-TEST_F(DbTest, InsertReturningAndChanges) {
+TEST_F(DbTest, LastInsertRowIdAndChanges) {
   Insert("a");
-  {
-    ASSERT_OK_AND_ASSIGN(Stmt insert, db_->Prepare("INSERT INTO t (v) VALUES ('b') RETURNING id"));
-    ASSERT_OK_AND_ASSIGN(const bool row, insert.Step());
-    ASSERT_TRUE(row);
-    EXPECT_EQ(insert.Int(0), 2);
-  }
+  Insert("b");
+  EXPECT_EQ(db_->LastInsertRowId(), 2);
   ASSERT_OK(db_->Exec("UPDATE t SET v = v || '!'"));
   EXPECT_EQ(db_->Changes(), 2);
   EXPECT_THAT(Values(), ElementsAre("a!", "b!"));
+}
+
+TEST_F(DbTest, RunInsertReturnsTheNewRowsId) {
+  Insert("a");
+  ASSERT_OK_AND_ASSIGN(Stmt insert, db_->Prepare("INSERT INTO t (v) VALUES (?1)"));
+  insert.Bind(1, std::string_view("b"));
+  EXPECT_THAT(insert.RunInsert(), strata::testing::IsOkAndHolds(2));
 }
 
 TEST_F(DbTest, PreparingSameSqlAgainAfterStmtDiesStartsFromFirstRow) {
@@ -424,6 +427,7 @@ TEST_F(DbTest, CachedStatementCanBeReusedManyTimes) {
   ASSERT_OK_AND_ASSIGN(const bool row, count.Step());
   ASSERT_TRUE(row);
   EXPECT_EQ(count.Int(0), 100);
+  EXPECT_EQ(db_->LastInsertRowId(), 100);
 }
 
 TEST_F(DbTest, DeadStmtReleasesItsReadSoWritesCanCommit) {
