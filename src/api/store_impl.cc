@@ -72,7 +72,7 @@ absl::StatusOr<bool> SignaturesComplete(store::Db& db) {
 
 class StoreImpl final : public Store {
  public:
-  StoreImpl(std::unique_ptr<store::Db> db, std::unique_ptr<store::Checkpointer> checkpointer,
+  StoreImpl(std::unique_ptr<store::SqliteDb> db, std::unique_ptr<store::Checkpointer> checkpointer,
             std::unique_ptr<vector::VectorService> vectors, const Clock* clock,
             Durability durability, double dedup_threshold, bool signatures_complete)
       : db_(std::move(db)),
@@ -743,7 +743,7 @@ class StoreImpl final : public Store {
                         identity.key, "\"", InWorkspace(identity));
   }
 
-  std::unique_ptr<store::Db> db_;
+  std::unique_ptr<store::SqliteDb> db_;
   // Declared after db_, so it stops (with a final checkpoint) before db_ closes.
   std::unique_ptr<store::Checkpointer> checkpointer_;
   std::unique_ptr<vector::VectorService> vectors_;  // Null with --embedder none.
@@ -842,7 +842,7 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) 
                                                       : store::Durability::kNormal};
   // Before the first connection: the keyword index's tokenizer is bound as each one opens.
   RETURN_IF_ERROR(text::InstallFts5Extensions());
-  ASSIGN_OR_RETURN(std::unique_ptr<store::Db> db, store::Db::Open(options.path, db_options));
+  ASSIGN_OR_RETURN(std::unique_ptr<store::SqliteDb> db, store::Db::Open(options.path, db_options));
   RETURN_IF_ERROR(store::Migrate(*db));
   ASSIGN_OR_RETURN(const bool signatures_complete, SignaturesComplete(*db));
   ASSIGN_OR_RETURN(std::unique_ptr<store::Checkpointer> checkpointer,

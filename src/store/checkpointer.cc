@@ -15,11 +15,11 @@ constexpr absl::Duration kPause = absl::Milliseconds(250);
 absl::StatusOr<std::unique_ptr<Checkpointer>> Checkpointer::Start(const std::string& path,
                                                                   const DbOptions& options,
                                                                   int wal_pages_threshold) {
-  ASSIGN_OR_RETURN(std::unique_ptr<Db> db, Db::Open(path, options));
+  ASSIGN_OR_RETURN(std::unique_ptr<SqliteDb> db, Db::Open(path, options));
   return std::unique_ptr<Checkpointer>(new Checkpointer(std::move(db), wal_pages_threshold));
 }
 
-Checkpointer::Checkpointer(std::unique_ptr<Db> db, int wal_pages_threshold)
+Checkpointer::Checkpointer(std::unique_ptr<SqliteDb> db, int wal_pages_threshold)
     : db_(std::move(db)),
       wal_pages_threshold_(wal_pages_threshold),
       thread_([this](std::stop_token stop) { Run(stop); }) {}
@@ -37,9 +37,9 @@ Checkpointer::~Checkpointer() {
   if (!s.ok()) Log(LogLevel::kError, absl::StrCat("final checkpoint: ", s.message()));
 }
 
-absl::Status Checkpointer::Attach(Db& writer) {
+absl::Status Checkpointer::Attach(SqliteDb& writer) {
   RETURN_IF_ERROR(writer.Exec("PRAGMA wal_autocheckpoint = 0"));
-  Db* writer_db = &writer;
+  SqliteDb* writer_db = &writer;
   writer.SetWalHook([this, writer_db](int wal_pages) { OnCommit(*writer_db, wal_pages); });
   return absl::OkStatus();
 }
@@ -54,7 +54,7 @@ int64_t Checkpointer::restarts() const {
   return restarts_;
 }
 
-void Checkpointer::OnCommit(Db& writer, int wal_pages) {
+void Checkpointer::OnCommit(SqliteDb& writer, int wal_pages) {
   if (wal_pages < wal_pages_threshold_) return;
   if (wal_pages >= 4 * wal_pages_threshold_) {
     {

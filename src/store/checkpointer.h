@@ -31,18 +31,18 @@ class Checkpointer {
 
   // Turns off `writer`'s automatic checkpoints and routes its commits here.
   // REQUIRES: `writer` outlives this Checkpointer's use of it (until destruction).
-  absl::Status Attach(Db& writer);
+  absl::Status Attach(SqliteDb& writer);
 
   // The number of checkpoints run so far by the thread, and by the writer (for tests).
   int64_t checkpoints() const;
   int64_t restarts() const;
 
  private:
-  Checkpointer(std::unique_ptr<Db> db, int wal_pages_threshold);
-  void OnCommit(Db& writer, int wal_pages);
+  Checkpointer(std::unique_ptr<SqliteDb> db, int wal_pages_threshold);
+  void OnCommit(SqliteDb& writer, int wal_pages);
   void Run(std::stop_token stop);
 
-  std::unique_ptr<Db> db_;  // Used only by thread_ (and by the destructor after it stops).
+  std::unique_ptr<SqliteDb> db_;  // Used only by thread_ (and by the destructor after it stops).
   const int wal_pages_threshold_;
   mutable absl::Mutex mu_;
   bool wanted_ ABSL_GUARDED_BY(mu_) = false;

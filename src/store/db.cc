@@ -19,51 +19,98 @@
 
 namespace strata::store {
 
-Stmt::~Stmt() {
-  if (stmt_ != nullptr) {
+namespace {
+
+// A statement compiled by SQLite.
+class SqliteStmt final : public EngineStmt {
+ public:
+  SqliteStmt(sqlite3_stmt* stmt, const SqliteDb* db) : stmt_(stmt), db_(db) {}
+  ~SqliteStmt() override { sqlite3_finalize(stmt_); }
+
+  void BindInt(int index, int64_t value) override {
+    CheckBind(sqlite3_bind_int64(stmt_, index, value), index);
+  }
+  void BindText(int index, std::string_view value) override {
+    CheckBind(sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()),
+                                SQLITE_TRANSIENT),
+              index);
+  }
+  void BindDouble(int index, double value) override {
+    CheckBind(sqlite3_bind_double(stmt_, index, value), index);
+  }
+  void BindNull(int index) override { CheckBind(sqlite3_bind_null(stmt_, index), index); }
+  void BindBlob(int index, std::string_view bytes) override {
+    CheckBind(sqlite3_bind_blob(stmt_, index, bytes.data(), static_cast<int>(bytes.size()),
+                                SQLITE_TRANSIENT),
+              index);
+  }
+  int ParameterIndex(const char* name) const override {
+    return sqlite3_bind_parameter_index(stmt_, name);
+  }
+
+  absl::StatusOr<bool> Step() override {
+    if (bind_rc_ != SQLITE_OK) {
+      // Running with a parameter left unbound (NULL) or stale would answer wrongly, silently.
+      return absl::InternalError(absl::StrCat(
+          "sqlite: binding parameter ", bind_index_, " of ", sqlite3_bind_parameter_count(stmt_),
+          " failed: ", sqlite3_errstr(bind_rc_), " [", bind_rc_,
+          "] in: ", ToAbsl(std::string_view(sqlite3_sql(stmt_)).substr(0, 120))));
+    }
+    const int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) {
+      // Ready to run again: binding a statement that is not reset fails (SQLITE_MISUSE), and
+      // the next step would run it with the old values.
+      sqlite3_reset(stmt_);
+      return false;
+    }
+    return db_->ErrorStatus(rc, sqlite3_sql(stmt_));
+  }
+
+  absl::StatusOr<int64_t> RunInsert() override {
+    while (true) {
+      ASSIGN_OR_RETURN(const bool row, Step());
+      if (!row) break;
+    }
+    return sqlite3_last_insert_rowid(sqlite3_db_handle(stmt_));
+  }
+
+  void Reset() override {
     sqlite3_reset(stmt_);
     sqlite3_clear_bindings(stmt_);
+    bind_rc_ = SQLITE_OK;
   }
-}
 
-Stmt& Stmt::CheckBind(int rc, int index) {
-  if (rc != SQLITE_OK && bind_rc_ == SQLITE_OK) {
-    bind_rc_ = rc;
-    bind_index_ = index;
+  bool IsNull(int col) const override { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+  int64_t Int(int col) const override { return sqlite3_column_int64(stmt_, col); }
+  double Double(int col) const override { return sqlite3_column_double(stmt_, col); }
+  std::string_view Text(int col) const override {
+    const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, col));
+    if (p == nullptr) return {};
+    return {p, static_cast<size_t>(sqlite3_column_bytes(stmt_, col))};
   }
-  return *this;
-}
+  std::string_view Blob(int col) const override {
+    const auto* p = static_cast<const char*>(sqlite3_column_blob(stmt_, col));
+    if (p == nullptr) return {};
+    return {p, static_cast<size_t>(sqlite3_column_bytes(stmt_, col))};
+  }
 
-Stmt& Stmt::Bind(int index, int64_t value) {
-  return CheckBind(sqlite3_bind_int64(stmt_, index, value), index);
-}
-Stmt& Stmt::Bind(int index, std::string_view value) {
-  return CheckBind(sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()),
-                                     SQLITE_TRANSIENT),
-                   index);
-}
-Stmt& Stmt::BindBlob(int index, std::string_view bytes) {
-  return CheckBind(sqlite3_bind_blob(stmt_, index, bytes.data(), static_cast<int>(bytes.size()),
-                                     SQLITE_TRANSIENT),
-                   index);
-}
-Stmt& Stmt::Bind(int index, double value) {
-  return CheckBind(sqlite3_bind_double(stmt_, index, value), index);
-}
-Stmt& Stmt::Bind(int index, std::optional<int64_t> value) {
-  return value ? Bind(index, *value) : BindNull(index);
-}
-Stmt& Stmt::Bind(int index, const std::optional<std::string>& value) {
-  return value ? Bind(index, std::string_view(*value)) : BindNull(index);
-}
-Stmt& Stmt::Bind(int index, std::optional<double> value) {
-  return value ? Bind(index, *value) : BindNull(index);
-}
-Stmt& Stmt::BindNull(int index) { return CheckBind(sqlite3_bind_null(stmt_, index), index); }
+ private:
+  // Remembers `rc` from binding parameter `index` when it is the first failure.
+  void CheckBind(int rc, int index) {
+    if (rc != SQLITE_OK && bind_rc_ == SQLITE_OK) {
+      bind_rc_ = rc;
+      bind_index_ = index;
+    }
+  }
 
-int Stmt::ParameterIndex(const char* name) const {
-  return sqlite3_bind_parameter_index(stmt_, name);
-}
+  sqlite3_stmt* stmt_;       // Owned.
+  const SqliteDb* db_;       // Not owned; outlives this.
+  int bind_rc_ = SQLITE_OK;  // The first failed bind's result code.
+  int bind_index_ = 0;       // The parameter whose bind failed first.
+};
+
+}  // namespace
 
 std::string JsonArrayOf(std::span<const int64_t> ids) {
   std::string out = "[";
@@ -84,25 +131,6 @@ absl::StatusOr<std::vector<int64_t>> Stmt::Ints(int col) {
   }
 }
 
-absl::StatusOr<bool> Stmt::Step() {
-  if (bind_rc_ != SQLITE_OK) {
-    // Running with a parameter left unbound (NULL) or stale would answer wrongly, silently.
-    return absl::InternalError(absl::StrCat(
-        "sqlite: binding parameter ", bind_index_, " of ", sqlite3_bind_parameter_count(stmt_),
-        " failed: ", sqlite3_errstr(bind_rc_), " [", bind_rc_,
-        "] in: ", ToAbsl(std::string_view(sqlite3_sql(stmt_)).substr(0, 120))));
-  }
-  const int rc = sqlite3_step(stmt_);
-  if (rc == SQLITE_ROW) return true;
-  if (rc == SQLITE_DONE) {
-    // Ready to run again: binding a statement that is not reset fails (SQLITE_MISUSE), and
-    // the next step would run it with the old values.
-    sqlite3_reset(stmt_);
-    return false;
-  }
-  return db_->ErrorStatus(rc, sqlite3_sql(stmt_));
-}
-
 absl::Status Stmt::Run() {
   while (true) {
     auto row = Step();
@@ -111,22 +139,18 @@ absl::Status Stmt::Run() {
   }
 }
 
-bool Stmt::IsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
-int64_t Stmt::Int(int col) const { return sqlite3_column_int64(stmt_, col); }
-double Stmt::Double(int col) const { return sqlite3_column_double(stmt_, col); }
-std::string_view Stmt::Text(int col) const {
-  const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, col));
-  if (p == nullptr) return {};
-  return {p, static_cast<size_t>(sqlite3_column_bytes(stmt_, col))};
+absl::StatusOr<Stmt> Db::Prepare(std::string_view sql) {
+  auto it = cache_.find(ToAbsl(sql));
+  if (it == cache_.end()) {
+    ASSIGN_OR_RETURN(std::unique_ptr<EngineStmt> stmt, Compile(sql));
+    it = cache_.emplace(std::string(sql), std::move(stmt)).first;
+  }
+  return Stmt(it->second.get());
 }
-std::string_view Stmt::Blob(int col) const {
-  const auto* p = static_cast<const char*>(sqlite3_column_blob(stmt_, col));
-  if (p == nullptr) return {};
-  return {p, static_cast<size_t>(sqlite3_column_bytes(stmt_, col))};
-}
-std::optional<int64_t> Stmt::OptInt(int col) const {
-  if (IsNull(col)) return std::nullopt;
-  return Int(col);
+
+absl::Status Db::RunCached(std::string_view sql) {
+  ASSIGN_OR_RETURN(Stmt s, Prepare(sql));
+  return s.Run();
 }
 
 namespace {
@@ -152,7 +176,7 @@ std::timed_mutex* WriteMutexFor(const std::string& path) {
 // file to itself, and SQLite fails that at once, without its busy handler, while another
 // process has the file open (two hosts starting strata on a new database at the same
 // moment): so retry here, for the same bound a write waits.
-absl::Status EnterWal(Db& db, int busy_timeout_ms) {
+absl::Status EnterWal(SqliteDb& db, int busy_timeout_ms) {
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::milliseconds(busy_timeout_ms);
   auto pause = std::chrono::milliseconds(1);
@@ -176,7 +200,8 @@ absl::Status EnterWal(Db& db, int busy_timeout_ms) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Db>> Db::Open(const std::string& path, const DbOptions& options) {
+absl::StatusOr<std::unique_ptr<SqliteDb>> Db::Open(const std::string& path,
+                                                   const DbOptions& options) {
   sqlite3* handle = nullptr;
   const int flags =
       (options.read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
@@ -189,7 +214,8 @@ absl::StatusOr<std::unique_ptr<Db>> Db::Open(const std::string& path, const DbOp
   }
   sqlite3_extended_result_codes(handle, 1);
   sqlite3_busy_timeout(handle, options.busy_timeout_ms);
-  auto db = std::unique_ptr<Db>(new Db(handle, path, WriteMutexFor(path), options.busy_timeout_ms));
+  auto db = std::unique_ptr<SqliteDb>(
+      new SqliteDb(handle, path, WriteMutexFor(path), options.busy_timeout_ms));
   // Reads the header, so a file that is not a database fails here.
   if (!options.read_only) RETURN_IF_ERROR(EnterWal(*db, options.busy_timeout_ms));
   std::string pragmas = absl::StrCat(
@@ -202,12 +228,12 @@ absl::StatusOr<std::unique_ptr<Db>> Db::Open(const std::string& path, const DbOp
   return db;
 }
 
-Db::~Db() {
-  for (auto& [sql, stmt] : cache_) sqlite3_finalize(stmt);
+SqliteDb::~SqliteDb() {
+  ClearCache();
   sqlite3_close_v2(handle_);
 }
 
-absl::StatusOr<std::vector<std::string>> Db::IntegrityProblems(int max_problems) {
+absl::StatusOr<std::vector<std::string>> SqliteDb::IntegrityProblems(int max_problems) {
   ASSIGN_OR_RETURN(Stmt stmt, Prepare(absl::StrCat("PRAGMA integrity_check(", max_problems, ")")));
   std::vector<std::string> problems;
   for (;;) {
@@ -218,7 +244,7 @@ absl::StatusOr<std::vector<std::string>> Db::IntegrityProblems(int max_problems)
   return problems;
 }
 
-absl::Status Db::Exec(std::string_view sql) {
+absl::Status SqliteDb::Exec(std::string_view sql) {
   char* error = nullptr;
   const std::string text(sql);
   const int rc = sqlite3_exec(handle_, text.c_str(), nullptr, nullptr, &error);
@@ -227,35 +253,26 @@ absl::Status Db::Exec(std::string_view sql) {
   return ErrorStatus(rc, sql);
 }
 
-absl::StatusOr<Stmt> Db::Prepare(std::string_view sql) {
-  auto it = cache_.find(ToAbsl(sql));
-  if (it == cache_.end()) {
-    sqlite3_stmt* stmt = nullptr;
-    const int rc = sqlite3_prepare_v3(handle_, sql.data(), static_cast<int>(sql.size()),
-                                      SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
-    if (rc != SQLITE_OK) return ErrorStatus(rc, sql);
-    it = cache_.emplace(std::string(sql), stmt).first;
-  }
-  return Stmt(it->second, this);
+absl::StatusOr<std::unique_ptr<EngineStmt>> SqliteDb::Compile(std::string_view sql) {
+  sqlite3_stmt* stmt = nullptr;
+  const int rc = sqlite3_prepare_v3(handle_, sql.data(), static_cast<int>(sql.size()),
+                                    SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
+  if (rc != SQLITE_OK) return ErrorStatus(rc, sql);
+  return std::make_unique<SqliteStmt>(stmt, this);
 }
 
-absl::Status Db::RunCached(std::string_view sql) {
-  ASSIGN_OR_RETURN(Stmt s, Prepare(sql));
-  return s.Run();
-}
-
-void Db::SetWalHook(std::function<void(int)> hook) {
+void SqliteDb::SetWalHook(std::function<void(int)> hook) {
   wal_hook_ = std::move(hook);
   sqlite3_wal_hook(
       handle_,
       [](void* self, sqlite3*, const char*, int pages) {
-        static_cast<Db*>(self)->wal_hook_(pages);
+        static_cast<SqliteDb*>(self)->wal_hook_(pages);
         return SQLITE_OK;
       },
       this);
 }
 
-absl::Status Db::CheckpointRestart() {
+absl::Status SqliteDb::CheckpointRestart() {
   const int rc =
       sqlite3_wal_checkpoint_v2(handle_, nullptr, SQLITE_CHECKPOINT_RESTART, nullptr, nullptr);
   if (rc == SQLITE_OK) return absl::OkStatus();
@@ -284,7 +301,7 @@ int CopyPages(sqlite3* source, sqlite3* dest) {
 
 }  // namespace
 
-absl::Status Db::BackupTo(const std::string& path, bool overwrite) {
+absl::Status SqliteDb::BackupTo(const std::string& path, bool overwrite) {
   std::error_code ec;
   if (!overwrite && std::filesystem::exists(path, ec)) {
     return absl::AlreadyExistsError(
@@ -369,10 +386,10 @@ absl::Status RestoreDatabase(const std::string& source_path, const std::string& 
   return absl::OkStatus();
 }
 
-int64_t Db::LastInsertRowId() const { return sqlite3_last_insert_rowid(handle_); }
-int64_t Db::Changes() const { return sqlite3_changes64(handle_); }
+int64_t SqliteDb::LastInsertRowId() const { return sqlite3_last_insert_rowid(handle_); }
+int64_t SqliteDb::Changes() const { return sqlite3_changes64(handle_); }
 
-bool Db::HasFts5Tokenizer(const std::string& name) const {
+bool SqliteDb::HasFts5Tokenizer(const std::string& name) const {
   fts5_api* fts5 = Fts5ApiOf(handle_);
   void* context = nullptr;
   fts5_tokenizer tokenizer;
@@ -393,7 +410,7 @@ fts5_api* Fts5ApiOf(sqlite3* handle) {
   return fts5;
 }
 
-absl::Status Db::ErrorStatus(int rc, std::string_view context) const {
+absl::Status SqliteDb::ErrorStatus(int rc, std::string_view context) const {
   std::string message = absl::StrCat("sqlite: ", sqlite3_errmsg(handle_), " [", rc,
                                      "] in: ", ToAbsl(context.substr(0, 120)));
   switch (rc & 0xff) {
@@ -418,36 +435,45 @@ absl::Status Db::ErrorStatus(int rc, std::string_view context) const {
   }
 }
 
-absl::Status Db::BusyError(std::string_view detail) const {
+absl::Status SqliteDb::BusyError(std::string_view detail) const {
   return absl::UnavailableError(
       absl::StrCat("the database is busy: another writer has held its lock for more than ",
                    busy_timeout_ms_, " ms; nothing was written, try again (", ToAbsl(detail), ")"));
 }
 
-absl::StatusOr<Transaction> Transaction::Begin(Db& db) {
-  // A second Begin on one connection would wait for the mutex its own thread holds.
-  if (sqlite3_get_autocommit(db.handle_) == 0) {
-    return absl::FailedPreconditionError(
-        "a transaction is already open on this connection; transactions do not nest");
-  }
+bool SqliteDb::InTransaction() const { return sqlite3_get_autocommit(handle_) == 0; }
+
+absl::StatusOr<std::unique_lock<std::timed_mutex>> SqliteDb::BeginWrite() {
   // One deadline for both waits. The connection of this process that holds the mutex may
   // itself be waiting for another process's lock (the embedding worker storing vectors):
   // waiting a full timeout for it and then another for SQLite would double the bound.
   const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::milliseconds(db.busy_timeout_ms_);
-  std::unique_lock lock(db.write_mutex(), std::defer_lock);
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(busy_timeout_ms_);
+  std::unique_lock lock(write_mutex(), std::defer_lock);
   if (!lock.try_lock_until(deadline)) {
-    return db.BusyError("another connection of this process is writing or waiting to");
+    return BusyError("another connection of this process is writing or waiting to");
   }
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
       deadline - std::chrono::steady_clock::now());
   // What is left of the wait, but at least 1 ms unless no wait was asked for (0 turns the
   // busy handler off).
-  const int64_t at_least = db.busy_timeout_ms_ > 0 ? 1 : 0;
-  sqlite3_busy_timeout(db.handle_, static_cast<int>(std::max(at_least, int64_t{left.count()})));
-  absl::Status s = db.RunCached("BEGIN IMMEDIATE");
-  sqlite3_busy_timeout(db.handle_, db.busy_timeout_ms_);
+  const int64_t at_least = busy_timeout_ms_ > 0 ? 1 : 0;
+  sqlite3_busy_timeout(handle_, static_cast<int>(std::max(at_least, int64_t{left.count()})));
+  absl::Status s = RunCached("BEGIN IMMEDIATE");
+  sqlite3_busy_timeout(handle_, busy_timeout_ms_);
   if (!s.ok()) return s;
+  return lock;
+}
+
+absl::Status SqliteDb::BeginRead() { return RunCached("BEGIN"); }
+
+absl::StatusOr<Transaction> Transaction::Begin(Db& db) {
+  // A second Begin on one connection would wait for the mutex its own thread holds.
+  if (db.InTransaction()) {
+    return absl::FailedPreconditionError(
+        "a transaction is already open on this connection; transactions do not nest");
+  }
+  ASSIGN_OR_RETURN(std::unique_lock<std::timed_mutex> lock, db.BeginWrite());
   return Transaction(&db, std::move(lock));
 }
 
@@ -457,7 +483,7 @@ Transaction::~Transaction() {
 
 absl::Status Transaction::Commit() {
   Db* db = db_;
-  absl::Status s = db->RunCached("COMMIT");
+  absl::Status s = db->Commit();
   if (s.ok()) {
     db_ = nullptr;
     lock_ = {};
@@ -474,8 +500,8 @@ absl::Status Transaction::RollbackToSavepoint() {
 absl::Status Transaction::ReleaseSavepoint() { return db_->Exec("RELEASE item"); }
 
 absl::StatusOr<ReadSnapshot> ReadSnapshot::Begin(Db& db) {
-  if (sqlite3_get_autocommit(db.handle_) == 0) return ReadSnapshot(nullptr);
-  RETURN_IF_ERROR(db.RunCached("BEGIN"));
+  if (db.InTransaction()) return ReadSnapshot(nullptr);
+  RETURN_IF_ERROR(db.BeginRead());
   return ReadSnapshot(&db);
 }
 

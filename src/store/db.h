@@ -1,5 +1,6 @@
 #pragma once
-// The SQLite handle: opening with our pragmas, cached prepared statements, transactions.
+// A connection to the store on either engine (Db, Stmt, transactions), and SQLite's
+// (SqliteDb): opening with our pragmas, cached prepared statements.
 
 #include <cstdint>
 #include <functional>
@@ -40,88 +41,184 @@ class Db;
 // length as one parameter).
 std::string JsonArrayOf(std::span<const int64_t> ids);
 
+// Which SQL a Db speaks. Owners write one statement for both where the SQL is portable and
+// keep the two texts side by side where it is not (docs/decisions.md, "The storage seam").
+enum class Dialect { kSqlite, kPostgres };
+
+// One engine's compiled statement (SQLite's in this module, PostgreSQL's in pg/), owned by
+// its Db's cache and borrowed by Stmt, which documents the operations. An engine remembers
+// its first failed bind and returns it from the next Step (Internal, naming the index)
+// without running the statement.
+class EngineStmt {
+ public:
+  virtual ~EngineStmt() = default;
+  virtual void BindInt(int index, int64_t value) = 0;
+  virtual void BindText(int index, std::string_view value) = 0;
+  virtual void BindDouble(int index, double value) = 0;
+  virtual void BindNull(int index) = 0;
+  virtual void BindBlob(int index, std::string_view bytes) = 0;
+  virtual int ParameterIndex(const char* name) const = 0;
+  virtual absl::StatusOr<bool> Step() = 0;
+  // Runs an INSERT of one row and returns the row's id (see Stmt::RunInsert).
+  virtual absl::StatusOr<int64_t> RunInsert() = 0;
+  // Back to before the first Step, every parameter NULL, the read snapshot released.
+  virtual void Reset() = 0;
+  virtual bool IsNull(int col) const = 0;
+  virtual int64_t Int(int col) const = 0;
+  virtual double Double(int col) const = 0;
+  virtual std::string_view Text(int col) const = 0;
+  virtual std::string_view Blob(int col) const = 0;
+};
+
 // A borrowed, cached prepared statement. Binds, steps and reads columns; resets itself
 // (releasing any read snapshot) when destroyed. Column and parameter indexes: Bind is
-// 1-based like SQLite, Column* are 0-based. A failed Bind (an index out of range, a value
-// too big) is remembered: the next Step, Run or Ints returns it (Internal, naming the
-// index) without running the statement.
+// 1-based like SQLite, Column* are 0-based. Parameters are written `?1` or `:name` on both
+// engines. A failed Bind (an index out of range, a value too big) is remembered: the next
+// Step, Run or Ints returns it (Internal, naming the index) without running the statement.
 // Thread safety: none; used by the thread that owns the Db.
 class Stmt {
  public:
-  Stmt(Stmt&& other) noexcept
-      : stmt_(other.stmt_),
-        db_(other.db_),
-        bind_rc_(other.bind_rc_),
-        bind_index_(other.bind_index_) {
-    other.stmt_ = nullptr;
-  }
+  Stmt(Stmt&& other) noexcept : impl_(other.impl_) { other.impl_ = nullptr; }
   Stmt(const Stmt&) = delete;
   Stmt& operator=(const Stmt&) = delete;
-  ~Stmt();
+  ~Stmt() {
+    if (impl_ != nullptr) impl_->Reset();
+  }
 
-  Stmt& Bind(int index, int64_t value);
-  Stmt& Bind(int index, std::string_view value);
+  Stmt& Bind(int index, int64_t value) {
+    impl_->BindInt(index, value);
+    return *this;
+  }
+  Stmt& Bind(int index, std::string_view value) {
+    impl_->BindText(index, value);
+    return *this;
+  }
   Stmt& Bind(int index, const std::string& value) { return Bind(index, std::string_view(value)); }
-  Stmt& Bind(int index, double value);
+  Stmt& Bind(int index, double value) {
+    impl_->BindDouble(index, value);
+    return *this;
+  }
   // An empty optional binds NULL.
-  Stmt& Bind(int index, std::optional<int64_t> value);
-  Stmt& Bind(int index, const std::optional<std::string>& value);
-  Stmt& Bind(int index, std::optional<double> value);
-  Stmt& BindNull(int index);
-  Stmt& BindBlob(int index, std::string_view bytes);
+  Stmt& Bind(int index, std::optional<int64_t> value) {
+    return value ? Bind(index, *value) : BindNull(index);
+  }
+  Stmt& Bind(int index, const std::optional<std::string>& value) {
+    return value ? Bind(index, std::string_view(*value)) : BindNull(index);
+  }
+  Stmt& Bind(int index, std::optional<double> value) {
+    return value ? Bind(index, *value) : BindNull(index);
+  }
+  Stmt& BindNull(int index) {
+    impl_->BindNull(index);
+    return *this;
+  }
+  Stmt& BindBlob(int index, std::string_view bytes) {
+    impl_->BindBlob(index, bytes);
+    return *this;
+  }
   // 1-based index of the named parameter (":name"), or 0 when the statement has none.
-  int ParameterIndex(const char* name) const;
+  int ParameterIndex(const char* name) const { return impl_->ParameterIndex(name); }
 
   // Advances: true when a row is available, false when done.
-  absl::StatusOr<bool> Step();
+  absl::StatusOr<bool> Step() { return impl_->Step(); }
   // Steps until done (for statements that return no rows).
   absl::Status Run();
+  // Runs an INSERT of one row and returns its id: on SQLite the rowid (last_insert_rowid);
+  // on PostgreSQL the statement ends in `RETURNING id` and this reads it. Not RETURNING on
+  // SQLite: it opens a statement journal, whose savepoint flushes FTS5's pending terms into a
+  // segment per row written, and recall then reads many small segments.
+  absl::StatusOr<int64_t> RunInsert() { return impl_->RunInsert(); }
   // Steps until done, collecting column `col` of every row as an integer.
   absl::StatusOr<std::vector<int64_t>> Ints(int col = 0);
 
-  bool IsNull(int col) const;
-  int64_t Int(int col) const;
-  double Double(int col) const;
-  std::string_view Text(int col) const;
-  std::string_view Blob(int col) const;
-  std::optional<int64_t> OptInt(int col) const;
+  bool IsNull(int col) const { return impl_->IsNull(col); }
+  // A boolean (PostgreSQL's) reads as 1 or 0.
+  int64_t Int(int col) const { return impl_->Int(col); }
+  double Double(int col) const { return impl_->Double(col); }
+  std::string_view Text(int col) const { return impl_->Text(col); }
+  std::string_view Blob(int col) const { return impl_->Blob(col); }
+  std::optional<int64_t> OptInt(int col) const {
+    if (IsNull(col)) return std::nullopt;
+    return Int(col);
+  }
 
  private:
   friend class Db;
-  Stmt(sqlite3_stmt* stmt, Db* db) : stmt_(stmt), db_(db) {}
-  // Remembers `rc` from binding parameter `index` when it is the first failure.
-  Stmt& CheckBind(int rc, int index);
-  sqlite3_stmt* stmt_;  // Not owned: the Db's cache owns it.
-  Db* db_;              // Not owned; outlives this.
-  int bind_rc_ = 0;     // SQLITE_OK, or the first failed bind's result code.
-  int bind_index_ = 0;  // The parameter whose bind failed first.
+  explicit Stmt(EngineStmt* impl) : impl_(impl) {}
+  EngineStmt* impl_;  // Not owned: the Db's cache owns it.
 };
 
-// One SQLite connection.
-// Thread safety: none; one thread uses a Db at a time (SQLite's "one connection per thread").
+class SqliteDb;
+
+// One connection to a store, on either engine: the SQLite file (SqliteDb, below) or a
+// PostgreSQL database (pg/db.h). Owners of tables take a Db and run the same code on both.
+// Thread safety: none; one thread uses a Db at a time.
 class Db {
  public:
-  // Opens (creating if absent, unless read_only) the database at `path` with WAL journaling.
-  // Errors: Unavailable (cannot open), DataLoss (not a database).
-  static absl::StatusOr<std::unique_ptr<Db>> Open(const std::string& path,
-                                                  const DbOptions& options);
-  ~Db();
+  // Opens (creating if absent, unless read_only) the SQLite database at `path` with WAL
+  // journaling. Errors: Unavailable (cannot open), DataLoss (not a database).
+  static absl::StatusOr<std::unique_ptr<SqliteDb>> Open(const std::string& path,
+                                                        const DbOptions& options);
+  Db(const Db&) = delete;
+  Db& operator=(const Db&) = delete;
+  virtual ~Db() = default;
 
-  // Executes one or more statements without results.
-  absl::Status Exec(std::string_view sql);
+  virtual Dialect dialect() const = 0;
+  // Executes one or more statements without parameters or results.
+  virtual absl::Status Exec(std::string_view sql) = 0;
   // Returns the cached statement for `sql`, compiling it on first use.
   absl::StatusOr<Stmt> Prepare(std::string_view sql);
+  // Rows the last INSERT, UPDATE or DELETE changed.
+  virtual int64_t Changes() const = 0;
+  // Where the store is: the SQLite file's path, or the PostgreSQL URI.
+  const std::string& path() const { return path_; }
+
+ protected:
+  explicit Db(std::string path) : path_(std::move(path)) {}
+  virtual absl::StatusOr<std::unique_ptr<EngineStmt>> Compile(std::string_view sql) = 0;
+  // Whether a transaction is open on the connection.
+  virtual bool InTransaction() const = 0;
+  // Opens a write transaction, serialized with every other writer (of this process and of
+  // others); the lock returned, when it holds one, is held until the transaction ends.
+  virtual absl::StatusOr<std::unique_lock<std::timed_mutex>> BeginWrite() = 0;
+  // Opens a read transaction: one snapshot for the statements until COMMIT.
+  virtual absl::Status BeginRead() = 0;
+  // Ends the open transaction, keeping its writes. Errors: as COMMIT; Aborted on PostgreSQL
+  // when a statement of it failed (PostgreSQL would end it as a rollback).
+  virtual absl::Status Commit() { return RunCached("COMMIT"); }
+  // Finalizes the cached statements (before the connection they belong to closes).
+  void ClearCache() { cache_.clear(); }
+  // Runs a statement without parameters or rows (BEGIN, COMMIT, ...) from the cache.
+  absl::Status RunCached(std::string_view sql);
+
+ private:
+  friend class Transaction;
+  friend class ReadSnapshot;
+
+  std::string path_;
+  absl::flat_hash_map<std::string, std::unique_ptr<EngineStmt>> cache_;
+};
+
+// One SQLite connection, with what only SQLite has: its WAL, backups, integrity check and
+// FTS5 tokenizers.
+class SqliteDb final : public Db {
+ public:
+  ~SqliteDb() override;
+
+  Dialect dialect() const override { return Dialect::kSqlite; }
+  absl::Status Exec(std::string_view sql) override;
+  int64_t Changes() const override;
+  // The rowid of the last row inserted (where an owner needs the id, INSERT ... RETURNING id
+  // says it on both engines).
+  int64_t LastInsertRowId() const;
 
   // PRAGMA integrity_check: the problems it reports (at most `max_problems`), none when the
   // file is sound. Errors: as Prepare and Step (a file too damaged to read).
   absl::StatusOr<std::vector<std::string>> IntegrityProblems(int max_problems);
 
-  int64_t LastInsertRowId() const;
-  int64_t Changes() const;
   // Whether FTS5 on this connection knows the tokenizer `name` (its built-ins, or one
   // registered, such as text/fts5_extensions.h's "strata").
   bool HasFts5Tokenizer(const std::string& name) const;
-  const std::string& path() const { return path_; }
   // Shared by every connection this process opens to the same file: Transaction holds it, so
   // two of our own connections queue for the write lock here instead of in SQLite's busy
   // handler, which sleeps in steps of milliseconds.
@@ -146,25 +243,24 @@ class Db {
   absl::Status ErrorStatus(int rc, std::string_view context) const;
 
  private:
-  Db(sqlite3* handle, std::string path, std::timed_mutex* write_mutex, int busy_timeout_ms)
-      : handle_(handle),
-        path_(std::move(path)),
+  friend class Db;
+  SqliteDb(sqlite3* handle, std::string path, std::timed_mutex* write_mutex, int busy_timeout_ms)
+      : Db(std::move(path)),
+        handle_(handle),
         write_mutex_(write_mutex),
         busy_timeout_ms_(busy_timeout_ms) {}
+
+  absl::StatusOr<std::unique_ptr<EngineStmt>> Compile(std::string_view sql) override;
+  bool InTransaction() const override;
+  absl::StatusOr<std::unique_lock<std::timed_mutex>> BeginWrite() override;
+  absl::Status BeginRead() override;
 
   // Unavailable: the lock was held past the busy timeout; `detail` says by what.
   absl::Status BusyError(std::string_view detail) const;
 
-  // Runs a statement without parameters or rows (BEGIN, COMMIT, ...) from the cache.
-  absl::Status RunCached(std::string_view sql);
-
-  friend class Transaction;
-  friend class ReadSnapshot;
-  sqlite3* handle_;  // Owned.
-  std::string path_;
+  sqlite3* handle_;                // Owned.
   std::timed_mutex* write_mutex_;  // Process-wide, one per file; never freed.
   int busy_timeout_ms_;
-  absl::flat_hash_map<std::string, sqlite3_stmt*> cache_;  // Owned statements.
   std::function<void(int)> wal_hook_;
 };
 
@@ -182,7 +278,9 @@ fts5_api* Fts5ApiOf(sqlite3* handle);
 absl::Status RestoreDatabase(const std::string& source_path, const std::string& target_path,
                              const std::function<void()>& while_locked = nullptr);
 
-// A write transaction (BEGIN IMMEDIATE) that rolls back unless committed.
+// A write transaction that rolls back unless committed: BEGIN IMMEDIATE on SQLite; on
+// PostgreSQL, BEGIN and the change lock (pg/schema.h kChangeLock), so writers of every node
+// take turns as SQLite's do.
 // Thread safety: as its Db.
 class Transaction {
  public:
@@ -215,7 +313,7 @@ class Transaction {
 // Thread safety: as its Db.
 class ReadSnapshot {
  public:
-  // Errors: as SQLite's BEGIN (none expected; the read lock is taken by the first read).
+  // Errors: as BEGIN (none expected on SQLite, whose read lock is taken by the first read).
   static absl::StatusOr<ReadSnapshot> Begin(Db& db);
   ReadSnapshot(ReadSnapshot&& other) noexcept : db_(other.db_) { other.db_ = nullptr; }
   ReadSnapshot(const ReadSnapshot&) = delete;

@@ -208,7 +208,7 @@ DROP TABLE temp.fts_reindex;
 constexpr int kFirstStrataTokenizerVersion = 9;
 constexpr char kTokenizer[] = "strata";
 
-absl::Status RequireTokenizer(Db& db) {
+absl::Status RequireTokenizer(SqliteDb& db) {
   if (db.HasFts5Tokenizer(kTokenizer)) return absl::OkStatus();
   return absl::FailedPreconditionError(absl::StrCat(
       db.path(), ": the keyword index needs the FTS5 tokenizer \"", kTokenizer,
@@ -230,6 +230,10 @@ absl::StatusOr<int> SchemaVersion(Db& db) {
 absl::Status Migrate(Db& db) { return Migrate(db, LatestSchemaVersion()); }
 
 absl::Status Migrate(Db& db, int target) {
+  if (db.dialect() != Dialect::kSqlite) {
+    return absl::FailedPreconditionError(
+        "store::Migrate applies SQLite's schema; a PostgreSQL store has pg::Migrate");
+  }
   ASSIGN_OR_RETURN(const int current, SchemaVersion(db));
   const int latest = LatestSchemaVersion();
   if (current > latest) {
@@ -238,7 +242,7 @@ absl::Status Migrate(Db& db, int target) {
                      "; this build understands up to ", latest, "); upgrade strata to open it"));
   }
   if (std::max(current, std::min(target, latest)) >= kFirstStrataTokenizerVersion) {
-    RETURN_IF_ERROR(RequireTokenizer(db));
+    RETURN_IF_ERROR(RequireTokenizer(static_cast<SqliteDb&>(db)));
   }
   for (int v = current; v < std::min(target, latest); ++v) {
     ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db));

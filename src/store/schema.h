@@ -12,7 +12,8 @@ int LatestSchemaVersion();
 // Applies every migration newer than the file's user_version, each in its own transaction.
 // A file whose user_version is newer than LatestSchemaVersion() is refused with DataLoss and
 // not modified. From schema 9 on, the connection must have FTS5 tokenizer "strata"
-// (text::InstallFts5Extensions() before Db::Open): FailedPrecondition otherwise.
+// (text::InstallFts5Extensions() before Db::Open): FailedPrecondition otherwise, as for a
+// Db that is not SQLite's.
 absl::Status Migrate(Db& db);
 // The same, up to `target` (at most LatestSchemaVersion()): a file as an older build left it.
 absl::Status Migrate(Db& db, int target);

@@ -41,8 +41,8 @@ absl::StatusOr<int64_t> SupersessionTable::CountTouching(const Scope& scope) {
   ASSIGN_OR_RETURN(store::Stmt s,
                    db_->Prepare("SELECT count(*) FROM supersessions s WHERE EXISTS (SELECT 1 FROM "
                                 "memories m WHERE m.id IN (s.predecessor_id, s.successor_id) AND "
-                                "(?1 IS NULL OR m.workspace = ?1) AND (?2 IS NULL OR "
-                                "m.category = ?2))"));
+                                "(m.workspace = ?1 OR ?1 IS NULL) AND (m.category = ?2 "
+                                "OR ?2 IS NULL))"));
   BindScope(s, scope);
   ASSIGN_OR_RETURN(bool row, s.Step());
   return row ? s.Int(0) : 0;

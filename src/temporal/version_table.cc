@@ -53,14 +53,17 @@ IdentityRow ReadIdentity(const store::Stmt& s) {
 constexpr char kIdentityColumns[] =
     "id, category, key, workspace, last_event_at_unix_ms, current_version_id, version_count";
 
-// The id for a new row of `table` (memories or versions): one past both the largest id
-// present and the largest ever deleted (kept in meta under `deleted_mark` by a delete
+// The id for a new row of `table` (memories or versions) on SQLite: one past both the largest
+// id present and the largest ever deleted (kept in meta under `deleted_mark` by a delete
 // trigger), so that no id names two rows over time (schema migrations 4, 5 and 7).
+// PostgreSQL's identity columns give that by themselves: their sequences never go back.
 std::string NextIdSql(const char* table, const char* deleted_mark) {
   return absl::StrCat("(SELECT MAX(COALESCE((SELECT MAX(id) FROM ", table,
                       "), 0), CAST(value AS INTEGER)) + 1 FROM meta WHERE name = '", deleted_mark,
                       "')");
 }
+
+bool OnSqlite(const store::Db& db) { return db.dialect() == store::Dialect::kSqlite; }
 
 }  // namespace
 
@@ -98,16 +101,18 @@ absl::StatusOr<std::optional<IdentityRow>> VersionTable::FindIdentityById(int64_
 
 absl::StatusOr<int64_t> VersionTable::InsertIdentity(const Identity& identity,
                                                      int64_t now_unix_ms) {
-  static const std::string kSql = absl::StrCat(
+  static const std::string kSqlite = absl::StrCat(
       "INSERT INTO memories (id, category, key, workspace, created_at_unix_ms, "
       "last_event_at_unix_ms) VALUES (",
       NextIdSql("memories", "memory_id_deleted_high_water"), ", ?1, ?2, ?3, ?4, ?5)");
-  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare(kSql));
+  static constexpr char kPostgres[] =
+      "INSERT INTO memories (category, key, workspace, created_at_unix_ms, "
+      "last_event_at_unix_ms) VALUES (?1, ?2, ?3, ?4, ?5) RETURNING id";
+  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare(OnSqlite(*db_) ? kSqlite : kPostgres));
   // last_event starts before now so that the first version may be recorded at now.
   s.Bind(1, identity.category).Bind(2, identity.key).Bind(3, identity.workspace);
   s.Bind(4, now_unix_ms).Bind(5, now_unix_ms - 1);
-  RETURN_IF_ERROR(s.Run());
-  return db_->LastInsertRowId();
+  return s.RunInsert();
 }
 
 absl::StatusOr<VersionRow> VersionTable::LoadVersion(int64_t version_id) {
@@ -123,13 +128,18 @@ absl::StatusOr<VersionRow> VersionTable::LoadVersion(int64_t version_id) {
 
 absl::StatusOr<std::vector<VersionRow>> VersionTable::LoadVersionsById(
     std::span<const int64_t> version_ids) {
-  static const std::string sql = absl::StrCat(
+  static const std::string kSqlite =
+      absl::StrCat("SELECT ", kVersionColumns,
+                   " FROM json_each(?1) AS c JOIN versions v ON v.id = c.value JOIN memories m ON "
+                   "m.id = v.memory_id ORDER BY c.key");
+  static const std::string kPostgres = absl::StrCat(
       "SELECT ", kVersionColumns,
-      " FROM json_each(?1) AS c JOIN versions v ON v.id = c.value JOIN memories m ON "
-      "m.id = v.memory_id ORDER BY c.key");
+      " FROM jsonb_array_elements_text(CAST(?1 AS jsonb)) WITH ORDINALITY AS c(value, n) "
+      "JOIN versions v ON v.id = CAST(c.value AS BIGINT) JOIN memories m ON "
+      "m.id = v.memory_id ORDER BY c.n");
   std::vector<VersionRow> rows;
   if (version_ids.empty()) return rows;
-  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare(sql));
+  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare(OnSqlite(*db_) ? kSqlite : kPostgres));
   s.Bind(1, store::JsonArrayOf(version_ids));
   rows.reserve(version_ids.size());
   while (rows.size() < version_ids.size()) {
@@ -195,20 +205,24 @@ absl::Status VersionTable::AppendVersion(const IdentityRow& identity, VersionRow
 
 absl::Status VersionTable::InsertVersionRow(VersionRow& row) {
   const Version& v = row.version;
-  static const std::string kSql = absl::StrCat(
+  static const std::string kSqlite = absl::StrCat(
       "INSERT INTO versions (id, memory_id, version, body_json, body_hash, type, tags_json, "
       "source, importance, valid_from_unix_ms, valid_to_unix_ms, recorded_at_unix_ms, "
       "superseded_at_unix_ms) VALUES (",
       NextIdSql("versions", "version_id_deleted_high_water"),
       ", ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
-  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare(kSql));
+  static constexpr char kPostgres[] =
+      "INSERT INTO versions (memory_id, version, body_json, body_hash, type, tags_json, "
+      "source, importance, valid_from_unix_ms, valid_to_unix_ms, recorded_at_unix_ms, "
+      "superseded_at_unix_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) "
+      "RETURNING id";
+  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare(OnSqlite(*db_) ? kSqlite : kPostgres));
   s.Bind(1, v.memory_id).Bind(2, v.version).Bind(3, v.body_json);
   s.Bind(4, static_cast<int64_t>(row.body_hash)).Bind(5, v.type).Bind(6, TagsToJson(v.tags));
   s.Bind(7, v.source).Bind(8, v.importance);
   s.Bind(9, v.valid_from_unix_ms).Bind(10, v.valid_to_unix_ms).Bind(11, v.recorded_at_unix_ms);
   s.Bind(12, v.superseded_at_unix_ms);
-  RETURN_IF_ERROR(s.Run());
-  row.version_id = db_->LastInsertRowId();
+  ASSIGN_OR_RETURN(row.version_id, s.RunInsert());
   return absl::OkStatus();
 }
 
@@ -234,19 +248,25 @@ absl::StatusOr<int64_t> VersionTable::InsertIdentityAt(const Identity& identity,
                                                        int64_t preferred_id,
                                                        int64_t created_at_unix_ms,
                                                        int64_t last_event_at_unix_ms) {
-  ASSIGN_OR_RETURN(
-      store::Stmt s,
-      // One row of VALUES: an INSERT ... SELECT would open a statement journal, and with it
-      // a savepoint that flushes FTS5's pending terms into a segment per memory.
-      db_->Prepare("INSERT INTO memories (id, category, key, workspace, created_at_unix_ms, "
-                   "last_event_at_unix_ms) VALUES ((SELECT CASE WHEN ?1 > CAST(value AS INTEGER) "
-                   "AND NOT EXISTS (SELECT 1 FROM memories WHERE id = ?1) THEN ?1 ELSE MAX("
-                   "COALESCE((SELECT MAX(id) FROM memories), 0), CAST(value AS INTEGER)) + 1 END "
-                   "FROM meta WHERE name = 'memory_id_deleted_high_water'), ?2, ?3, ?4, ?5, ?6)"));
+  // One row of VALUES: an INSERT ... SELECT would open a statement journal, and with it
+  // a savepoint that flushes FTS5's pending terms into a segment per memory.
+  static constexpr char kSqlite[] =
+      "INSERT INTO memories (id, category, key, workspace, created_at_unix_ms, "
+      "last_event_at_unix_ms) VALUES ((SELECT CASE WHEN ?1 > CAST(value AS INTEGER) "
+      "AND NOT EXISTS (SELECT 1 FROM memories WHERE id = ?1) THEN ?1 ELSE MAX("
+      "COALESCE((SELECT MAX(id) FROM memories), 0), CAST(value AS INTEGER)) + 1 END "
+      "FROM meta WHERE name = 'memory_id_deleted_high_water'), ?2, ?3, ?4, ?5, ?6)";
+  // Above every id the sequence has handed out, `preferred_id` names no memory, present or
+  // purged; taking it moves the sequence up to it, so no later id collides.
+  static constexpr char kPostgres[] =
+      "INSERT INTO memories (id, category, key, workspace, created_at_unix_ms, "
+      "last_event_at_unix_ms) VALUES (CASE WHEN ?1 > COALESCE(pg_sequence_last_value("
+      "'memories_id_seq'), 0) THEN setval('memories_id_seq', ?1) ELSE "
+      "nextval('memories_id_seq') END, ?2, ?3, ?4, ?5, ?6) RETURNING id";
+  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare(OnSqlite(*db_) ? kSqlite : kPostgres));
   s.Bind(1, preferred_id).Bind(2, identity.category).Bind(3, identity.key);
   s.Bind(4, identity.workspace).Bind(5, created_at_unix_ms).Bind(6, last_event_at_unix_ms);
-  RETURN_IF_ERROR(s.Run());
-  return db_->LastInsertRowId();
+  return s.RunInsert();
 }
 
 absl::Status VersionTable::InsertVersionAsIs(VersionRow& row) { return InsertVersionRow(row); }
@@ -292,7 +312,7 @@ absl::StatusOr<ScopeCounts> VersionTable::Count(const Scope& scope) {
       store::Stmt s,
       db_->Prepare("SELECT count(*), coalesce(sum(version_count), 0), coalesce(sum((SELECT "
                    "count(*) FROM retractions r WHERE r.memory_id = m.id)), 0) FROM memories m "
-                   "WHERE (?1 IS NULL OR m.workspace = ?1) AND (?2 IS NULL OR m.category = ?2)"));
+                   "WHERE (m.workspace = ?1 OR ?1 IS NULL) AND (m.category = ?2 OR ?2 IS NULL)"));
   BindScope(s, scope);
   ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return absl::InternalError("count(*) returned no row");
@@ -302,9 +322,8 @@ absl::StatusOr<ScopeCounts> VersionTable::Count(const Scope& scope) {
 absl::StatusOr<StoreCounts> VersionTable::CountAll() {
   StoreCounts counts;
   {
-    ASSIGN_OR_RETURN(store::Stmt s,
-                     db_->Prepare("SELECT count(*), count(current_version_id), "
-                                  "coalesce(sum(version_count), 0) FROM memories"));
+    ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare("SELECT count(*), count(current_version_id), "
+                                                 "coalesce(sum(version_count), 0) FROM memories"));
     ASSIGN_OR_RETURN(const bool row, s.Step());
     if (row) {
       counts.memories = s.Int(0);
@@ -312,9 +331,8 @@ absl::StatusOr<StoreCounts> VersionTable::CountAll() {
       counts.versions = s.Int(2);
     }
   }
-  ASSIGN_OR_RETURN(store::Stmt s,
-                   db_->Prepare("SELECT category, count(*) FROM memories WHERE "
-                                "current_version_id IS NOT NULL GROUP BY category"));
+  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare("SELECT category, count(*) FROM memories WHERE "
+                                               "current_version_id IS NOT NULL GROUP BY category"));
   while (true) {
     ASSIGN_OR_RETURN(const bool row, s.Step());
     if (!row) break;
@@ -345,8 +363,8 @@ absl::StatusOr<IdentityScan> IdentityScan::Start(store::Db& db, const Scope& sco
       "SELECT m.id, m.category, m.key, m.workspace, m.last_event_at_unix_ms, "
       "m.current_version_id, m.version_count, m.created_at_unix_ms, ",
       kVersionColumns,
-      " FROM memories m LEFT JOIN versions v ON v.memory_id = m.id WHERE (?1 IS NULL OR "
-      "m.workspace = ?1) AND (?2 IS NULL OR m.category = ?2) ORDER BY m.id, v.version");
+      " FROM memories m LEFT JOIN versions v ON v.memory_id = m.id WHERE (m.workspace = ?1 "
+      "OR ?1 IS NULL) AND (m.category = ?2 OR ?2 IS NULL) ORDER BY m.id, v.version");
   ASSIGN_OR_RETURN(store::Stmt s, db.Prepare(sql));
   BindScope(s, scope);
   return IdentityScan(std::move(s));

@@ -70,7 +70,8 @@ struct Scope {
 };
 
 // Binds `scope` to parameters ?1 (workspace) and ?2 (category) of a statement that reads
-// NULL as "any".
+// NULL as "any", written `(m.workspace = ?1 OR ?1 IS NULL)`: PostgreSQL takes a parameter's
+// type from its first use, and `?1 IS NULL` alone names none.
 void BindScope(store::Stmt& s, const Scope& scope);
 
 // Every identity of a scope with its versions, in memory id order, read through one

@@ -43,9 +43,12 @@ std::string Visibility::ScopeSql() const {
   if (f.category) absl::StrAppend(&sql, " AND m.category = :category");
   if (f.workspace) absl::StrAppend(&sql, " AND m.workspace = :workspace");
   if (f.type) absl::StrAppend(&sql, " AND v.type = :type");
+  const bool sqlite = db_->dialect() == store::Dialect::kSqlite;
   for (size_t i = 0; i < f.tags.size(); ++i) {
-    absl::StrAppend(&sql, " AND EXISTS (SELECT 1 FROM json_each(v.tags_json) WHERE value = :tag", i,
-                    ")");
+    absl::StrAppend(&sql,
+                    sqlite ? " AND EXISTS (SELECT 1 FROM json_each(v.tags_json) WHERE value = :tag"
+                           : " AND CAST(v.tags_json AS jsonb) @> jsonb_build_array(CAST(:tag",
+                    i, sqlite ? ")" : " AS TEXT))");
   }
   return sql;
 }
@@ -92,23 +95,25 @@ absl::Status Visibility::Visit(store::Stmt& s,
 absl::Status Visibility::Filter(std::span<const int64_t> version_ids,
                                 absl::FunctionRef<bool(size_t, const VisibleVersion&)> visit) {
   if (version_ids.empty()) return absl::OkStatus();
-  ASSIGN_OR_RETURN(store::Stmt s,
-                   db_->Prepare(absl::StrCat(
-                       "SELECT v.id, v.memory_id, c.key FROM json_each(:ids) AS c "
-                       "JOIN versions v ON v.id = c.value JOIN memories m ON m.id = v.memory_id "
-                       "WHERE 1",
-                       ScopeSql(), " ORDER BY c.key")));
+  // c.i: the id's index in `version_ids`.
+  const char* ids = db_->dialect() == store::Dialect::kSqlite
+                        ? "SELECT v.id, v.memory_id, c.key AS i FROM json_each(:ids) AS c "
+                          "JOIN versions v ON v.id = c.value"
+                        : "SELECT v.id, v.memory_id, c.n - 1 AS i FROM jsonb_array_elements_text("
+                          "CAST(:ids AS jsonb)) WITH ORDINALITY AS c(value, n) "
+                          "JOIN versions v ON v.id = CAST(c.value AS BIGINT)";
+  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare(absl::StrCat(
+                                      ids, " JOIN memories m ON m.id = v.memory_id WHERE TRUE",
+                                      ScopeSql(), " ORDER BY i")));
   s.Bind(s.ParameterIndex(":ids"), store::JsonArrayOf(version_ids));
   BindScope(s);
-  return Visit(s, [&s, &visit](const VisibleVersion& v) {
-    return visit(static_cast<size_t>(s.Int(2)), v);
-  });
+  return Visit(
+      s, [&s, &visit](const VisibleVersion& v) { return visit(static_cast<size_t>(s.Int(2)), v); });
 }
 
-absl::Status Visibility::Newest(size_t cap,
-                                absl::FunctionRef<bool(const VisibleVersion&)> visit) {
+absl::Status Visibility::Newest(size_t cap, absl::FunctionRef<bool(const VisibleVersion&)> visit) {
   std::string sql = absl::StrCat(
-      "SELECT v.id, v.memory_id FROM versions v JOIN memories m ON m.id = v.memory_id WHERE 1",
+      "SELECT v.id, v.memory_id FROM versions v JOIN memories m ON m.id = v.memory_id WHERE TRUE",
       ScopeSql(), " ORDER BY v.recorded_at_unix_ms DESC, v.id DESC");
   // Without the walk every row is visible, so the database can keep just the first rows.
   const bool capped = cap > 0 && !walk_needed();
@@ -126,7 +131,7 @@ absl::Status Visibility::Join(std::string_view join, std::string_view columns,
                    db_->Prepare(absl::StrCat("SELECT v.id, v.memory_id, ", ToAbsl(columns),
                                              " FROM versions v JOIN memories m ON m.id = "
                                              "v.memory_id ",
-                                             ToAbsl(join), " WHERE 1", ScopeSql())));
+                                             ToAbsl(join), " WHERE TRUE", ScopeSql())));
   bind(s);
   BindScope(s);
   return Visit(s, [&s, &visit](const VisibleVersion& v) { return visit(s, v); });

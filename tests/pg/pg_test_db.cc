@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <memory>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "pg/connection.h"
@@ -16,8 +17,12 @@ std::string FreshDatabaseUri() {
     return "";
   }
   static int counter = 0;
-  const std::string name = absl::StrCat(
-      "t_", ::testing::UnitTest::GetInstance()->current_test_info()->name(), "_", ++counter);
+  // A parameterized test's name has a '/'; PostgreSQL cuts names at 63 bytes.
+  std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  for (char& c : test) {
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  const std::string name = absl::StrCat("t", ++counter, "_", test.substr(0, 50));
   auto admin = Connection::Open(base);
   EXPECT_TRUE(admin.ok()) << admin.status();
   if (!admin.ok()) return "";

@@ -39,7 +39,7 @@ class CheckpointerTest : public ::testing::Test {
 
   strata::testing::TempDir dir_;
   std::string path_;
-  std::unique_ptr<Db> writer_;
+  std::unique_ptr<SqliteDb> writer_;
   std::unique_ptr<Checkpointer> checkpointer_;
 };
 

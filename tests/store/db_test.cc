@@ -64,7 +64,7 @@ class DbTest : public ::testing::Test {
   }
 
   TempDir dir_;
-  std::unique_ptr<Db> db_;
+  std::unique_ptr<SqliteDb> db_;
 };
 
 // A damaged file's problems are reported by tests/e2e/test_doctor.py, which writes over a
@@ -199,7 +199,8 @@ TEST_F(DbTest, AStatementRunToTheEndCanBeBoundAndRunAgain) {
 
 TEST_F(DbTest, ReadSnapshotSeesOneStateAcrossStatements) {
   Insert("before");
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Db> other, Db::Open(dir_.File("test.db"), DbOptions{}));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<SqliteDb> other,
+                       Db::Open(dir_.File("test.db"), DbOptions{}));
   {
     ASSERT_OK_AND_ASSIGN(const ReadSnapshot snapshot, ReadSnapshot::Begin(*db_));
     EXPECT_THAT(Values(), ElementsAre("before"));
@@ -376,6 +377,13 @@ TEST_F(DbTest, LastInsertRowIdAndChanges) {
   ASSERT_OK(db_->Exec("UPDATE t SET v = v || '!'"));
   EXPECT_EQ(db_->Changes(), 2);
   EXPECT_THAT(Values(), ElementsAre("a!", "b!"));
+}
+
+TEST_F(DbTest, RunInsertReturnsTheNewRowsId) {
+  Insert("a");
+  ASSERT_OK_AND_ASSIGN(Stmt insert, db_->Prepare("INSERT INTO t (v) VALUES (?1)"));
+  insert.Bind(1, std::string_view("b"));
+  EXPECT_THAT(insert.RunInsert(), strata::testing::IsOkAndHolds(2));
 }
 
 TEST_F(DbTest, PreparingSameSqlAgainAfterStmtDiesStartsFromFirstRow) {
@@ -577,7 +585,7 @@ TEST(DbBusy, OpenWaitsForAReaderOfARollbackModeFile) {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     sqlite3_exec(other, "COMMIT", nullptr, nullptr, nullptr);
   });
-  absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path, DbOptions{});
+  absl::StatusOr<std::unique_ptr<SqliteDb>> db = Db::Open(path, DbOptions{});
   release.join();
   sqlite3_close(other);
   ASSERT_OK(db);
@@ -605,7 +613,7 @@ TEST(DbBusy, TwoConnectionsCreatingOneFileAtOnceBothOpen) {
   TempDir dir;
   for (int i = 0; i < 200; ++i) {
     const std::string path = dir.File("race" + std::to_string(i) + ".db");
-    absl::StatusOr<std::unique_ptr<Db>> a, b;
+    absl::StatusOr<std::unique_ptr<SqliteDb>> a, b;
     AtOnce([&] { a = Db::Open(path, DbOptions{}); }, [&] { b = Db::Open(path, DbOptions{}); });
     ASSERT_OK(a) << "attempt " << i;
     ASSERT_OK(b) << "attempt " << i;
@@ -638,7 +646,7 @@ class DbBusyTest : public ::testing::Test {
 
   TempDir dir_;
   DbOptions options_;
-  std::unique_ptr<Db> outside_;
+  std::unique_ptr<SqliteDb> outside_;
 };
 
 TEST_F(DbBusyTest, LockHeldByAnotherProcessFailsWithABusyMessageAfterTheTimeout) {

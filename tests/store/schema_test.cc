@@ -47,7 +47,7 @@ class SchemaTest : public ::testing::Test {
 
   TempDir dir_;
   const std::string path_ = dir_.File("memory.db");
-  std::unique_ptr<Db> db_;
+  std::unique_ptr<SqliteDb> db_;
 };
 
 TEST(LatestSchemaVersion, IsPositive) { EXPECT_GE(LatestSchemaVersion(), 1); }

@@ -15,11 +15,10 @@
 #include <gtest/gtest.h>
 
 #include "store/db.h"
-#include "store/schema.h"
+#include "temporal/engines.h"
 #include "temporal/version_table.h"
 #include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
-#include "text/fts5_extensions.h"
 
 namespace strata::temporal {
 namespace {
@@ -30,18 +29,18 @@ using ::testing::Pair;
 
 constexpr int64_t kNow = 1772323200000;  // 2026-03-01T00:00:00Z
 
-class VisibilityTest : public ::testing::Test {
+// On each engine (the test's parameter).
+class VisibilityTest : public ::testing::TestWithParam<store::Dialect> {
  protected:
   void SetUp() override {
-    ASSERT_OK(text::InstallFts5Extensions());
-    ASSERT_OK_AND_ASSIGN(db_, store::Db::Open(dir_.File("visibility.db"), {}));
-    ASSERT_OK(store::Migrate(*db_));
+    ASSERT_OK_AND_ASSIGN(db_, testing::OpenMigrated(GetParam(), dir_));
     versions_ = std::make_unique<VersionTable>(db_.get());
   }
 
   // Appends a version of (category, key), valid from `valid_from`, recorded at `at`.
   int64_t Put(const std::string& category, const std::string& key, int64_t at,
-              std::optional<int64_t> valid_from = std::nullopt) {
+              std::optional<int64_t> valid_from = std::nullopt,
+              std::vector<std::string> tags = {}) {
     const Identity identity{.category = category, .key = key};
     absl::StatusOr<std::optional<IdentityRow>> found = versions_->FindIdentity(identity);
     EXPECT_OK(found);
@@ -55,6 +54,7 @@ class VisibilityTest : public ::testing::Test {
     row.version.identity = identity;
     row.version.body_json = R"("text")";
     row.version.type = "fact";
+    row.version.tags = std::move(tags);
     row.version.valid_from_unix_ms = valid_from.value_or(at);
     row.version.recorded_at_unix_ms = at;
     EXPECT_OK(versions_->AppendVersion(**found, row));
@@ -81,12 +81,12 @@ class VisibilityTest : public ::testing::Test {
     return out;
   }
 
-  testing::TempDir dir_;
+  strata::testing::TempDir dir_;
   std::unique_ptr<store::Db> db_;
   std::unique_ptr<VersionTable> versions_;
 };
 
-TEST_F(VisibilityTest, FilterKeepsTheGivenOrderAndDropsWhatIsNotVisible) {
+TEST_P(VisibilityTest, FilterKeepsTheGivenOrderAndDropsWhatIsNotVisible) {
   const int64_t a = Put("facts", "a", kNow);
   const int64_t b_old = Put("facts", "b", kNow);
   const int64_t b_new = Put("facts", "b", kNow + 10);
@@ -100,7 +100,7 @@ TEST_F(VisibilityTest, FilterKeepsTheGivenOrderAndDropsWhatIsNotVisible) {
   EXPECT_THAT(Filtered(notes, {}), IsEmpty());
 }
 
-TEST_F(VisibilityTest, AsOfSeesWhatWasBelievedThen) {
+TEST_P(VisibilityTest, AsOfSeesWhatWasBelievedThen) {
   const int64_t old_version = Put("facts", "k", kNow);
   const int64_t new_version = Put("facts", "k", kNow + 10);
   Visibility before(db_.get(), {.as_of_unix_ms = kNow + 5});
@@ -109,7 +109,7 @@ TEST_F(VisibilityTest, AsOfSeesWhatWasBelievedThen) {
   EXPECT_THAT(Filtered(earlier, {new_version, old_version}), IsEmpty());
 }
 
-TEST_F(VisibilityTest, ValidAtKeepsOnlyEachIdentitysWinner) {
+TEST_P(VisibilityTest, ValidAtKeepsOnlyEachIdentitysWinner) {
   // Recorded later but valid from earlier: at kNow + 5 the first version is still true.
   const int64_t first = Put("facts", "k", kNow, kNow);
   const int64_t second = Put("facts", "k", kNow + 1, kNow + 10);
@@ -119,7 +119,7 @@ TEST_F(VisibilityTest, ValidAtKeepsOnlyEachIdentitysWinner) {
   EXPECT_THAT(Filtered(at20, {second, first}), ElementsAre(Pair(0, second)));
 }
 
-TEST_F(VisibilityTest, NewestListsNewestRecordedFirstAndStopsWhenAsked) {
+TEST_P(VisibilityTest, NewestListsNewestRecordedFirstAndStopsWhenAsked) {
   const int64_t a = Put("facts", "a", kNow);
   const int64_t b = Put("facts", "b", kNow + 20);
   const int64_t c = Put("facts", "c", kNow + 10);
@@ -130,7 +130,7 @@ TEST_F(VisibilityTest, NewestListsNewestRecordedFirstAndStopsWhenAsked) {
   EXPECT_THAT(Newest(then, 0, 10), ElementsAre(c, a));
 }
 
-TEST_F(VisibilityTest, JoinReadsTheJoinedColumnsOfVisibleVersions) {
+TEST_P(VisibilityTest, JoinReadsTheJoinedColumnsOfVisibleVersions) {
   Put("facts", "a", kNow);
   Put("facts", "b", kNow);
   Put("facts", "b", kNow + 1);
@@ -147,7 +147,7 @@ TEST_F(VisibilityTest, JoinReadsTheJoinedColumnsOfVisibleVersions) {
   EXPECT_THAT(keys, ElementsAre("a", "b"));
 }
 
-TEST_F(VisibilityTest, VersionsLoadByIdInTheGivenOrder) {
+TEST_P(VisibilityTest, VersionsLoadByIdInTheGivenOrder) {
   const int64_t a = Put("facts", "a", kNow);
   const int64_t b = Put("notes", "b", kNow + 1);
   ASSERT_OK_AND_ASSIGN(const std::vector<VersionRow> rows,
@@ -157,9 +157,30 @@ TEST_F(VisibilityTest, VersionsLoadByIdInTheGivenOrder) {
   EXPECT_EQ(rows[0].version.identity.key, "b");
   EXPECT_EQ(rows[1].version_id, a);
   EXPECT_EQ(rows[1].version.identity.category, "facts");
-  EXPECT_THAT(versions_->LoadVersionsById(std::vector<int64_t>{a, 999, b}),
-              ::strata::testing::StatusIs(absl::StatusCode::kNotFound, ::testing::HasSubstr("999")));
+  EXPECT_THAT(
+      versions_->LoadVersionsById(std::vector<int64_t>{a, 999, b}),
+      ::strata::testing::StatusIs(absl::StatusCode::kNotFound, ::testing::HasSubstr("999")));
 }
+
+TEST_P(VisibilityTest, FiltersByTagAndType) {
+  const int64_t tagged = Put("facts", "a", kNow, std::nullopt, {"red", "blue"});
+  const int64_t other = Put("facts", "b", kNow, std::nullopt, {"green"});
+  const int64_t plain = Put("facts", "c", kNow);
+  Visibility red(db_.get(), {.filters = {.tags = {"red"}}});
+  EXPECT_THAT(Filtered(red, {plain, other, tagged}), ElementsAre(Pair(2, tagged)));
+  Visibility both(db_.get(), {.filters = {.tags = {"blue", "red"}}});
+  EXPECT_THAT(Newest(both, 0, 10), ElementsAre(tagged));
+  Visibility none(db_.get(), {.filters = {.tags = {"red", "green"}}});
+  EXPECT_THAT(Newest(none, 0, 10), IsEmpty());
+  Visibility facts(db_.get(), {.filters = {.type = "fact"}});
+  EXPECT_THAT(Filtered(facts, {tagged, other}), ElementsAre(Pair(0, tagged), Pair(1, other)));
+  Visibility notes(db_.get(), {.filters = {.type = "note"}});
+  EXPECT_THAT(Filtered(notes, {tagged, other}), IsEmpty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, VisibilityTest,
+                         ::testing::Values(store::Dialect::kSqlite, store::Dialect::kPostgres),
+                         [](const auto& info) { return testing::DialectName(info.param); });
 
 }  // namespace
 }  // namespace strata::temporal

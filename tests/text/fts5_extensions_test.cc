@@ -253,7 +253,7 @@ TEST_F(Fts5ExtensionsTest, TheTokenizerTakesNoOptions) {
 TEST_F(Fts5ExtensionsTest, InstallingAgainChangesNothing) {
   ASSERT_OK(InstallFts5Extensions());
   ASSERT_OK(InstallFts5Extensions());
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<store::Db> again,
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<store::SqliteDb> again,
                        store::Db::Open(dir_.File("fts.db"), store::DbOptions{}));
   EXPECT_TRUE(again->HasFts5Tokenizer("strata"));
   EXPECT_FALSE(again->HasFts5Tokenizer("no-such-tokenizer"));

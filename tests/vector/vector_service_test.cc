@@ -160,7 +160,7 @@ class VectorServiceTest : public ::testing::Test {
 
   strata::testing::TempDir dir_;
   std::string path_ = dir_.File("memory.db");
-  std::unique_ptr<store::Db> db_;
+  std::unique_ptr<store::SqliteDb> db_;
   FakeEmbedder* embedder_ = nullptr;  // Owned by service_.
   std::unique_ptr<VectorService> service_;
 };

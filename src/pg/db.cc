@@ -1,0 +1,267 @@
+#include "pg/db.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <optional>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "pg/schema.h"
+#include "util/status_macros.h"
+#include "util/sv.h"
+
+namespace strata::pg {
+namespace {
+
+bool IsNameStart(char c) { return absl::ascii_isalpha(static_cast<unsigned char>(c)) || c == '_'; }
+bool IsNameChar(char c) { return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// The index of the end of the quoted text starting at `sql[i]` (a quote `q`; a doubled quote
+// inside is one quote character), or sql.size() when unterminated.
+size_t SkipQuoted(std::string_view sql, size_t i, char q) {
+  for (++i; i < sql.size(); ++i) {
+    if (sql[i] != q) continue;
+    if (i + 1 < sql.size() && sql[i + 1] == q) {
+      ++i;
+      continue;
+    }
+    return i + 1;
+  }
+  return sql.size();
+}
+
+// BYTEA's hex text form ("\x0a1b") to bytes.
+std::string DecodeBytea(std::string_view text) {
+  std::string out;
+  if (text.size() < 2 || text.substr(0, 2) != "\\x") return out;
+  text.remove_prefix(2);
+  out.reserve(text.size() / 2);
+  auto nibble = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    return (absl::ascii_tolower(static_cast<unsigned char>(c)) - 'a') + 10;
+  };
+  for (size_t i = 0; i + 1 < text.size(); i += 2) {
+    out.push_back(static_cast<char>(nibble(text[i]) << 4 | nibble(text[i + 1])));
+  }
+  return out;
+}
+
+std::string EncodeBytea(std::string_view bytes) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "\\x";
+  out.reserve(2 + bytes.size() * 2);
+  for (const char c : bytes) {
+    const auto b = static_cast<unsigned char>(c);
+    out.push_back(kHex[b >> 4]);
+    out.push_back(kHex[b & 15]);
+  }
+  return out;
+}
+
+// A double as PostgreSQL reads it back exactly: the shortest text that round-trips.
+std::string DoubleText(double value) {
+  if (std::isnan(value)) return "NaN";
+  if (std::isinf(value)) return value > 0 ? "Infinity" : "-Infinity";
+  char buf[32];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
+  return std::string(buf, end);
+}
+
+}  // namespace
+
+Placeholders TranslatePlaceholders(std::string_view sql) {
+  Placeholders out;
+  out.sql.reserve(sql.size() + 8);
+  auto number = [&out](int n) {
+    if (n > out.count) {
+      out.count = n;
+      out.names.resize(n);
+    }
+    absl::StrAppend(&out.sql, "$", n);
+  };
+  size_t i = 0;
+  while (i < sql.size()) {
+    const char c = sql[i];
+    if (c == '\'' || c == '"') {
+      const size_t end = SkipQuoted(sql, i, c);
+      out.sql.append(sql.substr(i, end - i));
+      i = end;
+    } else if (c == '-' && i + 1 < sql.size() && sql[i + 1] == '-') {
+      const size_t end = std::min(sql.find('\n', i), sql.size());
+      out.sql.append(sql.substr(i, end - i));
+      i = end;
+    } else if (c == ':' && i + 1 < sql.size() && sql[i + 1] == ':') {
+      out.sql.append("::");
+      i += 2;
+    } else if (c == '?') {
+      size_t end = i + 1;
+      while (end < sql.size() && absl::ascii_isdigit(static_cast<unsigned char>(sql[end]))) ++end;
+      int n = out.count + 1;
+      if (end > i + 1) {
+        (void)absl::SimpleAtoi(ToAbsl(sql.substr(i + 1, end - i - 1)), &n);
+      }
+      number(n);
+      i = end;
+    } else if (c == ':' && i + 1 < sql.size() && IsNameStart(sql[i + 1])) {
+      size_t end = i + 2;
+      while (end < sql.size() && IsNameChar(sql[end])) ++end;
+      const std::string_view name = sql.substr(i, end - i);
+      int n = 0;
+      for (size_t k = 0; k < out.names.size(); ++k) {
+        if (out.names[k] == name) n = static_cast<int>(k) + 1;
+      }
+      if (n == 0) {
+        n = out.count + 1;
+        number(n);
+        out.names[n - 1] = std::string(name);
+      } else {
+        number(n);
+      }
+      i = end;
+    } else {
+      out.sql.push_back(c);
+      ++i;
+    }
+  }
+  return out;
+}
+
+// A statement on PostgreSQL: parameters kept as text until the first Step runs it; its rows
+// read whole then.
+class PgStmt final : public store::EngineStmt {
+ public:
+  PgStmt(PgDb* db, Placeholders placeholders)
+      : db_(db), p_(std::move(placeholders)), params_(p_.count) {}
+
+  void BindInt(int index, int64_t value) override { Set(index, absl::StrCat(value)); }
+  void BindText(int index, std::string_view value) override { Set(index, std::string(value)); }
+  void BindDouble(int index, double value) override { Set(index, DoubleText(value)); }
+  void BindNull(int index) override { Set(index, std::nullopt); }
+  void BindBlob(int index, std::string_view bytes) override { Set(index, EncodeBytea(bytes)); }
+  int ParameterIndex(const char* name) const override {
+    for (size_t i = 0; i < p_.names.size(); ++i) {
+      if (p_.names[i] == name) return static_cast<int>(i) + 1;
+    }
+    return 0;
+  }
+
+  absl::StatusOr<bool> Step() override {
+    if (bad_index_ != 0) {
+      return absl::InternalError(absl::StrCat(
+          "postgresql: binding parameter ", bad_index_, " of ", p_.count,
+          " failed: no such parameter in: ", ToAbsl(std::string_view(p_.sql).substr(0, 120))));
+    }
+    if (!ran_) {
+      ASSIGN_OR_RETURN(rows_, db_->conn_->Query(p_.sql, params_));
+      db_->changes_ = rows_.affected;
+      ran_ = true;
+      row_ = -1;
+    }
+    if (++row_ < static_cast<int64_t>(rows_.rows.size())) return true;
+    // Done: ready to run again, with the same parameters (as SQLite's).
+    ran_ = false;
+    rows_ = {};
+    return false;
+  }
+
+  absl::StatusOr<int64_t> RunInsert() override {
+    ASSIGN_OR_RETURN(const bool row, Step());
+    if (!row) return absl::InternalError("an INSERT ... RETURNING id returned no row");
+    const int64_t id = Int(0);
+    while (true) {
+      ASSIGN_OR_RETURN(const bool more, Step());
+      if (!more) return id;
+    }
+  }
+
+  void Reset() override {
+    ran_ = false;
+    rows_ = {};
+    for (Value& v : params_) v.reset();
+    bad_index_ = 0;
+  }
+
+  bool IsNull(int col) const override { return !Cell(col).has_value(); }
+  int64_t Int(int col) const override {
+    const Value& v = Cell(col);
+    if (!v) return 0;
+    if (*v == "t") return 1;  // A boolean.
+    if (*v == "f") return 0;
+    return std::strtoll(v->c_str(), nullptr, 10);
+  }
+  double Double(int col) const override {
+    const Value& v = Cell(col);
+    return v ? std::strtod(v->c_str(), nullptr) : 0.0;
+  }
+  std::string_view Text(int col) const override {
+    const Value& v = Cell(col);
+    return v ? std::string_view(*v) : std::string_view();
+  }
+  std::string_view Blob(int col) const override {
+    const Value& v = Cell(col);
+    if (!v) return {};
+    if (blobs_.size() <= static_cast<size_t>(col)) blobs_.resize(col + 1);
+    blobs_[col] = DecodeBytea(*v);
+    return blobs_[col];
+  }
+
+ private:
+  void Set(int index, Value value) {
+    if (index < 1 || index > p_.count) {
+      if (bad_index_ == 0) bad_index_ = index;
+      return;
+    }
+    params_[index - 1] = std::move(value);
+  }
+  const Value& Cell(int col) const { return rows_.rows[row_][col]; }
+
+  PgDb* db_;  // Not owned; outlives this.
+  const Placeholders p_;
+  std::vector<Value> params_;
+  int bad_index_ = 0;  // The first parameter bound out of range, 0 when none.
+  bool ran_ = false;   // rows_ holds the result of a run not yet stepped to its end.
+  Rows rows_;
+  int64_t row_ = -1;
+  mutable std::vector<std::string> blobs_;  // Decoded BYTEA columns of the current row.
+};
+
+absl::StatusOr<std::unique_ptr<PgDb>> PgDb::Open(const std::string& uri) {
+  ASSIGN_OR_RETURN(std::unique_ptr<Connection> conn, Connection::Open(uri));
+  return std::unique_ptr<PgDb>(new PgDb(std::move(conn), uri));
+}
+
+PgDb::~PgDb() { ClearCache(); }
+
+absl::Status PgDb::Exec(std::string_view sql) { return conn_->Exec(sql); }
+
+absl::StatusOr<std::unique_ptr<store::EngineStmt>> PgDb::Compile(std::string_view sql) {
+  return std::make_unique<PgStmt>(this, TranslatePlaceholders(sql));
+}
+
+absl::StatusOr<std::unique_lock<std::timed_mutex>> PgDb::BeginWrite() {
+  RETURN_IF_ERROR(conn_->Exec("BEGIN"));
+  // Taken now rather than by the first write's change trigger: the transaction's reads
+  // before that write must already see every other writer's commits.
+  absl::Status locked =
+      conn_->Query("SELECT pg_advisory_xact_lock($1)", {absl::StrCat(kChangeLock)}).status();
+  if (!locked.ok()) {
+    conn_->Exec("ROLLBACK").IgnoreError();
+    return locked;
+  }
+  return std::unique_lock<std::timed_mutex>();
+}
+
+absl::Status PgDb::BeginRead() { return conn_->Exec("BEGIN ISOLATION LEVEL REPEATABLE READ"); }
+
+absl::Status PgDb::Commit() {
+  // COMMIT of a failed transaction "succeeds" as a rollback.
+  if (conn_->transaction_failed()) {
+    return absl::AbortedError("a statement of the transaction failed; it is rolled back");
+  }
+  return conn_->Exec("COMMIT");
+}
+
+}  // namespace strata::pg

@@ -1,0 +1,57 @@
+#pragma once
+// store::Db on PostgreSQL: the owners' statements (written with SQLite's `?1` and `:name`
+// parameters) run on a pg::Connection. docs/decisions.md, "The storage seam".
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "pg/connection.h"
+#include "store/db.h"
+
+namespace strata::pg {
+
+// `sql` with its parameters renumbered for PostgreSQL: `?N` becomes `$N`, a bare `?` the next
+// number, and each `:name` the number SQLite gives it (one past the largest before its first
+// use), the same at every use. Quoted strings and identifiers, comments and `::` casts are
+// left as they are.
+struct Placeholders {
+  std::string sql;
+  std::vector<std::string> names;  // names[i]: parameter i + 1's ":name", or "" when numbered.
+  int count = 0;                   // The largest parameter number.
+};
+Placeholders TranslatePlaceholders(std::string_view sql);
+
+// One PostgreSQL session as a store::Db. A statement's rows are read whole when it is first
+// stepped (text format) and held until it is reset.
+// Thread safety: none, as store::Db.
+class PgDb final : public store::Db {
+ public:
+  // Connects to `uri`. Errors: as Connection::Open.
+  static absl::StatusOr<std::unique_ptr<PgDb>> Open(const std::string& uri);
+  ~PgDb() override;
+
+  store::Dialect dialect() const override { return store::Dialect::kPostgres; }
+  absl::Status Exec(std::string_view sql) override;
+  int64_t Changes() const override { return changes_; }
+
+  Connection& connection() { return *conn_; }
+
+ private:
+  friend class PgStmt;
+  PgDb(std::unique_ptr<Connection> conn, std::string uri)
+      : store::Db(std::move(uri)), conn_(std::move(conn)) {}
+
+  absl::StatusOr<std::unique_ptr<store::EngineStmt>> Compile(std::string_view sql) override;
+  bool InTransaction() const override { return conn_->in_transaction(); }
+  absl::StatusOr<std::unique_lock<std::timed_mutex>> BeginWrite() override;
+  absl::Status BeginRead() override;
+  absl::Status Commit() override;
+
+  std::unique_ptr<Connection> conn_;
+  int64_t changes_ = 0;  // Rows the last statement inserted, updated or deleted.
+};
+
+}  // namespace strata::pg

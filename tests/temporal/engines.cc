@@ -1,0 +1,32 @@
+#include "temporal/engines.h"
+
+#include "pg/db.h"
+#include "pg/pg_test_db.h"
+#include "pg/schema.h"
+#include "store/schema.h"
+#include "text/fts5_extensions.h"
+#include "util/status_macros.h"
+
+namespace strata::temporal::testing {
+
+absl::StatusOr<std::unique_ptr<store::Db>> OpenMigrated(store::Dialect dialect,
+                                                        strata::testing::TempDir& dir) {
+  if (dialect == store::Dialect::kSqlite) {
+    RETURN_IF_ERROR(text::InstallFts5Extensions());
+    ASSIGN_OR_RETURN(std::unique_ptr<store::SqliteDb> db,
+                     store::Db::Open(dir.File("temporal.db"), {}));
+    RETURN_IF_ERROR(store::Migrate(*db));
+    return db;
+  }
+  const std::string uri = pg::testing::FreshDatabaseUri();
+  if (uri.empty()) return absl::FailedPreconditionError("no PostgreSQL cluster");
+  ASSIGN_OR_RETURN(std::unique_ptr<pg::PgDb> db, pg::PgDb::Open(uri));
+  RETURN_IF_ERROR(pg::Migrate(db->connection()));
+  return db;
+}
+
+std::string DialectName(store::Dialect dialect) {
+  return dialect == store::Dialect::kSqlite ? "Sqlite" : "Postgres";
+}
+
+}  // namespace strata::temporal::testing
