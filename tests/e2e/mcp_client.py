@@ -466,6 +466,21 @@ def days(offset, base=None):
     return (now_ms() if base is None else base) + int(offset * DAY_MS)
 
 
+def wait_indexed(embeddings, deadline_s, floor=False):
+    """Polls `embeddings()` (stats' "embeddings" object) until every stored vector is in the
+    ready index (and, with `floor`, the similarity floor is measured); returns it then.
+    Raises AssertionError past `deadline_s` seconds, a bound against hangs only."""
+    deadline = time.monotonic() + deadline_s
+    while True:
+        e = embeddings()
+        if (e["index_state"] == "ready" and e["pending"] == 0 and e["indexed"] == e["vectors"]
+                and (not floor or e["similarity_floor"] is not None)):
+            return e
+        if time.monotonic() > deadline:
+            raise AssertionError("the index did not catch up: %r" % e)
+        time.sleep(0.05)
+
+
 def run_tests():
     """unittest.main for a test file run as `python3 test_x.py <strata-binary>`."""
     global BINARY

@@ -93,14 +93,7 @@ class EmbedCase(StrataTestCase):
     def wait_indexed(self, client):
         """Waits until every stored vector is in the index (the worker loads or builds it in
         the background); returns the embeddings stats then."""
-        deadline = time.monotonic() + WORKER_DEADLINE
-        while True:
-            e = self.embeddings(client)
-            if e["index_state"] == "ready" and e["pending"] == 0 and e["indexed"] == e["vectors"]:
-                return e
-            if time.monotonic() > deadline:
-                self.fail("the index did not catch up: %r" % e)
-            time.sleep(0.05)
+        return mcp_client.wait_indexed(lambda: self.embeddings(client), WORKER_DEADLINE)
 
     def write_behind_filler(self, client, items, then=()):
         """Writes FILLER memories and then `items` in one batch, and sends the requests `then`

@@ -11,7 +11,6 @@ Run: python3 tests/e2e/test_exact_recall.py <path-to-strata-binary>
 import json
 import os
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -119,15 +118,8 @@ class ExactRecallMixin:
         self.embeddings = self.wait_indexed()
 
     def wait_indexed(self):
-        deadline = time.monotonic() + WORKER_DEADLINE
-        while True:
-            e = self.d.call("stats", {})["embeddings"]
-            if (e["index_state"] == "ready" and e["pending"] == 0 and
-                    e["indexed"] == e["vectors"] and e["similarity_floor"] is not None):
-                return e
-            if time.monotonic() > deadline:
-                self.fail("the index did not catch up: %r" % e)
-            time.sleep(0.05)
+        return mcp_client.wait_indexed(lambda: self.d.call("stats", {})["embeddings"],
+                                       WORKER_DEADLINE, floor=True)
 
     def recall(self, query, mode=None):
         arguments = {"query": query, "limit": 10}

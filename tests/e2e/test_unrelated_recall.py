@@ -10,7 +10,6 @@ Run: python3 tests/e2e/test_unrelated_recall.py <path-to-strata-binary>
 import os
 import random
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -49,15 +48,9 @@ class UnrelatedRecall(StrataTestCase):
         self.wait_indexed()
 
     def wait_indexed(self):
-        deadline = time.monotonic() + WORKER_DEADLINE
-        while True:
-            e = self.call_ok(self.client, "stats", {})["embeddings"]
-            if (e["index_state"] == "ready" and e["pending"] == 0 and
-                    e["indexed"] == e["vectors"] and e["similarity_floor"] is not None):
-                return e
-            if time.monotonic() > deadline:
-                self.fail("the index did not catch up: %r" % e)
-            time.sleep(0.05)
+        return mcp_client.wait_indexed(
+            lambda: self.call_ok(self.client, "stats", {})["embeddings"], WORKER_DEADLINE,
+            floor=True)
 
     def recall(self, query, mode):
         arguments = {"query": query, "limit": 10}
