@@ -15,6 +15,7 @@
 #include "hnswlib/hnswlib.h"
 #include "nlohmann/json.hpp"
 #include "util/check.h"
+#include "util/hash.h"
 #include "util/status_macros.h"
 #include "vector/int8_element.h"
 
@@ -61,13 +62,10 @@ absl::Status SyncAndRename(const std::string& from, const std::string& to) {
   return absl::OkStatus();
 }
 
-// A label's place in the chance sample: splitmix64's finalizer, so that version ids, which come
-// in order, are sampled evenly.
+// A label's place in the chance sample: splitmix64's step, so that version ids, which come in
+// order, are sampled evenly.
 uint64_t SampleHash(int64_t label) {
-  uint64_t z = static_cast<uint64_t>(label) + 0x9E3779B97F4A7C15ULL;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
+  return Mix64(static_cast<uint64_t>(label) + 0x9E3779B97F4A7C15ULL);
 }
 
 }  // namespace
