@@ -15,6 +15,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "util/json_text.h"
 #include "util/sha256.h"
 
 namespace strata::http {
@@ -48,10 +49,13 @@ std::optional<std::string> Base64Url(std::string_view text) {
   return out;
 }
 
+// A JWT's header and claims, or a JWKS document: objects a few levels deep. The project's
+// parser bounds the depth and checks UTF-8 before anything is trusted.
 std::optional<json> JsonObject(std::string_view text) {
-  json parsed = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!parsed.is_object()) return std::nullopt;
-  return parsed;
+  JsonParser parser(/*max_depth=*/16);
+  absl::StatusOr<json> parsed = parser.Parse(text);
+  if (!parsed.ok() || !parsed->is_object()) return std::nullopt;
+  return *std::move(parsed);
 }
 
 // The string member `name` of `object`, or empty.
