@@ -32,7 +32,13 @@ enum class Durability {
 };
 
 struct StoreOptions {
-  std::string path;  // The SQLite file; created when absent.
+  // The SQLite file (created when absent), or a PostgreSQL database's URI (postgresql://...
+  // or postgres://...; migrated when older), which several nodes may serve at once.
+  std::string path;
+  // Where a PostgreSQL store's node saves its vector index (a file named by the database's
+  // store id). Empty: it is rebuilt from the stored vectors at every start. A SQLite store
+  // saves it beside its file.
+  std::string index_dir;
   Durability durability = Durability::kNormal;
   const Clock* clock = nullptr;  // Not owned; outlives the Store. Null: the system clock.
   // A new memory whose text has character-trigram Jaccard similarity at least this high with
@@ -432,5 +438,11 @@ class Store {
 // Errors: FailedPrecondition while another process (a server) has `db_path` open;
 // DataLoss when the backup is damaged. Nothing is changed on error.
 absl::Status RestoreBackup(const std::string& backup_path, const std::string& db_path);
+
+// Whether a StoreOptions::path names a PostgreSQL database rather than a SQLite file.
+bool IsPostgresUri(std::string_view path);
+// `path` as logs, stats and messages show it: a PostgreSQL URI's password (user:PASSWORD@ or
+// password=...) replaced by "***".
+std::string RedactedStorePath(std::string_view path);
 
 }  // namespace strata

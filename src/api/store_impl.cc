@@ -15,6 +15,8 @@
 #include "dedup/index.h"
 #include "dedup/signature.h"
 #include "embed/registry.h"
+#include "pg/db.h"
+#include "pg/schema.h"
 #include "recall/recaller.h"
 #include "store/checkpointer.h"
 #include "store/db.h"
@@ -72,7 +74,7 @@ absl::StatusOr<bool> SignaturesComplete(store::Db& db) {
 
 class StoreImpl final : public Store {
  public:
-  StoreImpl(std::unique_ptr<store::SqliteDb> db, std::unique_ptr<store::Checkpointer> checkpointer,
+  StoreImpl(std::unique_ptr<store::Db> db, std::unique_ptr<store::Checkpointer> checkpointer,
             std::unique_ptr<vector::VectorService> vectors, const Clock* clock,
             Durability durability, double dedup_threshold, bool signatures_complete)
       : db_(std::move(db)),
@@ -87,7 +89,8 @@ class StoreImpl final : public Store {
         recaller_(db_.get(), vectors_.get()),
         supersessions_(db_.get()),
         signatures_complete_(signatures_complete),
-        row_lengths_loader_(text::KeepRowLengthsLoaded, db_->path()) {}
+        row_lengths_loader_(sqlite() ? std::jthread(text::KeepRowLengthsLoaded, db_->path())
+                                     : std::jthread()) {}
 
   absl::StatusOr<WriteResult> Remember(const WriteRequest& request) override {
     RETURN_IF_ERROR(ValidateWrite(request));
@@ -276,13 +279,13 @@ class StoreImpl final : public Store {
 
   absl::StatusOr<Stats> GetStats() override {
     ASSIGN_OR_RETURN(const store::ReadSnapshot snapshot, store::ReadSnapshot::Begin(*db_));
-    Stats stats{.durability = durability_, .path = db_->path()};
+    Stats stats{.durability = durability_, .path = RedactedStorePath(db_->path())};
     ASSIGN_OR_RETURN(temporal::StoreCounts counts, versions_.CountAll());
     stats.total_memories = counts.memories;
     stats.active_memories = counts.active;
     stats.versions = counts.versions;
     stats.active_by_category = std::move(counts.active_by_category);
-    ASSIGN_OR_RETURN(stats.schema_version, store::SchemaVersion(*db_));
+    ASSIGN_OR_RETURN(stats.schema_version, SchemaVersion());
     ASSIGN_OR_RETURN(stats.dedup.aliases, dedup_index_.CountAliases({}));
     stats.dedup.threshold = finder_.threshold();
     stats.dedup.signatures_complete = signatures_complete_;
@@ -293,12 +296,14 @@ class StoreImpl final : public Store {
       if (finder_.histogram()[n] > 0)
         stats.dedup.candidates_histogram[static_cast<int>(n)] = finder_.histogram()[n];
     }
-    std::error_code ec;
-    stats.db_file_bytes = static_cast<int64_t>(std::filesystem::file_size(db_->path(), ec));
-    if (ec) stats.db_file_bytes = 0;
-    stats.wal_file_bytes =
-        static_cast<int64_t>(std::filesystem::file_size(db_->path() + "-wal", ec));
-    if (ec) stats.wal_file_bytes = 0;
+    if (sqlite()) {
+      std::error_code ec;
+      stats.db_file_bytes = static_cast<int64_t>(std::filesystem::file_size(db_->path(), ec));
+      if (ec) stats.db_file_bytes = 0;
+      stats.wal_file_bytes =
+          static_cast<int64_t>(std::filesystem::file_size(db_->path() + "-wal", ec));
+      if (ec) stats.wal_file_bytes = 0;
+    }
     if (vectors_) {
       ASSIGN_OR_RETURN(const vector::VectorStats v, vectors_->Stats(*db_));
       stats.embeddings = EmbeddingStats{
@@ -419,10 +424,27 @@ class StoreImpl final : public Store {
   }
 
   absl::Status Backup(const std::string& path, bool overwrite) override {
-    return db_->BackupTo(path, overwrite);
+    if (!sqlite()) {
+      return absl::FailedPreconditionError(
+          "backup copies a SQLite file; back a PostgreSQL store up with pg_dump or "
+          "`strata export`");
+    }
+    return sqlite()->BackupTo(path, overwrite);
   }
 
  private:
+  // The SQLite connection; null on PostgreSQL.
+  store::SqliteDb* sqlite() const {
+    return db_->dialect() == store::Dialect::kSqlite ? static_cast<store::SqliteDb*>(db_.get())
+                                                     : nullptr;
+  }
+  absl::StatusOr<int> SchemaVersion() {
+    if (sqlite()) return store::SchemaVersion(*db_);
+    ASSIGN_OR_RETURN(const pg::SchemaState state,
+                     pg::ReadSchemaState(static_cast<pg::PgDb&>(*db_).connection()));
+    return state.current();
+  }
+
   // The next instant at which this identity may record an event: now, or 1 ms after its
   // last event when the clock has not moved past it (transaction time strictly increases).
   int64_t NextEventTime(const temporal::IdentityRow& row) const {
@@ -743,8 +765,9 @@ class StoreImpl final : public Store {
                         identity.key, "\"", InWorkspace(identity));
   }
 
-  std::unique_ptr<store::SqliteDb> db_;
-  // Declared after db_, so it stops (with a final checkpoint) before db_ closes.
+  std::unique_ptr<store::Db> db_;
+  // Declared after db_, so it stops (with a final checkpoint) before db_ closes. Null on
+  // PostgreSQL.
   std::unique_ptr<store::Checkpointer> checkpointer_;
   std::unique_ptr<vector::VectorService> vectors_;  // Null with --embedder none.
   const Clock* clock_;                              // Not owned; outlives this.
@@ -757,8 +780,8 @@ class StoreImpl final : public Store {
   temporal::SupersessionTable supersessions_;
   bool signatures_complete_;
   int64_t merges_ = 0;
-  // Keeps the keyword index's row lengths loaded for strata_bm25 (text/fts5_extensions.h).
-  // Last: stopped and joined before the members above go.
+  // Keeps the keyword index's row lengths loaded for strata_bm25 (text/fts5_extensions.h);
+  // none on PostgreSQL. Last: stopped and joined before the members above go.
   std::jthread row_lengths_loader_;
 };
 
@@ -828,6 +851,83 @@ absl::Status RestoreBackup(const std::string& backup_path, const std::string& db
   });
 }
 
+bool IsPostgresUri(std::string_view path) {
+  return path.starts_with("postgresql://") || path.starts_with("postgres://");
+}
+
+std::string RedactedStorePath(std::string_view path) {
+  if (!IsPostgresUri(path)) return std::string(path);
+  std::string out(path);
+  // user:PASSWORD@ in the authority (before the first '/' after the scheme).
+  const size_t authority = out.find("://") + 3;
+  const size_t end = std::min(out.find('/', authority), out.find('?', authority));
+  const size_t at = out.rfind('@', end);
+  if (at != std::string::npos && at >= authority) {
+    const size_t colon = out.find(':', authority);
+    if (colon < at) out.replace(colon + 1, at - colon - 1, "***");
+  }
+  // password=... among the query parameters.
+  for (size_t p = out.find("password=", authority); p != std::string::npos;
+       p = out.find("password=", p + 1)) {
+    if (out[p - 1] != '?' && out[p - 1] != '&') continue;
+    const size_t value = p + 9;
+    out.replace(value, std::min(out.find('&', value), out.size()) - value, "***");
+  }
+  return out;
+}
+
+namespace {
+
+struct OpenedDb {
+  std::unique_ptr<store::Db> db;
+  std::unique_ptr<store::Checkpointer> checkpointer;  // Null on PostgreSQL.
+  std::string index_path;                             // Empty: the index is not saved.
+  vector::VectorService::DbOpener open_worker_db;
+};
+
+// A SQLite file, created or migrated, with its checkpointer; the index is saved beside it.
+absl::StatusOr<OpenedDb> OpenSqlite(const std::string& path, const store::DbOptions& db_options) {
+  // Before the first connection: the keyword index's tokenizer is bound as each one opens.
+  RETURN_IF_ERROR(text::InstallFts5Extensions());
+  ASSIGN_OR_RETURN(std::unique_ptr<store::SqliteDb> db, store::Db::Open(path, db_options));
+  RETURN_IF_ERROR(store::Migrate(*db));
+  ASSIGN_OR_RETURN(std::unique_ptr<store::Checkpointer> checkpointer,
+                   store::Checkpointer::Start(path, db_options, kCheckpointPages));
+  RETURN_IF_ERROR(checkpointer->Attach(*db));
+  return OpenedDb{
+      .db = std::move(db),
+      .checkpointer = std::move(checkpointer),
+      .index_path = vector::VectorService::IndexPath(path),
+      .open_worker_db = [path, db_options]() -> absl::StatusOr<std::unique_ptr<store::Db>> {
+        return store::Db::Open(path, db_options);
+      }};
+}
+
+// A PostgreSQL database, migrated under the migration lock (nodes starting together apply each
+// migration once); the index is saved in `index_dir` under the database's store id.
+absl::StatusOr<OpenedDb> OpenPostgres(const std::string& uri, const std::string& index_dir) {
+  ASSIGN_OR_RETURN(std::unique_ptr<pg::PgDb> db, pg::PgDb::Open(uri));
+  RETURN_IF_ERROR(pg::Migrate(db->connection()));
+  std::string index_path;
+  if (!index_dir.empty()) {
+    ASSIGN_OR_RETURN(const std::string store_id, pg::StoreId(db->connection()));
+    std::error_code ec;
+    std::filesystem::create_directories(index_dir, ec);
+    if (ec) {
+      return absl::UnavailableError(absl::StrCat("cannot create the index directory ", index_dir,
+                                                 ": ", ec.message()));
+    }
+    index_path = (std::filesystem::path(index_dir) / absl::StrCat(store_id, ".hnsw")).string();
+  }
+  return OpenedDb{.db = std::move(db),
+                  .index_path = std::move(index_path),
+                  .open_worker_db = [uri]() -> absl::StatusOr<std::unique_ptr<store::Db>> {
+                    return pg::PgDb::Open(uri);
+                  }};
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) {
   if (options.path.empty()) return absl::InvalidArgumentError("db: the path is empty");
   if (!(options.dedup_threshold > 0 && options.dedup_threshold <= 1)) {
@@ -840,22 +940,19 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) 
   const store::DbOptions db_options{.durability = options.durability == Durability::kFull
                                                       ? store::Durability::kFull
                                                       : store::Durability::kNormal};
-  // Before the first connection: the keyword index's tokenizer is bound as each one opens.
-  RETURN_IF_ERROR(text::InstallFts5Extensions());
-  ASSIGN_OR_RETURN(std::unique_ptr<store::SqliteDb> db, store::Db::Open(options.path, db_options));
-  RETURN_IF_ERROR(store::Migrate(*db));
-  ASSIGN_OR_RETURN(const bool signatures_complete, SignaturesComplete(*db));
-  ASSIGN_OR_RETURN(std::unique_ptr<store::Checkpointer> checkpointer,
-                   store::Checkpointer::Start(options.path, db_options, kCheckpointPages));
-  RETURN_IF_ERROR(checkpointer->Attach(*db));
+  ASSIGN_OR_RETURN(OpenedDb opened, IsPostgresUri(options.path)
+                                        ? OpenPostgres(options.path, options.index_dir)
+                                        : OpenSqlite(options.path, db_options));
+  ASSIGN_OR_RETURN(const bool signatures_complete, SignaturesComplete(*opened.db));
   const Clock* clock = options.clock ? options.clock : SystemClock::Get();
   std::unique_ptr<vector::VectorService> vectors;
   if (embedder) {
-    ASSIGN_OR_RETURN(
-        vectors, vector::VectorService::Start(options.path, db_options, std::move(embedder), *db,
-                                              clock->NowUnixMs(), options.embed_in_background));
+    ASSIGN_OR_RETURN(vectors, vector::VectorService::Start(
+                                  std::move(opened.index_path), opened.open_worker_db,
+                                  std::move(embedder), *opened.db, clock->NowUnixMs(),
+                                  options.embed_in_background));
   }
-  return std::unique_ptr<Store>(new StoreImpl(std::move(db), std::move(checkpointer),
+  return std::unique_ptr<Store>(new StoreImpl(std::move(opened.db), std::move(opened.checkpointer),
                                               std::move(vectors), clock, options.durability,
                                               options.dedup_threshold, signatures_complete));
 }

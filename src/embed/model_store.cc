@@ -20,6 +20,7 @@
 #include "util/sha256.h"
 #include "util/status_macros.h"
 #include "util/sv.h"
+#include "util/xdg.h"
 
 namespace strata::embed {
 namespace {
@@ -109,17 +110,7 @@ std::string FileUrl(const FetchOptions& options, const ModelCard& card, const Mo
 
 }  // namespace
 
-fs::path ModelCacheDir() {
-  fs::path base;
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) {
-    base = xdg;
-  } else if (const char* home = std::getenv("HOME"); home && *home) {
-    base = fs::path(home) / ".cache";
-  } else {
-    base = ".cache";
-  }
-  return base / "strata" / "models";
-}
+fs::path ModelCacheDir() { return XdgBaseDir("XDG_CACHE_HOME", ".cache") / "strata" / "models"; }
 
 absl::StatusOr<fs::path> InstalledModelDir(const fs::path& cache_dir, std::string_view name) {
   const fs::path dir = cache_dir / fs::path(name);

@@ -592,7 +592,7 @@ int ServeHttp(tools::ToolRegistry& registry, const HttpOptions& options) {
   }
   std::cerr << "strata " << kVersion << ": serving MCP over HTTP at http://"
             << UrlHost(address->host) << ":" << port << kEndpoint << ", database "
-            << options.db_path << ", "
+            << RedactedStorePath(options.db_path) << ", "
             << authorization
             << std::endl;
 

@@ -198,6 +198,17 @@ absl::Status RefuseNewer(int current) {
 
 int LatestSchemaVersion() { return static_cast<int>(Migrations().size()); }
 
+absl::StatusOr<std::string> StoreId(Connection& conn) {
+  RETURN_IF_ERROR(conn.Query("INSERT INTO meta (name, value) VALUES ('store_id', "
+                             "gen_random_uuid()::text) ON CONFLICT (name) DO NOTHING")
+                      .status());
+  ASSIGN_OR_RETURN(const Rows rows, conn.Query("SELECT value FROM meta WHERE name = 'store_id'"));
+  if (rows.rows.size() != 1 || !rows.rows[0][0]) {
+    return absl::InternalError("meta has no store_id after it was given one");
+  }
+  return *rows.rows[0][0];
+}
+
 const std::vector<const char*>& TableNames() {
   static const auto* const kTables = new std::vector<const char*>{
       "memories",       "versions",        "retractions",  "meta",       "aliases",

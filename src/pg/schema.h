@@ -34,6 +34,12 @@ struct SchemaState {
 };
 absl::StatusOr<SchemaState> ReadSchemaState(Connection& conn);
 
+// The database's store id: a random UUID given once, by the first node to ask (the meta row
+// `store_id`). A node keys what it keeps locally (its saved vector index) by it, so that a
+// database dropped and created again under the same URI is never mistaken for the old one.
+// Needs the latest schema.
+absl::StatusOr<std::string> StoreId(Connection& conn);
+
 // The tables of the latest schema.
 const std::vector<const char*>& TableNames();
 // Each table's name and row count, in TableNames() order (strata doctor). Errors: as Query

@@ -36,6 +36,7 @@
 #include "strata/strata.h"
 #include "tools/registry.h"
 #include "util/time_parse.h"
+#include "util/xdg.h"
 
 namespace strata::server {
 namespace {
@@ -118,15 +119,12 @@ bool Parse(int argc, char** argv, CommandLine& out, std::string& error) {
 
 std::string DefaultDbPath() {
   if (const char* env = std::getenv("STRATA_DB"); env && *env) return env;
-  std::filesystem::path base;
-  if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg) {
-    base = xdg;
-  } else if (const char* home = std::getenv("HOME"); home && *home) {
-    base = std::filesystem::path(home) / ".local" / "share";
-  } else {
-    base = ".";
-  }
-  return (base / "strata" / "memory.db").string();
+  return (XdgBaseDir("XDG_DATA_HOME", ".local/share") / "strata" / "memory.db").string();
+}
+
+// Where a node of a PostgreSQL store saves its vector index.
+std::string DefaultIndexDir() {
+  return (XdgBaseDir("XDG_CACHE_HOME", ".cache") / "strata" / "index").string();
 }
 
 std::string Option(const CommandLine& cl, const std::string& name,
@@ -560,6 +558,11 @@ int RunRestore(const Invocation& in) {
     std::cerr << "strata restore: give the backup's PATH\n";
     return 2;
   }
+  if (IsPostgresUri(db_path)) {
+    std::cerr << "strata restore: replaces a SQLite file; bring a backup into a PostgreSQL "
+                 "store with `strata import` (from an export) or pg_restore\n";
+    return 2;
+  }
   if (absl::Status s = RestoreBackup(cl.positional[0], db_path); !s.ok()) {
     std::cerr << "strata restore: " << s.message() << "\n";
     return 1;
@@ -719,8 +722,7 @@ int RunModel(const Invocation& in) {
 
 // Opens the store its own way, creating and migrating nothing.
 int RunDoctorCommand(const Invocation& in) {
-  return RunDoctor({.db_path = in.db_path,
-                    .store_uri = Option(in.cl, "store"),
+  return RunDoctor({.path = in.db_path,
                     .embedder = Option(in.cl, "embedder", "builtin")});
 }
 
@@ -760,7 +762,8 @@ int RunServe(const Invocation& in) {
               << "\n";
   }
   mcp::Dispatcher dispatcher(&registry, mcp::DispatcherOptions{});
-  std::cerr << "strata " << kVersion << ": serving MCP on stdio, database " << in.db_path << "\n";
+  std::cerr << "strata " << kVersion << ": serving MCP on stdio, database "
+            << RedactedStorePath(in.db_path) << "\n";
   return ServeStdio(dispatcher, STDIN_FILENO, STDOUT_FILENO, in.stdio_options);
 }
 
@@ -833,10 +836,10 @@ constexpr Command kCommands[] = {
       "                                    stops the import (stop, the default) or is skipped\n",
      Needs::kStoreWithoutVectors, RunImport},
     {"doctor",
-      "  strata doctor [--store postgresql://...]\n"
-      "                                    check the --db file (integrity, schema, counts, WAL,\n"
-      "                                    signatures, embedding backlog, vector index file), or a\n"
-      "                                    PostgreSQL store; a line per check, exit 1 on an error\n",
+      "  strata doctor                     check the store: a SQLite file (integrity, schema,\n"
+      "                                    counts, WAL, signatures, embedding backlog, vector\n"
+      "                                    index file) or a PostgreSQL database (reachable,\n"
+      "                                    schema, counts); a line per check, exit 1 on an error\n",
      Needs::kNothing, RunDoctorCommand},
     {"backup",
       "  strata backup PATH [--force]      a consistent copy of the database while servers write\n",
@@ -857,6 +860,10 @@ constexpr char kUsageTail[] = R"(  strata --version | --help
 options:
   --db PATH              the database file (default: $STRATA_DB, else
                          $XDG_DATA_HOME/strata/memory.db, else ~/.local/share/strata/memory.db)
+  --store PATH|URI       the store: a SQLite file as --db, or a PostgreSQL database
+                         (postgresql://USER@HOST/DB?...), which many strata nodes can serve
+  --index-dir DIR        where a PostgreSQL store's node saves its vector index (default
+                         $XDG_CACHE_HOME/strata/index, else ~/.cache/strata/index)
   --durability MODE      normal (default): an acknowledged write survives a crash of strata;
                          full: it also survives power loss
   --compat perseus-vault list tools under their Perseus Vault names
@@ -929,7 +936,12 @@ int Main(int argc, char** argv, ServeHttpFn serve_http) {
   if (command->run == RunServe && serve_http == nullptr && !Option(cl, "http").empty()) {
     return ExecHttpServer(argv);
   }
-  StoreOptions store_options{.path = Option(cl, "db", DefaultDbPath()),
+  if (cl.options.count("db") && cl.options.count("store")) {
+    std::cerr << "strata: give --db PATH or --store PATH|URI, not both\n";
+    return 2;
+  }
+  StoreOptions store_options{.path = Option(cl, "store", Option(cl, "db", DefaultDbPath())),
+                             .index_dir = Option(cl, "index-dir", DefaultIndexDir()),
                              .embedder = Option(cl, "embedder", "builtin"),
                              .embed_in_background = command->needs == Needs::kServingStore};
   const std::string durability = Option(cl, "durability", "normal");
@@ -976,7 +988,7 @@ int Main(int argc, char** argv, ServeHttpFn serve_http) {
         "category", "key", "workspace", "body", "body-json", "type", "tags", "source",
         "valid-from", "valid-to", "dedup", "supersedes", "supersedes-category", "supersedes-key",
         "limit", "as-of", "valid-at", "mode", "out", "on-error", "force", "from",
-        "allow-unconfirmed", "role", "store"};
+        "allow-unconfirmed", "role", "store", "index-dir"};
     // clang-format on
     if (std::find(std::begin(kKnown), std::end(kKnown), name) == std::end(kKnown)) {
       std::cerr << "strata: unknown option --" << name << "\n\n" << Usage();
@@ -993,7 +1005,7 @@ int Main(int argc, char** argv, ServeHttpFn serve_http) {
                 .serve_http = serve_http};
   if (command->needs == Needs::kNothing) return command->run(in);
   const std::filesystem::path db_path(store_options.path);
-  if (db_path.has_parent_path()) {
+  if (!IsPostgresUri(store_options.path) && db_path.has_parent_path()) {
     std::error_code ec;
     std::filesystem::create_directories(db_path.parent_path(), ec);
   }

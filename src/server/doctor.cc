@@ -98,7 +98,7 @@ void CheckIndexFile(const std::string& db_path, const EmbeddingStats& embeddings
 
 int DoctorSqlite(const DoctorOptions& options) {
   Report report;
-  const std::string& path = options.db_path;
+  const std::string& path = options.path;
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) {
     report.Error("database", absl::StrCat(path, ": no such file"));
@@ -188,7 +188,7 @@ int DoctorSqlite(const DoctorOptions& options) {
 
 int DoctorPostgres(const DoctorOptions& options) {
   Report report;
-  auto conn = pg::Connection::Open(options.store_uri);
+  auto conn = pg::Connection::Open(options.path);
   if (!conn.ok()) {
     report.Error("reachable", std::string(conn.status().message()));
     return report.ExitCode();
@@ -230,7 +230,7 @@ int DoctorPostgres(const DoctorOptions& options) {
 }  // namespace
 
 int RunDoctor(const DoctorOptions& options) {
-  return options.store_uri.empty() ? DoctorSqlite(options) : DoctorPostgres(options);
+  return IsPostgresUri(options.path) ? DoctorPostgres(options) : DoctorSqlite(options);
 }
 
 }  // namespace strata::server

@@ -6,9 +6,8 @@
 namespace strata::server {
 
 struct DoctorOptions {
-  std::string db_path;    // The SQLite file, checked when store_uri is empty.
-  std::string store_uri;  // A PostgreSQL URI (postgresql://...), checked instead when given.
-  std::string embedder;   // The embedder whose backlog and index are reported (StoreOptions).
+  std::string path;      // The SQLite file, or a PostgreSQL URI (StoreOptions::path).
+  std::string embedder;  // The embedder whose backlog and index are reported (StoreOptions).
 };
 
 // Prints "ok", "warning" or "error", the check's name and what it found, a line per check,

@@ -53,6 +53,7 @@ void PublishedIndex::Forget(std::span<const int64_t> version_ids) {
 
 void PublishedIndex::Save(const HnswIndex& idx, int64_t watermark) const {
   // Not saving costs only time at the next start (a rebuild or a longer catch-up).
+  if (file_path_.empty()) return;
   if (absl::Status s = idx.Save(file_path_, {space_.fingerprint, watermark}); !s.ok()) {
     Log(LogLevel::kWarning, absl::StrCat("could not save the vector index: ", s.message()));
   }
@@ -76,7 +77,11 @@ void PublishedIndex::SaveIfWorthIt() const {
 absl::Status PublishedIndex::LoadOrRebuild(store::Db& db, std::stop_token stop) {
   std::shared_ptr<HnswIndex> idx;
   int64_t watermark = 0;
-  auto loaded = HnswIndex::Load(file_path_, space_.fingerprint, space_.dimension);
+  absl::StatusOr<std::pair<std::unique_ptr<HnswIndex>, IndexMeta>> loaded =
+      absl::NotFoundError("the index is not saved: rebuilt at every start");
+  if (!file_path_.empty()) {
+    loaded = HnswIndex::Load(file_path_, space_.fingerprint, space_.dimension);
+  }
   if (loaded.ok()) {
     // The file matches the embedder, but is it this database's? One restored from a backup,
     // or one that lost its last commits (power loss), is behind the index: new vectors would

@@ -36,6 +36,7 @@ class PublishedIndex {
   // writes have paused (while they go on, one does: the other core serves the writes).
   static constexpr int kBuildThreads = 2;
 
+  // Saves to and loads from `file_path`; empty, it is neither saved nor loaded.
   PublishedIndex(std::string file_path, Space space);
 
   // Loads the saved index or rebuilds it from the stored vectors, then publishes it. On an

@@ -30,25 +30,23 @@ int64_t FileBytes(const std::string& path) {
 
 }  // namespace
 
-VectorService::VectorService(std::string path, std::unique_ptr<embed::Embedder> embedder,
+VectorService::VectorService(std::string index_path, std::unique_ptr<embed::Embedder> embedder,
                              Space space, int64_t rows_at_start, bool embed_in_background)
-    : path_(std::move(path)),
-      embedder_(std::move(embedder)),
+    : embedder_(std::move(embedder)),
       space_(std::move(space)),
       rows_at_start_(rows_at_start),
       embed_in_background_(embed_in_background),
-      index_(IndexPath(path_), space_),
+      index_(std::move(index_path), space_),
       embedding_(*embedder_, space_, index_) {}
 
 absl::StatusOr<std::unique_ptr<VectorService>> VectorService::Start(
-    const std::string& path, const store::DbOptions& db_options,
-    std::unique_ptr<embed::Embedder> embedder, store::Db& db, int64_t now_unix_ms,
-    bool embed_in_background) {
+    std::string index_path, const DbOpener& open_db, std::unique_ptr<embed::Embedder> embedder,
+    store::Db& db, int64_t now_unix_ms, bool embed_in_background) {
   ASSIGN_OR_RETURN(Space space, RegisterSpace(db, embedder->info(), now_unix_ms));
   ASSIGN_OR_RETURN(const int64_t rows, LastVectorRow(db));
-  ASSIGN_OR_RETURN(std::unique_ptr<store::Db> worker_db, store::Db::Open(path, db_options));
-  std::unique_ptr<VectorService> service(
-      new VectorService(path, std::move(embedder), std::move(space), rows, embed_in_background));
+  ASSIGN_OR_RETURN(std::unique_ptr<store::Db> worker_db, open_db());
+  std::unique_ptr<VectorService> service(new VectorService(
+      std::move(index_path), std::move(embedder), std::move(space), rows, embed_in_background));
   service->worker_ =
       std::jthread([s = service.get(), wdb = std::move(worker_db)](std::stop_token stop) mutable {
         s->Run(stop, std::move(wdb));

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -40,7 +41,8 @@ struct VectorStats {
   std::optional<float> similarity_floor;
 };
 
-// The index lives in "<db>.hnsw" (and "<db>.hnsw.meta"), saved after a rebuild and on
+// The index lives in a file of its own ("<db>.hnsw" and "<db>.hnsw.meta" beside a SQLite
+// file; IndexPath), saved after a rebuild and on
 // shutdown when enough is new (a few vectors are cheaper to catch up at the next start); at start
 // it is loaded when it names this embedder's space and its checksum holds, else rebuilt from the
 // stored vectors. Either way on the worker thread: a search never waits for it (SearchIndex returns
@@ -52,17 +54,20 @@ struct VectorStats {
 // wake_mu_ below are leaves (no other lock is taken while one is held).
 class VectorService {
  public:
-  // Registers the embedder's space through `db` and starts the worker, which opens its own
-  // connection to `path`. Without `embed_in_background`, only Backfill embeds; the worker
-  // keeps the index.
+  // Opens the worker's own connection to the store.
+  using DbOpener = std::function<absl::StatusOr<std::unique_ptr<store::Db>>()>;
+
+  // Registers the embedder's space through `db` and starts the worker on a connection from
+  // `open_db`; the index is saved in `index_path`. Without `embed_in_background`, only
+  // Backfill embeds; the worker keeps the index.
   static absl::StatusOr<std::unique_ptr<VectorService>> Start(
-      const std::string& path, const store::DbOptions& db_options,
-      std::unique_ptr<embed::Embedder> embedder, store::Db& db, int64_t now_unix_ms,
-      bool embed_in_background);
+      std::string index_path, const DbOpener& open_db, std::unique_ptr<embed::Embedder> embedder,
+      store::Db& db, int64_t now_unix_ms, bool embed_in_background);
   ~VectorService();  // Stops the worker and saves the index if it changed.
 
   const Space& space() const { return space_; }
   embed::Embedder& embedder() { return *embedder_; }
+  // Where a SQLite store's index is saved: beside the file.
   static std::string IndexPath(const std::string& db_path) { return db_path + ".hnsw"; }
 
   // New versions were committed: the worker looks for them now rather than at its next poll.
@@ -101,13 +106,12 @@ class VectorService {
   absl::StatusOr<IndexCheck> MeasureIndexRecall(store::Db& db, int queries, int k);
 
  private:
-  VectorService(std::string path, std::unique_ptr<embed::Embedder> embedder, Space space,
+  VectorService(std::string index_path, std::unique_ptr<embed::Embedder> embedder, Space space,
                 int64_t rows_at_start, bool embed_in_background);
   // The worker thread: measures the floor, loads the index, then catches it up and embeds
   // the backlog until `stop`, and saves the index if enough changed.
   void Run(std::stop_token stop, std::unique_ptr<store::Db> db) ABSL_LOCKS_EXCLUDED(wake_mu_);
 
-  const std::string path_;  // The database's.
   std::unique_ptr<embed::Embedder> embedder_;
   const Space space_;
   const int64_t rows_at_start_;  // The highest embeddings row id at start (>= the vectors).

@@ -1529,5 +1529,21 @@ TEST_F(StatsTest, EmptyStoreCountsNothing) {
   EXPECT_THAT(stats.active_by_category, IsEmpty());
 }
 
+TEST(StorePath, PostgresUrisAreRecognizedAndTheirPasswordsRedacted) {
+  EXPECT_TRUE(IsPostgresUri("postgresql://u@h/db"));
+  EXPECT_TRUE(IsPostgresUri("postgres:///db?host=/tmp"));
+  EXPECT_FALSE(IsPostgresUri("/var/lib/strata/memory.db"));
+  EXPECT_FALSE(IsPostgresUri("postgresql.db"));
+  EXPECT_EQ(RedactedStorePath("/x/memory.db"), "/x/memory.db");
+  EXPECT_EQ(RedactedStorePath("postgresql://u:s3cret@h:5432/db"), "postgresql://u:***@h:5432/db");
+  EXPECT_EQ(RedactedStorePath("postgresql://u@h/db"), "postgresql://u@h/db");
+  EXPECT_EQ(RedactedStorePath("postgresql://h/db?user=u&password=s3cret&sslmode=require"),
+            "postgresql://h/db?user=u&password=***&sslmode=require");
+  EXPECT_EQ(RedactedStorePath("postgres:///db?password=p"), "postgres:///db?password=***");
+  // A '@' or ':' after the authority is not a password's.
+  EXPECT_EQ(RedactedStorePath("postgresql://h/db?application_name=a:b@c"),
+            "postgresql://h/db?application_name=a:b@c");
+}
+
 }  // namespace
 }  // namespace strata

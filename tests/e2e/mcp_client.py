@@ -28,6 +28,34 @@ BINARY = None
 READ_TIMEOUT = 20.0
 EXIT_TIMEOUT = 20.0
 
+PSQL = os.path.join(os.environ.get("PG_BIN", "/usr/lib/postgresql/15/bin"), "psql")
+# STRATA_TEST_STORE=postgresql runs a test file's stores on the throwaway PostgreSQL cluster
+# whose URI tests/pg/with_cluster passes in STRATA_TEST_PG_URI, a fresh database per test.
+ON_POSTGRES = os.environ.get("STRATA_TEST_STORE") == "postgresql"
+_databases = 0
+
+
+def psql(uri, sql, timeout=60):
+    """Runs `sql` on `uri` with psql; returns its stdout (text, unaligned, no headers)."""
+    p = subprocess.run([PSQL, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", uri, "-c", sql],
+                       capture_output=True, timeout=timeout)
+    if p.returncode != 0:
+        raise AssertionError("psql %r: %s" % (sql, p.stderr.decode(errors="replace")))
+    return p.stdout.decode()
+
+
+def fresh_pg_database(label):
+    """A new, empty database on the cluster STRATA_TEST_PG_URI names; returns its URI."""
+    global _databases
+    base = os.environ.get("STRATA_TEST_PG_URI")
+    if not base:
+        raise AssertionError("STRATA_TEST_PG_URI is unset: run through tests/pg/with_cluster")
+    _databases += 1
+    name = "t%d_%d_%s" % (os.getpid(), _databases,
+                          "".join(c for c in label.lower() if c.isalnum() or c == "_")[-40:])
+    psql(base, "CREATE DATABASE %s" % name)
+    return base + "&dbname=" + name
+
 
 class ServerError(AssertionError):
     """The server did not answer as a well-behaved MCP server must (hang, EOF, bad line)."""
@@ -387,6 +415,8 @@ class StrataTestCase(unittest.TestCase):
         self._tmp = tempfile.TemporaryDirectory(prefix="strata-e2e-")
         self.tmp = self._tmp.name
         self.db = os.path.join(self.tmp, "memory.db")
+        if ON_POSTGRES:
+            self.db = fresh_pg_database(self.id().rsplit(".", 1)[-1])
         self._clients = []
 
     def tearDown(self):
@@ -411,6 +441,8 @@ class StrataTestCase(unittest.TestCase):
         argv = []
         if use_db:
             argv += ["--db", db or self.db]
+            if ON_POSTGRES:
+                argv += ["--index-dir", os.path.join(self.tmp, "index")]
         argv += list(extra)
         stderr_path = os.path.join(self.tmp, "stderr-%d.log" % len(self._clients))
         client = McpClient(BINARY, argv, env=env, stderr_path=stderr_path, cwd=cwd)

@@ -14,10 +14,9 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import mcp_client  # noqa: E402
-from mcp_client import StrataTestCase  # noqa: E402
+from mcp_client import StrataTestCase, fresh_pg_database, psql  # noqa: E402
 
 RUN_TIMEOUT = 60  # only against hangs
-PSQL = os.path.join(os.environ.get("PG_BIN", "/usr/lib/postgresql/15/bin"), "psql")
 LINE = re.compile(r"^(ok     |warning|error  )  ([a-z ]+): (.*)$")
 
 
@@ -98,19 +97,15 @@ class DoctorPostgres(StrataTestCase):
 
     def setUp(self):
         super().setUp()
-        base = os.environ.get("STRATA_TEST_PG_URI")
-        self.assertTrue(base, "STRATA_TEST_PG_URI is unset: run through tests/pg/with_cluster")
-        name = "doctor_%s" % self.id().rsplit(".", 1)[-1].lower()
-        self.psql(base, "CREATE DATABASE %s" % name)
-        self.uri = base + "&dbname=" + name
+        self.uri = fresh_pg_database(self.id().rsplit(".", 1)[-1])
 
     def psql(self, uri, sql):
-        p = subprocess.run([PSQL, "-X", "-q", "-v", "ON_ERROR_STOP=1", uri, "-c", sql],
-                           capture_output=True, timeout=RUN_TIMEOUT)
-        self.assertEqual(p.returncode, 0, p.stderr)
+        psql(uri, sql, timeout=RUN_TIMEOUT)
 
     def doctor(self, uri):
-        return Doctor.doctor(self, "--store", uri)
+        """Doctor.doctor on the store `uri` (--db takes a URI as --store does)."""
+        self.db = uri
+        return Doctor.doctor(self)
 
     strata = Doctor.strata
 

@@ -148,8 +148,16 @@ class VectorServiceTest : public ::testing::Test {
 
   void StartService(std::unique_ptr<FakeEmbedder> embedder = std::make_unique<FakeEmbedder>()) {
     embedder_ = embedder.get();
-    ASSERT_OK_AND_ASSIGN(service_, VectorService::Start(path_, {}, std::move(embedder), *db_, kNow,
+    ASSERT_OK_AND_ASSIGN(service_, VectorService::Start(VectorService::IndexPath(path_), Opener(),
+                                                        std::move(embedder), *db_, kNow,
                                                         /*embed_in_background=*/true));
+  }
+
+  // The worker's connection: the test's file, as the store opens it.
+  VectorService::DbOpener Opener() const {
+    return [path = path_]() -> absl::StatusOr<std::unique_ptr<store::Db>> {
+      return store::Db::Open(path, {});
+    };
   }
 
   VectorStats StatsOrDie() {
@@ -423,7 +431,8 @@ TEST_F(VectorServiceTest, IndexFileIsRebuiltForAnotherSpace) {
   // Another space: its index starts empty and its backlog is everything.
   ASSERT_OK_AND_ASSIGN(
       service_,
-      VectorService::Start(path_, {}, std::make_unique<FakeEmbedder>("model=y"), *db_, kNow,
+      VectorService::Start(VectorService::IndexPath(path_), Opener(),
+                           std::make_unique<FakeEmbedder>("model=y"), *db_, kNow,
                            /*embed_in_background=*/true));
   EXPECT_EQ(service_->space().fingerprint, "fake/1/64/model=y");
   const VectorStats fresh = StatsOrDie();
