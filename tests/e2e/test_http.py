@@ -47,6 +47,8 @@ class HttpServer:
     def __init__(self, binary, db, tmp, *extra):
         self.stderr_path = os.path.join(tmp, "stderr-%d.txt" % time.monotonic_ns())
         self._stderr = open(self.stderr_path, "wb")
+        if mcp_client.ON_POSTGRES and "--index-dir" not in extra:
+            extra = ("--index-dir", os.path.join(tmp, "index")) + extra
         self.proc = subprocess.Popen(
             [binary, "serve", "--http", "127.0.0.1:0", "--db", db] + list(extra),
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self._stderr)
@@ -185,6 +187,8 @@ class HttpTestCase(unittest.TestCase):
         self._tmp = tempfile.TemporaryDirectory(prefix="strata-http-")
         self.tmp = self._tmp.name
         self.db = os.path.join(self.tmp, "memory.db")
+        if mcp_client.ON_POSTGRES:
+            self.db = mcp_client.fresh_pg_database(self.id().rsplit(".", 1)[-1])
         self.token_file = os.path.join(self.tmp, "tokens")
         self._servers = []
 
