@@ -1,0 +1,260 @@
+#!/usr/bin/env python3
+"""Several strata nodes over MCP Streamable HTTP on one store (PERF.md, "Many nodes").
+
+  python3 benchmark/nodes/run.py --strata build/src/strata --store postgresql|sqlite \
+      [--size 100000] [--nodes 2] [--clients 4] [--queries 200] [--out report.json]
+
+On a fresh store (a throwaway PostgreSQL cluster started by tools/pg-cluster, or a SQLite file
+in a temporary directory that every node opens), starts --nodes `strata serve --http` nodes and
+loads --size memories of Perseus Vault's scale corpus (benchmark/scale/corpus.py) by single
+perseus_vault_remember calls from --clients clients at once, client c on node c mod nodes, each
+its own keep-alive connection and session. Then:
+- the write rate over the whole load (all clients), and each tenth's;
+- the embedding backlog drained: until every node's index holds every stored vector;
+- recall latency per mode (fts5, dense, hybrid; query "entity R group G", limit 10) from one
+  client at a time, alternating nodes;
+- visibility: a memory written on node 0 is polled for by dense recall on node 1 (every 10 ms)
+  until it comes first; the time from the write's answer to that recall's.
+Python standard library only; the clients' own cost is included. Progress on stderr, the JSON
+report on --out (default stdout).
+"""
+import argparse
+import http.client
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "benchmark", "scale"))
+import corpus  # noqa: E402
+from run import commit, log, machine, percentiles  # noqa: E402
+
+# Words the built-in embedder knows, for texts that dense recall can tell apart.
+ENGLISH = ("river mountain garden kitchen library window battery engine market village doctor "
+           "teacher bridge harbor airport forest desert island castle museum theater hospital "
+           "factory bakery station planet rocket camera guitar violin painter farmer soldier "
+           "captain sailor pilot lawyer banker winter summer autumn spring morning evening "
+           "thunder rainbow volcano glacier canyon meadow orchard vineyard cellar attic").split()
+HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+START_DEADLINE = 120.0
+
+
+class Node:
+    """One `strata serve --http 127.0.0.1:0` process on the store."""
+
+    def __init__(self, binary, store, tmp, n, embedder):
+        self.stderr_path = os.path.join(tmp, "node-%d.stderr" % n)
+        self._err = open(self.stderr_path, "wb")
+        self.proc = subprocess.Popen(
+            [binary, "serve", "--http", "127.0.0.1:0", "--store", store, "--embedder", embedder,
+             "--index-dir", os.path.join(tmp, "index-%d" % n)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self._err)
+        deadline = time.monotonic() + START_DEADLINE
+        self.port = None
+        while self.port is None:
+            with open(self.stderr_path, errors="replace") as f:
+                match = re.search(r"127\.0\.0\.1:(\d+)/mcp", f.read())
+            if match:
+                self.port = int(match.group(1))
+            elif self.proc.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit("node %d did not start: %s" % (n, open(self.stderr_path).read()))
+            else:
+                time.sleep(0.05)
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self._err.close()
+
+
+class Client:
+    """A keep-alive connection and session on one node."""
+
+    def __init__(self, node):
+        self.conn = http.client.HTTPConnection("127.0.0.1", node.port, timeout=120)
+        self.headers = dict(HEADERS)
+        response, _ = self.post({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                                 "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                                            "clientInfo": {"name": "nodes", "version": "1"}}})
+        self.headers["Mcp-Session-Id"] = response.getheader("Mcp-Session-Id")
+        self.headers["MCP-Protocol-Version"] = "2025-06-18"
+        self.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        self.next_id = 1
+
+    def post(self, message):
+        self.conn.request("POST", "/mcp", json.dumps(message), self.headers)
+        response = self.conn.getresponse()
+        body = response.read()
+        if response.status not in (200, 202):
+            raise RuntimeError("HTTP %d: %s" % (response.status, body[:300]))
+        return response, body
+
+    def call(self, name, arguments):
+        self.next_id += 1
+        _, body = self.post({"jsonrpc": "2.0", "id": self.next_id, "method": "tools/call",
+                             "params": {"name": name, "arguments": arguments}})
+        result = json.loads(body)["result"]
+        if result.get("isError"):
+            raise RuntimeError("%s: %s" % (name, result["content"][0]["text"]))
+        return result.get("structuredContent")
+
+
+def load(nodes, size, clients):
+    """Writes memories 0..size-1 from `clients` threads; returns (seconds, [seconds per tenth])."""
+    done = [0] * clients
+    errors = []
+
+    def work(c):
+        try:
+            client = Client(nodes[c % len(nodes)])
+            for i in range(c, size, clients):
+                client.call("perseus_vault_remember", corpus.perseus_remember_args(i))
+                done[c] += 1
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append("client %d: %r" % (c, e))
+
+    threads = [threading.Thread(target=work, args=(c,)) for c in range(clients)]
+    began = time.perf_counter()
+    for t in threads:
+        t.start()
+    tenths, next_tenth, last = [], 1, began
+    while any(t.is_alive() for t in threads):
+        time.sleep(0.05)
+        total = sum(done)
+        while next_tenth <= 10 and total >= size * next_tenth // 10:
+            now = time.perf_counter()
+            tenths.append(now - last)
+            last = now
+            log("  %s written, %.0f/s" % (f"{total:,}", total / (now - began)))
+            next_tenth += 1
+    for t in threads:
+        t.join()
+    if errors:
+        raise SystemExit("load failed: %s" % errors[:3])
+    return time.perf_counter() - began, tenths
+
+
+def drain(nodes):
+    """Seconds until every node's index holds every stored vector and none is pending."""
+    began = time.perf_counter()
+    clients = [Client(node) for node in nodes]
+    while True:
+        states = [c.call("stats", {})["embeddings"] for c in clients]
+        if all(e["pending"] == 0 and e["index_state"] == "ready" and e["indexed"] >= e["vectors"]
+               for e in states):
+            return time.perf_counter() - began, states
+        time.sleep(0.2)
+
+
+def recall_latency(nodes, size, queries, seed=7):
+    rng = random.Random(seed)
+    clients = [Client(node) for node in nodes]
+    out = {}
+    for mode in ("fts5", "dense", "hybrid"):
+        samples = []
+        for q in range(queries):
+            args = {"query": "entity %d group %d" % (rng.randrange(size), rng.randrange(977)),
+                    "mode": mode, "limit": 10}
+            client = clients[q % len(clients)]
+            began = time.perf_counter()
+            client.call("perseus_vault_recall", args)
+            samples.append(time.perf_counter() - began)
+        out[mode] = percentiles(samples)
+        log("  %-6s p50 %.2f ms  p99 %.2f ms" % (mode, out[mode]["p50_ms"], out[mode]["p99_ms"]))
+    return out
+
+
+def visibility(nodes, samples, seed=11):
+    """Seconds from a write's answer on node 0 to dense recall on the last node returning it
+    first."""
+    rng = random.Random(seed)
+    writer, reader = Client(nodes[0]), Client(nodes[-1])
+    out = []
+    for s in range(samples):
+        text = " ".join(rng.sample(ENGLISH, 12))
+        key = "visible-%d" % s
+        writer.call("remember", {"category": "visibility", "key": key, "body": {"text": text}})
+        began = time.perf_counter()
+        while True:
+            found = reader.call("recall", {"query": text, "mode": "dense", "limit": 1,
+                                           "category": "visibility"})
+            if found["items"] and found["items"][0]["key"] == key:
+                break
+            if time.perf_counter() - began > 30:
+                raise SystemExit("%s never became visible on the other node" % key)
+            time.sleep(0.01)
+        out.append(time.perf_counter() - began)
+    return percentiles(out)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--strata", default=os.path.join(ROOT, "build", "src", "strata"))
+    ap.add_argument("--store", choices=["postgresql", "sqlite"], default="postgresql")
+    ap.add_argument("--size", type=int, default=100000)
+    ap.add_argument("--nodes", type=int, default=2)
+    ap.add_argument("--clients", type=int, default=4)
+    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--visibility-samples", type=int, default=50)
+    ap.add_argument("--embedder", default="builtin")
+    ap.add_argument("--out")
+    args = ap.parse_args()
+    report = {"benchmark": "nodes", "machine": machine(), "commit": commit(),
+              "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+              "store": args.store, "size": args.size, "nodes": args.nodes,
+              "clients": args.clients, "embedder": args.embedder}
+    with tempfile.TemporaryDirectory(prefix="strata-nodes-") as tmp:
+        cluster = os.path.join(tmp, "cluster")
+        if args.store == "postgresql":
+            store = subprocess.run([os.path.join(ROOT, "tools", "pg-cluster"), "start", cluster],
+                                   check=True, capture_output=True, text=True).stdout.strip()
+        else:
+            store = os.path.join(tmp, "memory.db")
+        nodes = []
+        try:
+            # The first node creates (migrates) the store before the others open it.
+            nodes.append(Node(args.strata, store, tmp, 0, args.embedder))
+            nodes += [Node(args.strata, store, tmp, n, args.embedder)
+                      for n in range(1, args.nodes)]
+            log("loading %s memories, %d clients over %d nodes (%s)"
+                % (f"{args.size:,}", args.clients, args.nodes, args.store))
+            seconds, tenths = load(nodes, args.size, args.clients)
+            report["writes"] = {
+                "seconds": round(seconds, 2), "rate_per_s": round(args.size / seconds, 1),
+                "tenth_rates_per_s": [round(args.size / 10 / t, 1) for t in tenths]}
+            log("  writes: %.0f/s" % (args.size / seconds))
+            drain_s, states = drain(nodes)
+            report["drain_seconds_after_load"] = round(drain_s, 2)
+            report["vectors"] = states[0]["vectors"]
+            log("  backlog drained %.1f s after the load" % drain_s)
+            report["recall"] = recall_latency(nodes, args.size, args.queries)
+            if args.nodes > 1:
+                report["visibility"] = visibility(nodes, args.visibility_samples)
+                log("  visible on the other node: p50 %.0f ms  p99 %.0f ms"
+                    % (report["visibility"]["p50_ms"], report["visibility"]["p99_ms"]))
+        finally:
+            for node in nodes:
+                node.stop()
+            if args.store == "postgresql":
+                subprocess.run([os.path.join(ROOT, "tools", "pg-cluster"), "stop", cluster])
+    text = json.dumps(report, indent=2)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text + "\n")
+    else:
+        print(text)
+
+
+if __name__ == "__main__":
+    main()
