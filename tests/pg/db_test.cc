@@ -195,8 +195,8 @@ TEST_F(PgDbTest, ATransactionLostWithItsConnectionCommitsNothing) {
     ASSERT_OK(insert.Run());
     ASSERT_NO_FATAL_FAILURE(TerminateSession(*db_));
     insert.Bind(1, int64_t{3});
-    EXPECT_THAT(insert.Run(), StatusIs(absl::StatusCode::kUnavailable,
-                                       HasSubstr("closed the connection")));
+    EXPECT_THAT(insert.Run(),
+                StatusIs(absl::StatusCode::kUnavailable, HasSubstr("closed the connection")));
     // Not on a new session, outside the transaction it was written for.
     insert.Bind(1, int64_t{4});
     EXPECT_THAT(insert.Run(), StatusIs(absl::StatusCode::kUnavailable,
