@@ -77,8 +77,8 @@ Session Open(benchmark::State& state) {
 void ReportServerCpu(benchmark::State& state, const Session& s, int64_t cpu_before) {
   const int64_t cpu_after = ProcessCpuMicros(s.server_pid);
   if (cpu_before < 0 || cpu_after < 0) return;
-  state.counters["server_cpu_us"] = benchmark::Counter(
-      static_cast<double>(cpu_after - cpu_before), benchmark::Counter::kAvgIterations);
+  state.counters["server_cpu_us"] = benchmark::Counter(static_cast<double>(cpu_after - cpu_before),
+                                                       benchmark::Counter::kAvgIterations);
 }
 
 // One row by primary key, read back as an application reads it.

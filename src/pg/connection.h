@@ -59,8 +59,8 @@ class Result {
 // A statement parsed and planned by the server once per session (PQprepare) and run by name
 // after that. Owned by its user, who passes it to one Connection.
 struct PreparedStatement {
-  std::string name;  // Unique among the connection's prepared statements.
-  std::string sql;   // With $1.. parameters.
+  std::string name;      // Unique among the connection's prepared statements.
+  std::string sql;       // With $1.. parameters.
   int64_t session = -1;  // The Connection::session() it was prepared in; -1 before.
 };
 

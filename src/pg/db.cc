@@ -192,8 +192,11 @@ class PgStmt final : public store::EngineStmt {
     return out;
   }
   double Double(int col) const override {
-    if (result_.IsNull(row_, col)) return 0.0;
-    return std::strtod(result_.Value(row_, col).data(), nullptr);
+    // Not strtod, which reads the process's locale's decimal separator.
+    const std::string_view v = result_.Value(row_, col);
+    double out = 0.0;
+    std::from_chars(v.data(), v.data() + v.size(), out);
+    return out;
   }
   std::string_view Text(int col) const override { return result_.Value(row_, col); }
   std::string_view Blob(int col) const override {
@@ -219,19 +222,19 @@ class PgStmt final : public store::EngineStmt {
     }
   }
 
-  PgDb* db_;  // Not owned; outlives this.
+  PgDb* db_;                              // Not owned; outlives this.
   const std::vector<std::string> names_;  // names_[i]: parameter i + 1's ":name", or "".
   PreparedStatement stmt_;
   std::vector<Param> params_;  // Their strings keep their capacity from run to run.
-  int bad_index_ = 0;  // The first parameter bound out of range, 0 when none.
-  bool ran_ = false;   // result_ holds the result of a run not yet stepped to its end.
+  int bad_index_ = 0;          // The first parameter bound out of range, 0 when none.
+  bool ran_ = false;           // result_ holds the result of a run not yet stepped to its end.
   Result result_;
   int row_ = -1;
   mutable std::vector<std::string> blobs_;  // Decoded BYTEA columns of the current row.
 };
 
 absl::StatusOr<std::unique_ptr<PgDb>> PgDb::Open(const std::string& uri,
-                                                  const store::DbOptions& options) {
+                                                 const store::DbOptions& options) {
   ASSIGN_OR_RETURN(std::unique_ptr<Connection> conn, Connection::Open(uri));
   // lock_timeout 0 would wait for ever.
   const int lock_timeout_ms = std::max(options.busy_timeout_ms, 1);

@@ -60,8 +60,8 @@ class PgDb final : public store::Db {
 
   std::unique_ptr<Connection> conn_;
   const std::string begin_write_;  // BEGIN, the lock timeout and the change lock.
-  int64_t changes_ = 0;     // Rows the last statement inserted, updated or deleted.
-  int64_t statements_ = 0;  // Statements compiled: the last one's name is strata_<n>.
+  int64_t changes_ = 0;            // Rows the last statement inserted, updated or deleted.
+  int64_t statements_ = 0;         // Statements compiled: the last one's name is strata_<n>.
 };
 
 }  // namespace strata::pg
