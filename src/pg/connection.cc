@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <libpq-fe.h>
+#include <poll.h>
 
 #include <cstdlib>
 #include <string>
@@ -26,6 +27,7 @@ struct LibPq {
   decltype(&::PQclear) PQclear = nullptr;
   decltype(&::PQcmdTuples) PQcmdTuples = nullptr;
   decltype(&::PQconnectdb) PQconnectdb = nullptr;
+  decltype(&::PQconsumeInput) PQconsumeInput = nullptr;
   decltype(&::PQconninfoFree) PQconninfoFree = nullptr;
   decltype(&::PQconninfoParse) PQconninfoParse = nullptr;
   decltype(&::PQerrorMessage) PQerrorMessage = nullptr;
@@ -46,6 +48,7 @@ struct LibPq {
   decltype(&::PQresultErrorMessage) PQresultErrorMessage = nullptr;
   decltype(&::PQresultStatus) PQresultStatus = nullptr;
   decltype(&::PQserverVersion) PQserverVersion = nullptr;
+  decltype(&::PQsocket) PQsocket = nullptr;
   decltype(&::PQsetNoticeProcessor) PQsetNoticeProcessor = nullptr;
   decltype(&::PQstatus) PQstatus = nullptr;
   decltype(&::PQtransactionStatus) PQtransactionStatus = nullptr;
@@ -69,6 +72,7 @@ const LibPq& Pq() {
     get(l.PQclear, "PQclear");
     get(l.PQcmdTuples, "PQcmdTuples");
     get(l.PQconnectdb, "PQconnectdb");
+    get(l.PQconsumeInput, "PQconsumeInput");
     get(l.PQconninfoFree, "PQconninfoFree");
     get(l.PQconninfoParse, "PQconninfoParse");
     get(l.PQerrorMessage, "PQerrorMessage");
@@ -89,6 +93,7 @@ const LibPq& Pq() {
     get(l.PQresultErrorMessage, "PQresultErrorMessage");
     get(l.PQresultStatus, "PQresultStatus");
     get(l.PQserverVersion, "PQserverVersion");
+    get(l.PQsocket, "PQsocket");
     get(l.PQsetNoticeProcessor, "PQsetNoticeProcessor");
     get(l.PQstatus, "PQstatus");
     get(l.PQtransactionStatus, "PQtransactionStatus");
@@ -204,6 +209,16 @@ absl::StatusOr<bool> Connection::Ready(std::string_view sql) {
     return absl::UnavailableError(
         "the connection to PostgreSQL was lost during this transaction, which the server "
         "rolled back: nothing of it was committed");
+  }
+  if (Pq().PQstatus(conn_) == CONNECTION_OK && Pq().PQtransactionStatus(conn_) == PQTRANS_IDLE) {
+    // Reads what the server sent since the last statement: a session it ended meanwhile (a
+    // restart, pg_terminate_backend: its message, then the end of the stream) is noticed
+    // now, and only a statement in flight fails. An idle session has nothing to read: one
+    // poll.
+    pollfd socket{.fd = Pq().PQsocket(conn_), .events = POLLIN, .revents = 0};
+    while (socket.fd >= 0 && poll(&socket, 1, 0) == 1 && Pq().PQconsumeInput(conn_) == 1 &&
+           Pq().PQstatus(conn_) == CONNECTION_OK) {
+    }
   }
   if (Pq().PQstatus(conn_) == CONNECTION_OK) return true;
   Pq().PQreset(conn_);

@@ -77,7 +77,8 @@ struct Param {
 // constraint violation FailedPrecondition, bad SQL InvalidArgument, a lock held past
 // lock_timeout or a statement past statement_timeout Unavailable, the rest Internal.
 // When the server closes the session (a restart, pg_terminate_backend), the statement in
-// flight fails with Unavailable and the next one reconnects (PQreset); a transaction open
+// flight fails with Unavailable and the next one reconnects (PQreset); a session that ended
+// while idle is noticed, and reconnected, before the next statement runs. A transaction open
 // when it closed is gone with it: until the caller ends it (ROLLBACK, or COMMIT, which fails)
 // every statement fails, so that none runs outside the transaction it was written for.
 // Thread safety: none; one thread uses a Connection at a time.

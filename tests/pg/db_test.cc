@@ -3,10 +3,12 @@
 
 #include "pg/db.h"
 
+#include <chrono>
 #include <cstdint>
 #include <limits>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
@@ -162,28 +164,47 @@ TEST_F(PgDbTest, AStatementIsPreparedOnceASession) {
   EXPECT_EQ(PreparedCount(*db_), 2);
 }
 
-// Ends `db`'s session from another one, as a server restart or an operator would.
-void TerminateSession(PgDb& db) {
-  absl::StatusOr<int64_t> pid = db.connection().QueryInt("SELECT pg_backend_pid()");
-  ASSERT_OK(pid);
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Connection> admin, Connection::Open(db.path()));
-  ASSERT_OK(admin->Query("SELECT pg_terminate_backend($1, 10000)", {absl::StrCat(*pid)}));
+// Ends the session of server process `pid` from another one, as a server restart or an
+// operator would, once it runs a statement that starts with `running` (any, when empty).
+void TerminateSession(const std::string& uri, int64_t pid, const std::string& running = "") {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Connection> admin, Connection::Open(uri));
+  while (!running.empty()) {
+    ASSERT_OK_AND_ASSIGN(const int64_t active,
+                         admin->QueryInt("SELECT count(*) FROM pg_stat_activity WHERE pid = $1 "
+                                         "AND state = 'active' AND starts_with(query, $2)",
+                                         {absl::StrCat(pid), running}));
+    if (active > 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_OK(admin->Query("SELECT pg_terminate_backend($1, 10000)", {absl::StrCat(pid)}));
 }
 
-TEST_F(PgDbTest, ALostConnectionFailsOneStatementAndTheNextReconnects) {
+int64_t ServerPid(PgDb& db) {
+  return db.connection().QueryInt("SELECT pg_backend_pid()").value_or(0);
+}
+
+TEST_F(PgDbTest, AnIdleSessionTheServerEndedReconnectsAtTheNextStatement) {
   ASSERT_OK(db_->Exec("INSERT INTO t (i) VALUES (1)"));
   EXPECT_EQ(Count(), 1);  // Prepared in the first session.
-  ASSERT_NO_FATAL_FAILURE(TerminateSession(*db_));
-  EXPECT_THAT(Count(), -1);
+  ASSERT_NO_FATAL_FAILURE(TerminateSession(db_->path(), ServerPid(*db_)));
   EXPECT_EQ(Count(), 1);  // Prepared again in the new session.
   EXPECT_EQ(db_->connection().session(), 1);
-  ASSERT_NO_FATAL_FAILURE(TerminateSession(*db_));
-  absl::StatusOr<store::Stmt> s = db_->Prepare("SELECT count(*) FROM t");
-  ASSERT_OK(s);
-  EXPECT_THAT(s->Step(), StatusIs(absl::StatusCode::kUnavailable,
-                                  HasSubstr("the PostgreSQL server closed the connection")));
-  EXPECT_THAT(s->Step(), ::strata::testing::IsOkAndHolds(true));
-  EXPECT_EQ(s->Int(0), 1);
+  EXPECT_EQ(PreparedCount(*db_), 1);
+}
+
+TEST_F(PgDbTest, AStatementInFlightWhenItsSessionEndsFailsAndTheNextReconnects) {
+  ASSERT_OK(db_->Exec("INSERT INTO t (i) VALUES (1)"));
+  std::thread terminate([uri = db_->path(), pid = ServerPid(*db_)] {
+    TerminateSession(uri, pid, "SELECT pg_sleep");
+  });
+  {
+    ASSERT_OK_AND_ASSIGN(store::Stmt sleep, db_->Prepare("SELECT pg_sleep(60)"));
+    EXPECT_THAT(sleep.Step(), StatusIs(absl::StatusCode::kUnavailable,
+                                       HasSubstr("the PostgreSQL server closed the connection")));
+  }
+  terminate.join();
+  EXPECT_EQ(Count(), 1);
+  EXPECT_EQ(db_->connection().session(), 1);
 }
 
 TEST_F(PgDbTest, ATransactionLostWithItsConnectionCommitsNothing) {
@@ -193,7 +214,7 @@ TEST_F(PgDbTest, ATransactionLostWithItsConnectionCommitsNothing) {
     ASSERT_OK_AND_ASSIGN(store::Stmt insert, db_->Prepare("INSERT INTO t (i) VALUES (?1)"));
     insert.Bind(1, int64_t{2});
     ASSERT_OK(insert.Run());
-    ASSERT_NO_FATAL_FAILURE(TerminateSession(*db_));
+    ASSERT_NO_FATAL_FAILURE(TerminateSession(db_->path(), ServerPid(*db_)));
     insert.Bind(1, int64_t{3});
     EXPECT_THAT(insert.Run(),
                 StatusIs(absl::StatusCode::kUnavailable, HasSubstr("closed the connection")));
