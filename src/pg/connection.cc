@@ -26,7 +26,7 @@ namespace {
 struct LibPq {
   decltype(&::PQclear) PQclear = nullptr;
   decltype(&::PQcmdTuples) PQcmdTuples = nullptr;
-  decltype(&::PQconnectdb) PQconnectdb = nullptr;
+  decltype(&::PQconnectdbParams) PQconnectdbParams = nullptr;
   decltype(&::PQconsumeInput) PQconsumeInput = nullptr;
   decltype(&::PQconninfoFree) PQconninfoFree = nullptr;
   decltype(&::PQconninfoParse) PQconninfoParse = nullptr;
@@ -71,7 +71,7 @@ const LibPq& Pq() {
     };
     get(l.PQclear, "PQclear");
     get(l.PQcmdTuples, "PQcmdTuples");
-    get(l.PQconnectdb, "PQconnectdb");
+    get(l.PQconnectdbParams, "PQconnectdbParams");
     get(l.PQconsumeInput, "PQconsumeInput");
     get(l.PQconninfoFree, "PQconninfoFree");
     get(l.PQconninfoParse, "PQconninfoParse");
@@ -183,7 +183,15 @@ absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(const std::string& 
     return absl::InvalidArgumentError(absl::StrCat("malformed PostgreSQL URI: ", message));
   }
   Pq().PQconninfoFree(options);
-  PGconn* conn = Pq().PQconnectdb(uri.c_str());
+  // Defaults the URI may override (its settings come after them): a server that does not
+  // answer fails a connection attempt after 10 s, and one gone without closing the session
+  // (a host crashed, a network cut) fails the statement in flight after about a minute of
+  // silence, rather than after the system's two hours of TCP keepalive idle time.
+  static constexpr const char* kKeywords[] = {
+      "connect_timeout",  "keepalives_idle", "keepalives_interval",
+      "keepalives_count", "dbname",          nullptr};
+  const char* const values[] = {"10", "30", "10", "3", uri.c_str(), nullptr};
+  PGconn* conn = Pq().PQconnectdbParams(kKeywords, values, /*expand_dbname=*/1);
   if (conn == nullptr) return absl::ResourceExhaustedError("libpq: out of memory");
   if (Pq().PQstatus(conn) != CONNECTION_OK) {
     const std::string message = Message(Pq().PQerrorMessage(conn));
