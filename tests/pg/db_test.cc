@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <memory>
 #include <string>
@@ -164,10 +165,13 @@ TEST_F(PgDbTest, AStatementIsPreparedOnceASession) {
   EXPECT_EQ(PreparedCount(*db_), 2);
 }
 
+// The cluster's first database, not a test's.
+std::string AdminUri() { return std::getenv("STRATA_TEST_PG_URI"); }
+
 // Ends the session of server process `pid` from another one, as a server restart or an
 // operator would, once it runs a statement that starts with `running` (any, when empty).
-void TerminateSession(const std::string& uri, int64_t pid, const std::string& running = "") {
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Connection> admin, Connection::Open(uri));
+void TerminateSession(int64_t pid, const std::string& running = "") {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Connection> admin, Connection::Open(AdminUri()));
   while (!running.empty()) {
     ASSERT_OK_AND_ASSIGN(const int64_t active,
                          admin->QueryInt("SELECT count(*) FROM pg_stat_activity WHERE pid = $1 "
@@ -186,7 +190,7 @@ int64_t ServerPid(PgDb& db) {
 TEST_F(PgDbTest, AnIdleSessionTheServerEndedReconnectsAtTheNextStatement) {
   ASSERT_OK(db_->Exec("INSERT INTO t (i) VALUES (1)"));
   EXPECT_EQ(Count(), 1);  // Prepared in the first session.
-  ASSERT_NO_FATAL_FAILURE(TerminateSession(db_->path(), ServerPid(*db_)));
+  ASSERT_NO_FATAL_FAILURE(TerminateSession(ServerPid(*db_)));
   EXPECT_EQ(Count(), 1);  // Prepared again in the new session.
   EXPECT_EQ(db_->connection().session(), 1);
   EXPECT_EQ(PreparedCount(*db_), 1);
@@ -194,15 +198,40 @@ TEST_F(PgDbTest, AnIdleSessionTheServerEndedReconnectsAtTheNextStatement) {
 
 TEST_F(PgDbTest, AStatementInFlightWhenItsSessionEndsFailsAndTheNextReconnects) {
   ASSERT_OK(db_->Exec("INSERT INTO t (i) VALUES (1)"));
-  std::thread terminate([uri = db_->path(), pid = ServerPid(*db_)] {
-    TerminateSession(uri, pid, "SELECT pg_sleep");
-  });
+  std::thread terminate([pid = ServerPid(*db_)] { TerminateSession(pid, "SELECT pg_sleep"); });
   {
     ASSERT_OK_AND_ASSIGN(store::Stmt sleep, db_->Prepare("SELECT pg_sleep(60)"));
     EXPECT_THAT(sleep.Step(), StatusIs(absl::StatusCode::kUnavailable,
                                        HasSubstr("the PostgreSQL server closed the connection")));
   }
   terminate.join();
+  EXPECT_EQ(Count(), 1);
+  EXPECT_EQ(db_->connection().session(), 1);
+}
+
+TEST_F(PgDbTest, WhileTheServerRefusesSessionsEachStatementFailsThenOneReconnects) {
+  ASSERT_OK(db_->Exec("INSERT INTO t (i) VALUES (1)"));
+  ASSERT_OK_AND_ASSIGN(
+      const int64_t oid,
+      db_->connection().QueryInt("SELECT oid FROM pg_database WHERE datname = current_database()"));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Connection> admin, Connection::Open(AdminUri()));
+  // As while the server restarts: the session ended and new ones refused.
+  auto allow = [&](bool yes) {
+    ASSERT_OK_AND_ASSIGN(const Rows name, admin->Query("SELECT datname FROM pg_database WHERE "
+                                                       "oid = $1",
+                                                       {absl::StrCat(oid)}));
+    ASSERT_OK(admin->Exec(absl::StrCat("ALTER DATABASE \"", name.rows.at(0).at(0).value_or(""),
+                                       "\" ALLOW_CONNECTIONS ", yes ? "true" : "false")));
+  };
+  ASSERT_NO_FATAL_FAILURE(allow(false));
+  ASSERT_NO_FATAL_FAILURE(TerminateSession(ServerPid(*db_)));
+  for (int i = 0; i < 2; ++i) {
+    absl::StatusOr<store::Stmt> s = db_->Prepare("SELECT count(*) FROM t");
+    ASSERT_OK(s);
+    EXPECT_THAT(s->Step(),
+                StatusIs(absl::StatusCode::kUnavailable, HasSubstr("PostgreSQL unreachable")));
+  }
+  ASSERT_NO_FATAL_FAILURE(allow(true));
   EXPECT_EQ(Count(), 1);
   EXPECT_EQ(db_->connection().session(), 1);
 }
@@ -214,7 +243,7 @@ TEST_F(PgDbTest, ATransactionLostWithItsConnectionCommitsNothing) {
     ASSERT_OK_AND_ASSIGN(store::Stmt insert, db_->Prepare("INSERT INTO t (i) VALUES (?1)"));
     insert.Bind(1, int64_t{2});
     ASSERT_OK(insert.Run());
-    ASSERT_NO_FATAL_FAILURE(TerminateSession(db_->path(), ServerPid(*db_)));
+    ASSERT_NO_FATAL_FAILURE(TerminateSession(ServerPid(*db_)));
     insert.Bind(1, int64_t{3});
     EXPECT_THAT(insert.Run(),
                 StatusIs(absl::StatusCode::kUnavailable, HasSubstr("closed the connection")));
