@@ -26,15 +26,12 @@
 #include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
 #include "text/fts5_extensions.h"
-#include "vector/codec.h"
 #include "vector/embeddings.h"
 
 namespace strata::vector {
 namespace {
 
-using ::strata::testing::StatusIs;
 using ::testing::_;
-using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 constexpr int64_t kNow = 1772323200000;
