@@ -1,6 +1,7 @@
 #include "dedup/index.h"
 
 #include <algorithm>
+#include <tuple>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -91,7 +92,8 @@ absl::Status DedupIndex::MoveBandRows() {
 }
 
 absl::Status DedupIndex::EnsureUpgraded() {
-  if (upgraded_) return absl::OkStatus();
+  // PostgreSQL's schema began with dedup_keys.
+  if (upgraded_ || db_->dialect() != store::Dialect::kSqlite) return absl::OkStatus();
   bool old_table = false;
   {
     ASSIGN_OR_RETURN(store::Stmt exists,
@@ -139,8 +141,9 @@ absl::Status DedupIndex::Set(int64_t memory_id, const std::vector<int64_t>& keys
     for (int64_t key : old) loaded_->map.Erase(key, memory_id);
   }
   const std::string blob = EncodeKeys(keys);
-  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare("INSERT OR REPLACE INTO dedup_keys (memory_id, "
-                                               "keys) VALUES (?1, ?2)"));
+  ASSIGN_OR_RETURN(store::Stmt s,
+                   db_->Prepare("INSERT INTO dedup_keys (memory_id, keys) VALUES (?1, ?2) "
+                                "ON CONFLICT (memory_id) DO UPDATE SET keys = excluded.keys"));
   s.Bind(1, memory_id).BindBlob(2, blob);
   RETURN_IF_ERROR(s.Run());
   if (loaded_) {
@@ -162,7 +165,7 @@ absl::Status DedupIndex::Remove(int64_t memory_id) {
 
 absl::StatusOr<DedupIndex::Loaded*> DedupIndex::Current() {
   RETURN_IF_ERROR(EnsureUpgraded());
-  ASSIGN_OR_RETURN(store::Stmt g, db_->Prepare("SELECT CAST(value AS INTEGER) FROM meta WHERE "
+  ASSIGN_OR_RETURN(store::Stmt g, db_->Prepare("SELECT CAST(value AS BIGINT) FROM meta WHERE "
                                                "name = 'dedup_generation'"));
   ASSIGN_OR_RETURN(bool has_generation, g.Step());
   const int64_t generation = has_generation ? g.Int(0) : 0;
@@ -222,9 +225,8 @@ absl::Status DedupIndex::Clear() {
   RETURN_IF_ERROR(db_->Exec("DELETE FROM dedup_keys"));
   // Other connections' maps reload when they see the generation change.
   RETURN_IF_ERROR(db_->Exec(
-      "INSERT OR REPLACE INTO meta (name, value) VALUES ('dedup_generation', "
-      "COALESCE((SELECT CAST(value AS INTEGER) FROM meta WHERE name = 'dedup_generation'), 0) "
-      "+ 1)"));
+      "INSERT INTO meta (name, value) VALUES ('dedup_generation', '1') ON CONFLICT (name) "
+      "DO UPDATE SET value = CAST(CAST(meta.value AS BIGINT) + 1 AS TEXT)"));
   loaded_.reset();
   return absl::OkStatus();
 }
@@ -242,9 +244,11 @@ absl::StatusOr<std::optional<int64_t>> DedupIndex::FindAlias(const Identity& ide
 absl::Status DedupIndex::PutAlias(const Identity& identity, int64_t memory_id, double similarity,
                                   int64_t now_unix_ms) {
   ASSIGN_OR_RETURN(store::Stmt s,
-                   db_->Prepare("INSERT OR REPLACE INTO aliases (category, key, workspace, "
-                                "memory_id, similarity, created_at_unix_ms) "
-                                "VALUES (?1, ?2, ?3, ?4, ?5, ?6)"));
+                   db_->Prepare("INSERT INTO aliases (category, key, workspace, memory_id, "
+                                "similarity, created_at_unix_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6) "
+                                "ON CONFLICT (category, key, workspace) DO UPDATE SET "
+                                "memory_id = excluded.memory_id, similarity = excluded.similarity, "
+                                "created_at_unix_ms = excluded.created_at_unix_ms"));
   s.Bind(1, identity.category).Bind(2, identity.key).Bind(3, identity.workspace);
   s.Bind(4, memory_id).Bind(5, similarity).Bind(6, now_unix_ms);
   return s.Run();
@@ -260,8 +264,7 @@ absl::Status DedupIndex::RemoveAlias(const Identity& identity) {
 absl::StatusOr<std::vector<AliasRow>> DedupIndex::AliasesOf(int64_t memory_id) {
   ASSIGN_OR_RETURN(store::Stmt s,
                    db_->Prepare("SELECT category, key, workspace, similarity, created_at_unix_ms "
-                                "FROM aliases WHERE memory_id = ?1 ORDER BY category, key, "
-                                "workspace"));
+                                "FROM aliases WHERE memory_id = ?1"));
   s.Bind(1, memory_id);
   std::vector<AliasRow> out;
   while (true) {
@@ -274,14 +277,20 @@ absl::StatusOr<std::vector<AliasRow>> DedupIndex::AliasesOf(int64_t memory_id) {
                    .similarity = s.Double(3),
                    .created_at_unix_ms = s.Int(4)});
   }
+  // Sorted here, byte by byte as SQLite's BINARY collation: a PostgreSQL database's own
+  // collation (en_US, ...) would order them otherwise.
+  std::sort(out.begin(), out.end(), [](const AliasRow& a, const AliasRow& b) {
+    return std::tie(a.identity.category, a.identity.key, a.identity.workspace) <
+           std::tie(b.identity.category, b.identity.key, b.identity.workspace);
+  });
   return out;
 }
 
 absl::StatusOr<int64_t> DedupIndex::CountAliases(const temporal::Scope& scope) {
   ASSIGN_OR_RETURN(store::Stmt s,
                    db_->Prepare("SELECT count(*) FROM aliases a JOIN memories m ON m.id = "
-                                "a.memory_id WHERE (?1 IS NULL OR m.workspace = ?1) AND "
-                                "(?2 IS NULL OR m.category = ?2)"));
+                                "a.memory_id WHERE (m.workspace = ?1 OR ?1 IS NULL) AND "
+                                "(m.category = ?2 OR ?2 IS NULL)"));
   temporal::BindScope(s, scope);
   ASSIGN_OR_RETURN(bool row, s.Step());
   return row ? s.Int(0) : 0;
@@ -296,8 +305,9 @@ absl::StatusOr<std::string> DedupIndex::StoredScheme() {
 }
 
 absl::Status DedupIndex::SetStoredScheme(const std::string& scheme) {
-  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare("INSERT OR REPLACE INTO meta (name, value) "
-                                               "VALUES ('dedup_scheme', ?1)"));
+  ASSIGN_OR_RETURN(store::Stmt s,
+                   db_->Prepare("INSERT INTO meta (name, value) VALUES ('dedup_scheme', ?1) "
+                                "ON CONFLICT (name) DO UPDATE SET value = excluded.value"));
   s.Bind(1, scheme);
   return s.Run();
 }

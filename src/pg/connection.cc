@@ -2,16 +2,20 @@
 
 #include <dlfcn.h>
 #include <libpq-fe.h>
+#include <poll.h>
 
 #include <cstdlib>
 #include <string>
 #include <type_traits>
 #include <utility>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "util/status_macros.h"
+#include "util/sv.h"
 
 namespace strata::pg {
 namespace {
@@ -22,12 +26,14 @@ namespace {
 struct LibPq {
   decltype(&::PQclear) PQclear = nullptr;
   decltype(&::PQcmdTuples) PQcmdTuples = nullptr;
-  decltype(&::PQconnectdb) PQconnectdb = nullptr;
+  decltype(&::PQconnectdbParams) PQconnectdbParams = nullptr;
+  decltype(&::PQconsumeInput) PQconsumeInput = nullptr;
   decltype(&::PQconninfoFree) PQconninfoFree = nullptr;
   decltype(&::PQconninfoParse) PQconninfoParse = nullptr;
   decltype(&::PQerrorMessage) PQerrorMessage = nullptr;
   decltype(&::PQexec) PQexec = nullptr;
   decltype(&::PQexecParams) PQexecParams = nullptr;
+  decltype(&::PQexecPrepared) PQexecPrepared = nullptr;
   decltype(&::PQfinish) PQfinish = nullptr;
   decltype(&::PQfname) PQfname = nullptr;
   decltype(&::PQfreemem) PQfreemem = nullptr;
@@ -36,10 +42,13 @@ struct LibPq {
   decltype(&::PQgetvalue) PQgetvalue = nullptr;
   decltype(&::PQnfields) PQnfields = nullptr;
   decltype(&::PQntuples) PQntuples = nullptr;
+  decltype(&::PQprepare) PQprepare = nullptr;
+  decltype(&::PQreset) PQreset = nullptr;
   decltype(&::PQresultErrorField) PQresultErrorField = nullptr;
   decltype(&::PQresultErrorMessage) PQresultErrorMessage = nullptr;
   decltype(&::PQresultStatus) PQresultStatus = nullptr;
   decltype(&::PQserverVersion) PQserverVersion = nullptr;
+  decltype(&::PQsocket) PQsocket = nullptr;
   decltype(&::PQsetNoticeProcessor) PQsetNoticeProcessor = nullptr;
   decltype(&::PQstatus) PQstatus = nullptr;
   decltype(&::PQtransactionStatus) PQtransactionStatus = nullptr;
@@ -62,12 +71,14 @@ const LibPq& Pq() {
     };
     get(l.PQclear, "PQclear");
     get(l.PQcmdTuples, "PQcmdTuples");
-    get(l.PQconnectdb, "PQconnectdb");
+    get(l.PQconnectdbParams, "PQconnectdbParams");
+    get(l.PQconsumeInput, "PQconsumeInput");
     get(l.PQconninfoFree, "PQconninfoFree");
     get(l.PQconninfoParse, "PQconninfoParse");
     get(l.PQerrorMessage, "PQerrorMessage");
     get(l.PQexec, "PQexec");
     get(l.PQexecParams, "PQexecParams");
+    get(l.PQexecPrepared, "PQexecPrepared");
     get(l.PQfinish, "PQfinish");
     get(l.PQfname, "PQfname");
     get(l.PQfreemem, "PQfreemem");
@@ -76,10 +87,13 @@ const LibPq& Pq() {
     get(l.PQgetvalue, "PQgetvalue");
     get(l.PQnfields, "PQnfields");
     get(l.PQntuples, "PQntuples");
+    get(l.PQprepare, "PQprepare");
+    get(l.PQreset, "PQreset");
     get(l.PQresultErrorField, "PQresultErrorField");
     get(l.PQresultErrorMessage, "PQresultErrorMessage");
     get(l.PQresultStatus, "PQresultStatus");
     get(l.PQserverVersion, "PQserverVersion");
+    get(l.PQsocket, "PQsocket");
     get(l.PQsetNoticeProcessor, "PQsetNoticeProcessor");
     get(l.PQstatus, "PQstatus");
     get(l.PQtransactionStatus, "PQtransactionStatus");
@@ -88,20 +102,33 @@ const LibPq& Pq() {
   return pq;
 }
 
-// libpq's messages end with a newline.
+// libpq's messages end with a newline, and some run over several indented lines: one line.
 std::string Message(const char* text) {
-  return std::string(absl::StripTrailingAsciiWhitespace(text ? text : ""));
+  std::string out;
+  bool space = false;
+  for (const char c : absl::StripAsciiWhitespace(text ? text : "")) {
+    if (c == '\n' || c == '\t') {
+      space = true;
+      continue;
+    }
+    if (space && c != ' ' && !out.empty()) out.push_back(' ');
+    space = false;
+    out.push_back(c);
+  }
+  return out;
 }
 
-// The server's error as a status, by the class of its SQLSTATE.
-absl::Status StatusOf(PGconn* conn, const PGresult* result) {
-  const std::string message =
-      Message(result ? Pq().PQresultErrorMessage(result) : Pq().PQerrorMessage(conn));
-  if (Pq().PQstatus(conn) != CONNECTION_OK) return absl::UnavailableError(message);
+// The server's error as a status, by the class of its SQLSTATE (the session is still open).
+absl::Status StatusOf(const std::string& message, const PGresult* result) {
   const char* state = result ? Pq().PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
   const std::string_view code = state ? state : "";
+  if (code == "55P03") {
+    return absl::UnavailableError(
+        absl::StrCat("a lock stayed held by another session past lock_timeout: ", message));
+  }
   if (code.substr(0, 2) == "08" || code.substr(0, 2) == "57") {
-    return absl::UnavailableError(message);  // Connection exception, operator intervention.
+    // Connection exception, operator intervention (statement_timeout, a cancel, a shutdown).
+    return absl::UnavailableError(message);
   }
   if (code == "40001" || code == "40P01") return absl::AbortedError(message);
   if (code.substr(0, 2) == "23") return absl::FailedPreconditionError(message);
@@ -111,12 +138,39 @@ absl::Status StatusOf(PGconn* conn, const PGresult* result) {
   return absl::InternalError(message);
 }
 
-struct ResultDeleter {
-  void operator()(PGresult* r) const { Pq().PQclear(r); }
-};
-using Result = std::unique_ptr<PGresult, ResultDeleter>;
+bool Succeeded(const PGresult* result) {
+  const ExecStatusType status = result ? Pq().PQresultStatus(result) : PGRES_FATAL_ERROR;
+  return status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK;
+}
 
 }  // namespace
+
+Result& Result::operator=(Result&& other) noexcept {
+  if (this != &other) {
+    if (result_ != nullptr) Pq().PQclear(result_);
+    result_ = other.result_;
+    other.result_ = nullptr;
+  }
+  return *this;
+}
+
+Result::~Result() {
+  if (result_ != nullptr) Pq().PQclear(result_);
+}
+
+int Result::rows() const { return result_ ? Pq().PQntuples(result_) : 0; }
+
+bool Result::IsNull(int row, int col) const { return Pq().PQgetisnull(result_, row, col) != 0; }
+
+std::string_view Result::Value(int row, int col) const {
+  return {Pq().PQgetvalue(result_, row, col),
+          static_cast<size_t>(Pq().PQgetlength(result_, row, col))};
+}
+
+int64_t Result::affected() const {
+  const char* tuples = result_ ? Pq().PQcmdTuples(result_) : nullptr;
+  return tuples && *tuples ? std::strtoll(tuples, nullptr, 10) : 0;
+}
 
 absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(const std::string& uri) {
   if (!Pq().error.empty()) return absl::UnavailableError(Pq().error);
@@ -129,7 +183,15 @@ absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(const std::string& 
     return absl::InvalidArgumentError(absl::StrCat("malformed PostgreSQL URI: ", message));
   }
   Pq().PQconninfoFree(options);
-  PGconn* conn = Pq().PQconnectdb(uri.c_str());
+  // Defaults the URI may override (its settings come after them): a server that does not
+  // answer fails a connection attempt after 10 s, and one gone without closing the session
+  // (a host crashed, a network cut) fails the statement in flight after about a minute of
+  // silence, rather than after the system's two hours of TCP keepalive idle time.
+  static constexpr const char* kKeywords[] = {
+      "connect_timeout",  "keepalives_idle", "keepalives_interval",
+      "keepalives_count", "dbname",          nullptr};
+  const char* const values[] = {"10", "30", "10", "3", uri.c_str(), nullptr};
+  PGconn* conn = Pq().PQconnectdbParams(kKeywords, values, /*expand_dbname=*/1);
   if (conn == nullptr) return absl::ResourceExhaustedError("libpq: out of memory");
   if (Pq().PQstatus(conn) != CONNECTION_OK) {
     const std::string message = Message(Pq().PQerrorMessage(conn));
@@ -144,47 +206,113 @@ absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(const std::string& 
 
 Connection::~Connection() { Pq().PQfinish(conn_); }
 
+absl::StatusOr<bool> Connection::Ready(std::string_view sql) {
+  if (lost_in_transaction_) {
+    // The server ended the transaction with the session: only its end may run.
+    const bool rollback = absl::EqualsIgnoreCase(ToAbsl(sql), "ROLLBACK");
+    if (rollback || absl::EqualsIgnoreCase(ToAbsl(sql), "COMMIT")) {
+      lost_in_transaction_ = false;
+      if (rollback) return false;
+    }
+    return absl::UnavailableError(
+        "the connection to PostgreSQL was lost during this transaction, which the server "
+        "rolled back: nothing of it was committed");
+  }
+  if (Pq().PQstatus(conn_) == CONNECTION_OK && Pq().PQtransactionStatus(conn_) == PQTRANS_IDLE) {
+    // Reads what the server sent since the last statement: a session it ended meanwhile (a
+    // restart, pg_terminate_backend: its message, then the end of the stream) is noticed
+    // now, and only a statement in flight fails. An idle session has nothing to read: one
+    // poll.
+    pollfd socket{.fd = Pq().PQsocket(conn_), .events = POLLIN, .revents = 0};
+    while (socket.fd >= 0 && poll(&socket, 1, 0) == 1 && Pq().PQconsumeInput(conn_) == 1 &&
+           Pq().PQstatus(conn_) == CONNECTION_OK) {
+    }
+  }
+  if (Pq().PQstatus(conn_) == CONNECTION_OK) return true;
+  Pq().PQreset(conn_);
+  if (Pq().PQstatus(conn_) != CONNECTION_OK) {
+    return absl::UnavailableError(absl::StrCat("PostgreSQL unreachable (reconnecting): ",
+                                               Message(Pq().PQerrorMessage(conn_))));
+  }
+  ++session_;
+  return true;
+}
+
+absl::Status Connection::Failed(const PGresult* result, bool was_in_transaction) {
+  const std::string message =
+      Message(result ? Pq().PQresultErrorMessage(result) : Pq().PQerrorMessage(conn_));
+  if (Pq().PQstatus(conn_) == CONNECTION_OK) return StatusOf(message, result);
+  lost_in_transaction_ = was_in_transaction;
+  return absl::UnavailableError(absl::StrCat(
+      "the PostgreSQL server closed the connection (", message, "): the statement in flight ",
+      was_in_transaction ? "and its transaction were not committed" : "failed",
+      "; the next statement reconnects"));
+}
+
 absl::StatusOr<Rows> Connection::Query(std::string_view sql, const std::vector<Value>& params) {
+  ASSIGN_OR_RETURN(const bool run, Ready(sql));
+  Rows rows;
+  if (!run) return rows;
+  const bool in_transaction = this->in_transaction();
   std::vector<const char*> values;
   values.reserve(params.size());
   for (const Value& v : params) values.push_back(v ? v->c_str() : nullptr);
   const std::string text(sql);
   Result result(Pq().PQexecParams(conn_, text.c_str(), static_cast<int>(params.size()), nullptr,
                                   values.data(), nullptr, nullptr, /*resultFormat=*/0));
-  const ExecStatusType status = result ? Pq().PQresultStatus(result.get()) : PGRES_FATAL_ERROR;
-  if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) {
-    return StatusOf(conn_, result.get());
-  }
-  Rows rows;
-  const int columns = Pq().PQnfields(result.get());
-  for (int c = 0; c < columns; ++c) rows.columns.emplace_back(Pq().PQfname(result.get(), c));
-  const int n = Pq().PQntuples(result.get());
+  if (!Succeeded(result.result_)) return Failed(result.result_, in_transaction);
+  const int columns = Pq().PQnfields(result.result_);
+  for (int c = 0; c < columns; ++c) rows.columns.emplace_back(Pq().PQfname(result.result_, c));
+  const int n = result.rows();
   rows.rows.reserve(n);
   for (int r = 0; r < n; ++r) {
     std::vector<Value>& row = rows.rows.emplace_back();
     row.reserve(columns);
     for (int c = 0; c < columns; ++c) {
-      if (Pq().PQgetisnull(result.get(), r, c)) {
+      if (result.IsNull(r, c)) {
         row.emplace_back();
       } else {
-        row.emplace_back(
-            std::string(Pq().PQgetvalue(result.get(), r, c), Pq().PQgetlength(result.get(), r, c)));
+        row.emplace_back(std::string(result.Value(r, c)));
       }
     }
   }
-  if (const char* tuples = Pq().PQcmdTuples(result.get()); tuples && *tuples) {
-    rows.affected = std::strtoll(tuples, nullptr, 10);
-  }
+  rows.affected = result.affected();
   return rows;
 }
 
-absl::Status Connection::Exec(std::string_view sql) {
-  const std::string text(sql);
-  Result result(Pq().PQexec(conn_, text.c_str()));
-  const ExecStatusType status = result ? Pq().PQresultStatus(result.get()) : PGRES_FATAL_ERROR;
-  if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) {
-    return StatusOf(conn_, result.get());
+absl::StatusOr<Result> Connection::RunPrepared(PreparedStatement& stmt,
+                                               std::span<const Param> params) {
+  ASSIGN_OR_RETURN(const bool run, Ready(stmt.sql));
+  if (!run) return Result();
+  const bool in_transaction = this->in_transaction();
+  if (stmt.session != session_) {
+    const Result prepared(
+        Pq().PQprepare(conn_, stmt.name.c_str(), stmt.sql.c_str(), 0, /*paramTypes=*/nullptr));
+    if (!Succeeded(prepared.result_)) return Failed(prepared.result_, in_transaction);
+    stmt.session = session_;
   }
+  absl::InlinedVector<const char*, 16> values;
+  absl::InlinedVector<int, 16> lengths;
+  absl::InlinedVector<int, 16> formats;
+  for (const Param& p : params) {
+    values.push_back(p.null ? nullptr : p.value.data());
+    lengths.push_back(static_cast<int>(p.value.size()));
+    formats.push_back(p.binary ? 1 : 0);
+  }
+  Result result(Pq().PQexecPrepared(conn_, stmt.name.c_str(), static_cast<int>(params.size()),
+                                    values.data(), lengths.data(), formats.data(),
+                                    /*resultFormat=*/0));
+  if (!Succeeded(result.result_)) return Failed(result.result_, in_transaction);
+  return result;
+}
+
+absl::Status Connection::Exec(std::string_view sql) {
+  ASSIGN_OR_RETURN(const bool run, Ready(sql));
+  if (!run) return absl::OkStatus();
+  const bool in_transaction = this->in_transaction();
+  const std::string text(sql);
+  const Result result(Pq().PQexec(conn_, text.c_str()));
+  if (!Succeeded(result.result_)) return Failed(result.result_, in_transaction);
   return absl::OkStatus();
 }
 
@@ -204,7 +332,10 @@ bool Connection::transaction_failed() const {
   return Pq().PQtransactionStatus(conn_) == PQTRANS_INERROR;
 }
 
-bool Connection::in_transaction() const { return Pq().PQtransactionStatus(conn_) != PQTRANS_IDLE; }
+bool Connection::in_transaction() const {
+  if (Pq().PQstatus(conn_) != CONNECTION_OK) return lost_in_transaction_;
+  return Pq().PQtransactionStatus(conn_) != PQTRANS_IDLE;
+}
 
 absl::StatusOr<Transaction> Transaction::Begin(Connection& conn) {
   if (conn.in_transaction()) {

@@ -1,11 +1,12 @@
 #pragma once
-// A PostgreSQL connection (libpq): parameterized statements returning rows as text, and
-// transactions. The groundwork of PostgreSQL as a shared store (docs/decisions.md,
-// "PostgreSQL schema"); nothing serves from it yet.
+// A PostgreSQL connection (libpq): parameterized statements returning rows as text, prepared
+// statements, transactions, and reconnecting after the server closed the session.
+// docs/decisions.md, "PostgreSQL schema" and "The storage seam".
 
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "absl/status/statusor.h"
 
 struct pg_conn;
+struct pg_result;
 
 namespace strata::pg {
 
@@ -29,9 +31,56 @@ struct Rows {
   int64_t affected = 0;
 };
 
+// A statement's result, owned: the rows in text format, read in place.
+// Thread safety: none.
+class Result {
+ public:
+  Result() = default;
+  Result(Result&& other) noexcept : result_(other.result_) { other.result_ = nullptr; }
+  Result& operator=(Result&& other) noexcept;
+  Result(const Result&) = delete;
+  Result& operator=(const Result&) = delete;
+  ~Result();
+
+  int rows() const;
+  // REQUIRES: row < rows(), and col less than the statement's column count.
+  bool IsNull(int row, int col) const;
+  // Empty for NULL; valid while this Result lives.
+  std::string_view Value(int row, int col) const;
+  // Rows the statement inserted, updated or deleted.
+  int64_t affected() const;
+
+ private:
+  friend class Connection;
+  explicit Result(pg_result* result) : result_(result) {}
+  pg_result* result_ = nullptr;  // Owned; null when empty.
+};
+
+// A statement parsed and planned by the server once per session (PQprepare) and run by name
+// after that. Owned by its user, who passes it to one Connection.
+struct PreparedStatement {
+  std::string name;      // Unique among the connection's prepared statements.
+  std::string sql;       // With $1.. parameters.
+  int64_t session = -1;  // The Connection::session() it was prepared in; -1 before.
+};
+
+// A parameter for RunPrepared: a text value, NULL, or bytes sent as they are (binary, for a
+// BYTEA parameter).
+struct Param {
+  std::string value;
+  bool null = true;
+  bool binary = false;
+};
+
 // One session with the server. Errors of every call carry libpq's or the server's message;
 // a lost connection is Unavailable, a serialization failure or deadlock Aborted, a
-// constraint violation FailedPrecondition, bad SQL InvalidArgument, the rest Internal.
+// constraint violation FailedPrecondition, bad SQL InvalidArgument, a lock held past
+// lock_timeout or a statement past statement_timeout Unavailable, the rest Internal.
+// When the server closes the session (a restart, pg_terminate_backend), the statement in
+// flight fails with Unavailable and the next one reconnects (PQreset); a session that ended
+// while idle is noticed, and reconnected, before the next statement runs. A transaction open
+// when it closed is gone with it: until the caller ends it (ROLLBACK, or COMMIT, which fails)
+// every statement fails, so that none runs outside the transaction it was written for.
 // Thread safety: none; one thread uses a Connection at a time.
 class Connection {
  public:
@@ -45,6 +94,9 @@ class Connection {
 
   // Runs one statement with parameters $1.. bound to `params`.
   absl::StatusOr<Rows> Query(std::string_view sql, const std::vector<Value>& params = {});
+  // Runs `stmt` with parameters $1.. bound to `params`, preparing it first when this session
+  // has not (a new statement, or a new session after a reconnect).
+  absl::StatusOr<Result> RunPrepared(PreparedStatement& stmt, std::span<const Param> params);
   // Runs `sql`, which may hold several statements and no parameters (a migration's script).
   absl::Status Exec(std::string_view sql);
   // The first column of the first row as an integer. NotFound when there is no row or it is
@@ -53,13 +105,26 @@ class Connection {
 
   // The server's version as PQserverVersion gives it (150018 for 15.18).
   int server_version() const;
+  // Counts the sessions: 0 for the first, one more after each reconnect.
+  int64_t session() const { return session_; }
+  // In a transaction, or lost in one not yet ended by the caller.
   bool in_transaction() const;
   // In a transaction one of whose statements failed: it can only be rolled back.
   bool transaction_failed() const;
 
  private:
   explicit Connection(pg_conn* conn) : conn_(conn) {}
-  pg_conn* conn_;
+  // Before a statement: whether to run `sql` (false: a ROLLBACK of a transaction the server
+  // already ended with the session). Reconnects when the session was lost. Errors:
+  // Unavailable when the server cannot be reached, or `sql` would run outside the lost
+  // transaction it belongs to.
+  absl::StatusOr<bool> Ready(std::string_view sql);
+  // The error of a statement that failed (result may be null), noting a lost session.
+  absl::Status Failed(const pg_result* result, bool was_in_transaction);
+
+  pg_conn* conn_;  // Owned.
+  int64_t session_ = 0;
+  bool lost_in_transaction_ = false;  // The session closed with a transaction open.
 };
 
 // A transaction on a Connection that outlives it, rolled back when destroyed uncommitted.

@@ -1,5 +1,6 @@
 #include "pg/db.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -45,18 +46,6 @@ std::string DecodeBytea(std::string_view text) {
   };
   for (size_t i = 0; i + 1 < text.size(); i += 2) {
     out.push_back(static_cast<char>(nibble(text[i]) << 4 | nibble(text[i + 1])));
-  }
-  return out;
-}
-
-std::string EncodeBytea(std::string_view bytes) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out = "\\x";
-  out.reserve(2 + bytes.size() * 2);
-  for (const char c : bytes) {
-    const auto b = static_cast<unsigned char>(c);
-    out.push_back(kHex[b >> 4]);
-    out.push_back(kHex[b & 15]);
   }
   return out;
 }
@@ -129,21 +118,31 @@ Placeholders TranslatePlaceholders(std::string_view sql) {
   return out;
 }
 
-// A statement on PostgreSQL: parameters kept as text until the first Step runs it; its rows
-// read whole then.
+// A statement on PostgreSQL, prepared by the server once per session under a name of its
+// own: parameters kept until the first Step runs it; its rows read in place from the result.
 class PgStmt final : public store::EngineStmt {
  public:
-  PgStmt(PgDb* db, Placeholders placeholders)
-      : db_(db), p_(std::move(placeholders)), params_(p_.count) {}
+  PgStmt(PgDb* db, Placeholders placeholders, std::string name)
+      : db_(db),
+        names_(std::move(placeholders.names)),
+        stmt_{.name = std::move(name), .sql = std::move(placeholders.sql)},
+        params_(placeholders.count) {}
 
-  void BindInt(int index, int64_t value) override { Set(index, absl::StrCat(value)); }
-  void BindText(int index, std::string_view value) override { Set(index, std::string(value)); }
-  void BindDouble(int index, double value) override { Set(index, DoubleText(value)); }
-  void BindNull(int index) override { Set(index, std::nullopt); }
-  void BindBlob(int index, std::string_view bytes) override { Set(index, EncodeBytea(bytes)); }
+  void BindInt(int index, int64_t value) override {
+    char digits[24];
+    const auto [end, ec] = std::to_chars(digits, digits + sizeof digits, value);
+    Set(index, std::string_view(digits, end - digits), false);
+  }
+  void BindText(int index, std::string_view value) override { Set(index, value, false); }
+  void BindDouble(int index, double value) override { Set(index, DoubleText(value), false); }
+  void BindNull(int index) override {
+    if (Param* p = At(index)) p->null = true;
+  }
+  // Sent as bytes (binary format): BYTEA needs no encoding then.
+  void BindBlob(int index, std::string_view bytes) override { Set(index, bytes, true); }
   int ParameterIndex(const char* name) const override {
-    for (size_t i = 0; i < p_.names.size(); ++i) {
-      if (p_.names[i] == name) return static_cast<int>(i) + 1;
+    for (size_t i = 0; i < names_.size(); ++i) {
+      if (names_[i] == name) return static_cast<int>(i) + 1;
     }
     return 0;
   }
@@ -151,19 +150,19 @@ class PgStmt final : public store::EngineStmt {
   absl::StatusOr<bool> Step() override {
     if (bad_index_ != 0) {
       return absl::InternalError(absl::StrCat(
-          "postgresql: binding parameter ", bad_index_, " of ", p_.count,
-          " failed: no such parameter in: ", ToAbsl(std::string_view(p_.sql).substr(0, 120))));
+          "postgresql: binding parameter ", bad_index_, " of ", params_.size(),
+          " failed: no such parameter in: ", ToAbsl(std::string_view(stmt_.sql).substr(0, 120))));
     }
     if (!ran_) {
-      ASSIGN_OR_RETURN(rows_, db_->conn_->Query(p_.sql, params_));
-      db_->changes_ = rows_.affected;
+      ASSIGN_OR_RETURN(result_, db_->conn_->RunPrepared(stmt_, params_));
+      db_->changes_ = result_.affected();
       ran_ = true;
       row_ = -1;
     }
-    if (++row_ < static_cast<int64_t>(rows_.rows.size())) return true;
+    if (++row_ < result_.rows()) return true;
     // Done: ready to run again, with the same parameters (as SQLite's).
     ran_ = false;
-    rows_ = {};
+    result_ = {};
     return false;
   }
 
@@ -179,58 +178,67 @@ class PgStmt final : public store::EngineStmt {
 
   void Reset() override {
     ran_ = false;
-    rows_ = {};
-    for (Value& v : params_) v.reset();
+    result_ = {};
+    for (Param& p : params_) p.null = true;
     bad_index_ = 0;
   }
 
-  bool IsNull(int col) const override { return !Cell(col).has_value(); }
+  bool IsNull(int col) const override { return result_.IsNull(row_, col); }
   int64_t Int(int col) const override {
-    const Value& v = Cell(col);
-    if (!v) return 0;
-    if (*v == "t") return 1;  // A boolean.
-    if (*v == "f") return 0;
-    return std::strtoll(v->c_str(), nullptr, 10);
+    const std::string_view v = result_.Value(row_, col);
+    if (v == "t") return 1;  // A boolean.
+    int64_t out = 0;
+    std::from_chars(v.data(), v.data() + v.size(), out);
+    return out;
   }
   double Double(int col) const override {
-    const Value& v = Cell(col);
-    return v ? std::strtod(v->c_str(), nullptr) : 0.0;
+    // Not strtod, which reads the process's locale's decimal separator.
+    const std::string_view v = result_.Value(row_, col);
+    double out = 0.0;
+    std::from_chars(v.data(), v.data() + v.size(), out);
+    return out;
   }
-  std::string_view Text(int col) const override {
-    const Value& v = Cell(col);
-    return v ? std::string_view(*v) : std::string_view();
-  }
+  std::string_view Text(int col) const override { return result_.Value(row_, col); }
   std::string_view Blob(int col) const override {
-    const Value& v = Cell(col);
-    if (!v) return {};
+    if (result_.IsNull(row_, col)) return {};
     if (blobs_.size() <= static_cast<size_t>(col)) blobs_.resize(col + 1);
-    blobs_[col] = DecodeBytea(*v);
+    blobs_[col] = DecodeBytea(result_.Value(row_, col));
     return blobs_[col];
   }
 
  private:
-  void Set(int index, Value value) {
-    if (index < 1 || index > p_.count) {
+  Param* At(int index) {
+    if (index < 1 || index > static_cast<int>(params_.size())) {
       if (bad_index_ == 0) bad_index_ = index;
-      return;
+      return nullptr;
     }
-    params_[index - 1] = std::move(value);
+    return &params_[index - 1];
   }
-  const Value& Cell(int col) const { return rows_.rows[row_][col]; }
+  void Set(int index, std::string_view value, bool binary) {
+    if (Param* p = At(index)) {
+      p->value.assign(value.data(), value.size());
+      p->null = false;
+      p->binary = binary;
+    }
+  }
 
-  PgDb* db_;  // Not owned; outlives this.
-  const Placeholders p_;
-  std::vector<Value> params_;
-  int bad_index_ = 0;  // The first parameter bound out of range, 0 when none.
-  bool ran_ = false;   // rows_ holds the result of a run not yet stepped to its end.
-  Rows rows_;
-  int64_t row_ = -1;
+  PgDb* db_;                              // Not owned; outlives this.
+  const std::vector<std::string> names_;  // names_[i]: parameter i + 1's ":name", or "".
+  PreparedStatement stmt_;
+  std::vector<Param> params_;  // Their strings keep their capacity from run to run.
+  int bad_index_ = 0;          // The first parameter bound out of range, 0 when none.
+  bool ran_ = false;           // result_ holds the result of a run not yet stepped to its end.
+  Result result_;
+  int row_ = -1;
   mutable std::vector<std::string> blobs_;  // Decoded BYTEA columns of the current row.
 };
 
-absl::StatusOr<std::unique_ptr<PgDb>> PgDb::Open(const std::string& uri) {
+absl::StatusOr<std::unique_ptr<PgDb>> PgDb::Open(const std::string& uri,
+                                                 const store::DbOptions& options) {
   ASSIGN_OR_RETURN(std::unique_ptr<Connection> conn, Connection::Open(uri));
-  return std::unique_ptr<PgDb>(new PgDb(std::move(conn), uri));
+  // lock_timeout 0 would wait for ever.
+  const int lock_timeout_ms = std::max(options.busy_timeout_ms, 1);
+  return std::unique_ptr<PgDb>(new PgDb(std::move(conn), uri, lock_timeout_ms));
 }
 
 PgDb::~PgDb() { ClearCache(); }
@@ -238,18 +246,21 @@ PgDb::~PgDb() { ClearCache(); }
 absl::Status PgDb::Exec(std::string_view sql) { return conn_->Exec(sql); }
 
 absl::StatusOr<std::unique_ptr<store::EngineStmt>> PgDb::Compile(std::string_view sql) {
-  return std::make_unique<PgStmt>(this, TranslatePlaceholders(sql));
+  return std::make_unique<PgStmt>(this, TranslatePlaceholders(sql),
+                                  absl::StrCat("strata_", ++statements_));
 }
 
 absl::StatusOr<std::unique_lock<std::timed_mutex>> PgDb::BeginWrite() {
-  RETURN_IF_ERROR(conn_->Exec("BEGIN"));
-  // Taken now rather than by the first write's change trigger: the transaction's reads
-  // before that write must already see every other writer's commits.
-  absl::Status locked =
-      conn_->Query("SELECT pg_advisory_xact_lock($1)", {absl::StrCat(kChangeLock)}).status();
+  // One round trip. The change lock is taken now rather than by the first write's change
+  // trigger: the transaction's reads before that write must already see every other
+  // writer's commits. A writer that holds it too long (a stuck node) fails this one after
+  // the lock timeout instead of hanging it; it applies to every lock the transaction waits
+  // for.
+  absl::Status locked = conn_->Exec(begin_write_);
   if (!locked.ok()) {
-    conn_->Exec("ROLLBACK").IgnoreError();
-    return locked;
+    if (conn_->in_transaction()) conn_->Exec("ROLLBACK").IgnoreError();
+    return absl::Status(locked.code(),
+                        absl::StrCat("beginning a write transaction: ", locked.message()));
   }
   return std::unique_lock<std::timed_mutex>();
 }

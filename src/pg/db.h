@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "pg/connection.h"
+#include "pg/schema.h"
 #include "store/db.h"
 
 namespace strata::pg {
@@ -24,13 +26,16 @@ struct Placeholders {
 };
 Placeholders TranslatePlaceholders(std::string_view sql);
 
-// One PostgreSQL session as a store::Db. A statement's rows are read whole when it is first
-// stepped (text format) and held until it is reset.
+// One PostgreSQL session as a store::Db. Each statement is prepared by the server once per
+// session (and again after a reconnect); its rows are read whole when it is first stepped
+// (text format) and held until it is reset. A write transaction waits for locks at most
+// DbOptions::busy_timeout_ms (lock_timeout), then fails with Unavailable.
 // Thread safety: none, as store::Db.
 class PgDb final : public store::Db {
  public:
   // Connects to `uri`. Errors: as Connection::Open.
-  static absl::StatusOr<std::unique_ptr<PgDb>> Open(const std::string& uri);
+  static absl::StatusOr<std::unique_ptr<PgDb>> Open(const std::string& uri,
+                                                    const store::DbOptions& options = {});
   ~PgDb() override;
 
   store::Dialect dialect() const override { return store::Dialect::kPostgres; }
@@ -41,8 +46,11 @@ class PgDb final : public store::Db {
 
  private:
   friend class PgStmt;
-  PgDb(std::unique_ptr<Connection> conn, std::string uri)
-      : store::Db(std::move(uri)), conn_(std::move(conn)) {}
+  PgDb(std::unique_ptr<Connection> conn, std::string uri, int lock_timeout_ms)
+      : store::Db(std::move(uri)),
+        conn_(std::move(conn)),
+        begin_write_(absl::StrCat("BEGIN; SET LOCAL lock_timeout = ", lock_timeout_ms,
+                                  "; SELECT pg_advisory_xact_lock(", kChangeLock, ")")) {}
 
   absl::StatusOr<std::unique_ptr<store::EngineStmt>> Compile(std::string_view sql) override;
   bool InTransaction() const override { return conn_->in_transaction(); }
@@ -51,7 +59,9 @@ class PgDb final : public store::Db {
   absl::Status Commit() override;
 
   std::unique_ptr<Connection> conn_;
-  int64_t changes_ = 0;  // Rows the last statement inserted, updated or deleted.
+  const std::string begin_write_;  // BEGIN, the lock timeout and the change lock.
+  int64_t changes_ = 0;            // Rows the last statement inserted, updated or deleted.
+  int64_t statements_ = 0;         // Statements compiled: the last one's name is strata_<n>.
 };
 
 }  // namespace strata::pg

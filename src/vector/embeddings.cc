@@ -51,8 +51,9 @@ absl::StatusOr<Space> RegisterSpace(store::Db& db, const embed::EmbedderInfo& in
     // process registers at the same moment.
     ASSIGN_OR_RETURN(store::Transaction txn, store::Transaction::Begin(db));
     ASSIGN_OR_RETURN(store::Stmt insert,
-                     db.Prepare("INSERT OR IGNORE INTO embed_spaces "
-                                "(fingerprint, dimension, created_at_unix_ms) VALUES (?, ?, ?)"));
+                     db.Prepare("INSERT INTO embed_spaces (fingerprint, dimension, "
+                                "created_at_unix_ms) VALUES (?, ?, ?) "
+                                "ON CONFLICT (fingerprint) DO NOTHING"));
     insert.Bind(1, std::string_view(fingerprint))
         .Bind(2, int64_t{info.dimension})
         .Bind(3, now_unix_ms);
@@ -131,23 +132,36 @@ absl::StatusOr<int64_t> LastVectorRow(store::Db& db) {
 }
 
 absl::StatusOr<int64_t> VectorRowSequence(store::Db& db) {
-  ASSIGN_OR_RETURN(
-      store::Stmt s,
-      db.Prepare(
-          "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'embeddings'), 0)"));
+  // SQLite's AUTOINCREMENT keeps it in sqlite_sequence; PostgreSQL's identity column in its
+  // sequence (NULL until the first value is handed out).
+  static constexpr char kSqlite[] =
+      "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'embeddings'), 0)";
+  static constexpr char kPostgres[] =
+      "SELECT coalesce(pg_sequence_last_value(CAST(pg_get_serial_sequence('embeddings', 'id') "
+      "AS regclass)), 0)";
+  ASSIGN_OR_RETURN(store::Stmt s,
+                   db.Prepare(db.dialect() == store::Dialect::kSqlite ? kSqlite : kPostgres));
   ASSIGN_OR_RETURN(bool row, s.Step());
   return row ? s.Int(0) : 0;
 }
 
 absl::Status StoreVectors(store::Db& db, int64_t space, int dimension,
                           std::span<const int64_t> version_ids, std::span<const float> vectors) {
+  // A vector replaced gets a new row id (SQLite's REPLACE deletes and inserts), so that
+  // readers catching up by row id (ReadVectorsAfter) see it.
+  static constexpr char kSqlite[] =
+      "INSERT OR REPLACE INTO embeddings (space_id, version_id, vec) "
+      "SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM versions WHERE id = ?2)";
+  static constexpr char kPostgres[] =
+      "INSERT INTO embeddings (space_id, version_id, vec) "
+      "SELECT CAST(?1 AS BIGINT), CAST(?2 AS BIGINT), CAST(?3 AS BYTEA) "
+      "WHERE EXISTS (SELECT 1 FROM versions WHERE id = ?2) ON CONFLICT (space_id, version_id) "
+      "DO UPDATE SET id = DEFAULT, vec = excluded.vec";
+  const char* sql = db.dialect() == store::Dialect::kSqlite ? kSqlite : kPostgres;
   ASSIGN_OR_RETURN(store::Transaction txn, store::Transaction::Begin(db));
   for (size_t i = 0; i < version_ids.size(); ++i) {
     const std::string blob = Encode(vectors.subspan(i * dimension, dimension));
-    ASSIGN_OR_RETURN(
-        store::Stmt s,
-        db.Prepare("INSERT OR REPLACE INTO embeddings (space_id, version_id, vec) "
-                   "SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM versions WHERE id = ?2)"));
+    ASSIGN_OR_RETURN(store::Stmt s, db.Prepare(sql));
     s.Bind(1, space).Bind(2, version_ids[i]).BindBlob(3, blob);
     RETURN_IF_ERROR(s.Run());
   }

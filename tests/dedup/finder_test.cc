@@ -1,7 +1,8 @@
-// Tests of dedup/finder.h and dedup/index.h against a real database: candidates from the band
-// index, verified by exact trigram Jaccard, merged into only when the new body adds nothing
-// and otherwise listed as similar; the index's ordering and cap; aliases; the stored
-// signature scheme.
+// Tests of dedup/finder.h and dedup/index.h against a real database, on both engines (a
+// SQLite file and a PostgreSQL database, temporal/engines.h): candidates from the band index,
+// verified by exact trigram Jaccard, merged into only when the new body adds nothing and
+// otherwise listed as similar; the index's ordering and cap; aliases; the stored signature
+// scheme.
 
 #include "dedup/finder.h"
 
@@ -26,6 +27,7 @@
 #include "dedup/signature.h"
 #include "store/db.h"
 #include "store/schema.h"
+#include "temporal/engines.h"
 #include "temporal/version_table.h"
 #include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
@@ -155,12 +157,10 @@ MATCHER(ResemblesNothing, "") {
       arg, result_listener);
 }
 
-class DedupDbTest : public ::testing::Test {
+class DedupDbTest : public ::testing::TestWithParam<store::Dialect> {
  protected:
   void SetUp() override {
-    ASSERT_OK(text::InstallFts5Extensions());
-    ASSERT_OK_AND_ASSIGN(db_, store::Db::Open(dir_.File("dedup.db"), {}));
-    ASSERT_OK(store::Migrate(*db_));
+    ASSERT_OK_AND_ASSIGN(db_, temporal::testing::OpenMigrated(GetParam(), dir_));
     versions_ = temporal::VersionTable(db_.get());
     index_ = DedupIndex(db_.get());
   }
@@ -224,12 +224,12 @@ class FinderTest : public DedupDbTest {
 // ---------------------------------------------------------------------------------------------
 // DuplicateFinder: what merges
 
-TEST_F(FinderTest, AnExactReStoreMergesWithSimilarityOne) {
+TEST_P(FinderTest, AnExactReStoreMergesWithSimilarityOne) {
   ASSERT_OK_AND_ASSIGN(const int64_t id, Store(Id("backup"), Json(kBackup)));
   EXPECT_THAT(Find(*finder_, Id("backup.again"), Json(kBackup)), IsOkAndHolds(Merges(id, 1.0)));
 }
 
-TEST_F(FinderTest, ARewordedReStoreWithNoNewContentWordMerges) {
+TEST_P(FinderTest, ARewordedReStoreWithNoNewContentWordMerges) {
   ASSERT_OK_AND_ASSIGN(const int64_t id, Store(Id("backup"), Json(kBackup)));
   const double similarity = Similarity(kBackup, kBackupReworded);
   ASSERT_GE(similarity, 0.70);
@@ -238,14 +238,14 @@ TEST_F(FinderTest, ARewordedReStoreWithNoNewContentWordMerges) {
               IsOkAndHolds(Merges(id, similarity)));
 }
 
-TEST_F(FinderTest, ABodyThatSaysLessMerges) {
+TEST_P(FinderTest, ABodyThatSaysLessMerges) {
   // kBackup lacks only "encrypted": it adds nothing to the memory that has it.
   ASSERT_OK_AND_ASSIGN(const int64_t id, Store(Id("backup"), Json(kBackupEncrypted)));
   EXPECT_THAT(Find(*finder_, Id("backup.short"), Json(kBackup)),
               IsOkAndHolds(Merges(id, Similarity(kBackup, kBackupEncrypted))));
 }
 
-TEST_F(FinderTest, ComparesTheWholeBodyNotOnlyItsStrings) {
+TEST_P(FinderTest, ComparesTheWholeBodyNotOnlyItsStrings) {
   // Same strings, different numbers and keys: the new body adds its numbers, no merge.
   ASSERT_OK(Store(Id("monday"), R"({"user":"alice","balance":1200,"limit":5000})").status());
   ASSERT_OK_AND_ASSIGN(
@@ -261,7 +261,7 @@ TEST_F(FinderTest, ComparesTheWholeBodyNotOnlyItsStrings) {
               IsOkAndHolds(Merges(id, 1.0)));
 }
 
-TEST_F(FinderTest, MergesIntoTheMostSimilarMergeableMemory) {
+TEST_P(FinderTest, MergesIntoTheMostSimilarMergeableMemory) {
   ASSERT_OK_AND_ASSIGN(const int64_t close, Store(Id("close"), Json(kBackupClose)));
   ASSERT_OK_AND_ASSIGN(const int64_t offsite, Store(Id("offsite"), Json(kBackupEncryptedOffsite)));
   ASSERT_OK_AND_ASSIGN(const int64_t encrypted, Store(Id("encrypted"), Json(kBackupEncrypted)));
@@ -282,7 +282,7 @@ TEST_F(FinderTest, MergesIntoTheMostSimilarMergeableMemory) {
               IsOkAndHolds(Merges(encrypted, to_encrypted)));
 }
 
-TEST_F(FinderTest, TiesGoToTheLowestId) {
+TEST_P(FinderTest, TiesGoToTheLowestId) {
   // The same text in another case: the same trigrams, units and band keys.
   const std::string upper = "THE NIGHTLY BACKUP RUNS AT TWO IN THE MORNING AND KEEPS THIRTY DAYS";
   const std::string lower = "the nightly backup runs at two in the morning and keeps thirty days";
@@ -301,7 +301,7 @@ TEST_F(FinderTest, TiesGoToTheLowestId) {
   EXPECT_THAT(Find(*finder_, Id("new"), Json(upper)), IsOkAndHolds(Merges(second, 1.0)));
 }
 
-TEST_F(FinderTest, ABodyWithKMinMergeUnitsMergesAndOneWithFewerDoesNot) {
+TEST_P(FinderTest, ABodyWithKMinMergeUnitsMergesAndOneWithFewerDoesNot) {
   ASSERT_EQ(kMinMergeUnits, 6);
   const std::string six = "alpha beta gamma delta epsilon zeta";
   const std::string five = "alpha beta gamma delta epsilon";
@@ -317,7 +317,7 @@ TEST_F(FinderTest, ABodyWithKMinMergeUnitsMergesAndOneWithFewerDoesNot) {
 // ---------------------------------------------------------------------------------------------
 // DuplicateFinder: what does not merge, and is listed as similar
 
-TEST_F(FinderTest, AOneWordCorrectionIsSimilarNotMerged) {
+TEST_P(FinderTest, AOneWordCorrectionIsSimilarNotMerged) {
   ASSERT_OK_AND_ASSIGN(const int64_t id, Store(Id("maria-lang", "people"), Json(kMariaGo)));
   const double similarity = Similarity(kMariaGo, kMariaRust);
   ASSERT_GE(similarity, 0.70);
@@ -325,7 +325,7 @@ TEST_F(FinderTest, AOneWordCorrectionIsSimilarNotMerged) {
               IsOkAndHolds(OnlySimilar(ElementsAre(IsMatch(id, similarity)))));
 }
 
-TEST_F(FinderTest, AChangedWordIsSimilarNotMergedEitherWay) {
+TEST_P(FinderTest, AChangedWordIsSimilarNotMergedEitherWay) {
   ASSERT_OK_AND_ASSIGN(const int64_t id, Store(Id("backup"), Json(kBackup)));
   const double similarity = Similarity(kBackup, kBackupClose);
   ASSERT_GE(similarity, 0.70);
@@ -338,7 +338,7 @@ TEST_F(FinderTest, AChangedWordIsSimilarNotMergedEitherWay) {
       IsOkAndHolds(OnlySimilar(ElementsAre(IsMatch(id, Similarity(kBackupEncrypted, kBackup))))));
 }
 
-TEST_F(FinderTest, AShortBodyNeverMergesEvenWhenIdentical) {
+TEST_P(FinderTest, AShortBodyNeverMergesEvenWhenIdentical) {
   // hr/bob holding alice's title is a second fact, not an alias of alice.
   const std::string title = R"({"title":"senior engineer"})";
   ASSERT_OK_AND_ASSIGN(const int64_t alice, Store(Id("alice", "hr"), title));
@@ -348,7 +348,7 @@ TEST_F(FinderTest, AShortBodyNeverMergesEvenWhenIdentical) {
               IsOkAndHolds(OnlySimilar(ElementsAre(HasId(alice)))));
 }
 
-TEST_F(FinderTest, DroppingANegationDoesNotMerge) {
+TEST_P(FinderTest, DroppingANegationDoesNotMerge) {
   ASSERT_OK_AND_ASSIGN(const int64_t id, Store(Id("ci"), Json(kDeployNot)));
   const double similarity = Similarity(kDeploy, kDeployNot);
   ASSERT_GE(similarity, 0.70);
@@ -356,14 +356,14 @@ TEST_F(FinderTest, DroppingANegationDoesNotMerge) {
               IsOkAndHolds(OnlySimilar(ElementsAre(IsMatch(id, similarity)))));
 }
 
-TEST_F(FinderTest, AddingANegationDoesNotMerge) {
+TEST_P(FinderTest, AddingANegationDoesNotMerge) {
   ASSERT_OK_AND_ASSIGN(const int64_t id, Store(Id("ci"), Json(kDeploy)));
   const double similarity = Similarity(kDeploy, kDeployNot);
   EXPECT_THAT(Find(*finder_, Id("ci.2"), Json(kDeployNot)),
               IsOkAndHolds(OnlySimilar(ElementsAre(IsMatch(id, similarity)))));
 }
 
-TEST_F(FinderTest, SimilarIsSortedBySimilarityTiesByIdAndCapped) {
+TEST_P(FinderTest, SimilarIsSortedBySimilarityTiesByIdAndCapped) {
   // kBackup with one word replaced, each at another place: each lacks a word of kBackup, so
   // none can be merged into; their similarities to it differ. One is stored twice (a tie).
   const std::vector<std::string> variants = {
@@ -403,7 +403,7 @@ TEST_F(FinderTest, SimilarIsSortedBySimilarityTiesByIdAndCapped) {
               IsOkAndHolds(OnlySimilar(ElementsAreArray(top))));
 }
 
-TEST_F(FinderTest, AMergeListsNothingAsSimilar) {
+TEST_P(FinderTest, AMergeListsNothingAsSimilar) {
   ASSERT_OK(Store(Id("close"), Json(kBackupClose)));
   ASSERT_OK(Store(Id("far"), Json(kBackupFar)));
   ASSERT_OK_AND_ASSIGN(const int64_t id, Store(Id("backup"), Json(kBackup)));
@@ -413,7 +413,7 @@ TEST_F(FinderTest, AMergeListsNothingAsSimilar) {
 // ---------------------------------------------------------------------------------------------
 // DuplicateFinder: candidates, threshold, scope, counters
 
-TEST_F(FinderTest, IgnoresACandidateBelowTheThreshold) {
+TEST_P(FinderTest, IgnoresACandidateBelowTheThreshold) {
   // The same words in another order: the unit bands are shared, few trigrams are.
   const std::string forward = "ab cd ef gh ij kl mn op";
   const std::string backward = "op mn kl ij gh ef cd ab";
@@ -427,7 +427,7 @@ TEST_F(FinderTest, IgnoresACandidateBelowTheThreshold) {
   EXPECT_EQ(finder_->candidates_verified(), 1);
 }
 
-TEST_F(FinderTest, TheThresholdDecidesMerges) {
+TEST_P(FinderTest, TheThresholdDecidesMerges) {
   ASSERT_OK_AND_ASSIGN(const int64_t id, Store(Id("backup"), Json(kBackupEncryptedOffsite)));
   const double similarity = Similarity(kBackup, kBackupEncryptedOffsite);
   ASSERT_LT(similarity, 0.95);
@@ -442,7 +442,7 @@ TEST_F(FinderTest, TheThresholdDecidesMerges) {
   EXPECT_THAT(Find(lenient, Id("new"), Json(kBackup)), IsOkAndHolds(Merges(id, similarity)));
 }
 
-TEST_F(FinderTest, TheThresholdDecidesWhatIsSimilar) {
+TEST_P(FinderTest, TheThresholdDecidesWhatIsSimilar) {
   ASSERT_OK_AND_ASSIGN(const int64_t id, Store(Id("backup"), Json(kBackupFar)));
   const double similarity = Similarity(kBackup, kBackupFar);
   ASSERT_LT(similarity, 0.95);
@@ -454,7 +454,7 @@ TEST_F(FinderTest, TheThresholdDecidesWhatIsSimilar) {
               IsOkAndHolds(OnlySimilar(ElementsAre(IsMatch(id, similarity)))));
 }
 
-TEST_F(FinderTest, IgnoresMemoriesOfAnotherCategoryOrWorkspace) {
+TEST_P(FinderTest, IgnoresMemoriesOfAnotherCategoryOrWorkspace) {
   ASSERT_OK(Store(Id("backup", "notes"), Json(kBackup)));
   ASSERT_OK(Store(Id("backup", "facts", "team-a"), Json(kBackup)));
   EXPECT_THAT(Find(*finder_, Id("new", "facts"), Json(kBackup)), IsOkAndHolds(ResemblesNothing()));
@@ -464,7 +464,7 @@ TEST_F(FinderTest, IgnoresMemoriesOfAnotherCategoryOrWorkspace) {
   EXPECT_EQ(finder_->candidates_verified(), 0);
 }
 
-TEST_F(FinderTest, RejectsACandidateOfAnotherScopeOnAKeyCollision) {
+TEST_P(FinderTest, RejectsACandidateOfAnotherScopeOnAKeyCollision) {
   // Memories of other scopes indexed under the scope of "facts" in the global workspace, as
   // a hash collision would: candidates, but never merged into or listed.
   ASSERT_OK_AND_ASSIGN(const int64_t notes, StoreUnindexed(Id("backup", "notes"), Json(kBackup)));
@@ -477,7 +477,7 @@ TEST_F(FinderTest, RejectsACandidateOfAnotherScopeOnAKeyCollision) {
   EXPECT_EQ(finder_->candidates_verified(), 2);
 }
 
-TEST_F(FinderTest, IgnoresMemoriesWhoseBandRowsWereRemoved) {
+TEST_P(FinderTest, IgnoresMemoriesWhoseBandRowsWereRemoved) {
   ASSERT_OK_AND_ASSIGN(const int64_t id, Store(Id("backup"), Json(kBackup)));
   ASSERT_OK(index_.Remove(id));
   EXPECT_THAT(Find(*finder_, Id("new"), Json(kBackupClose)), IsOkAndHolds(ResemblesNothing()));
@@ -485,7 +485,7 @@ TEST_F(FinderTest, IgnoresMemoriesWhoseBandRowsWereRemoved) {
   EXPECT_EQ(finder_->candidates_verified(), 0);
 }
 
-TEST_F(FinderTest, IgnoresForgottenOrDeletedMemoriesWithStaleBandRows) {
+TEST_P(FinderTest, IgnoresForgottenOrDeletedMemoriesWithStaleBandRows) {
   ASSERT_OK_AND_ASSIGN(const int64_t forgotten, Store(Id("forgotten"), Json(kBackup)));
   ASSERT_OK_AND_ASSIGN(const int64_t deleted, Store(Id("deleted"), Json(kBackup)));
   ASSERT_OK_AND_ASSIGN(const std::optional<temporal::IdentityRow> row,
@@ -498,7 +498,7 @@ TEST_F(FinderTest, IgnoresForgottenOrDeletedMemoriesWithStaleBandRows) {
   EXPECT_EQ(finder_->candidates_verified(), 2);
 }
 
-TEST_F(FinderTest, CountsChecksCandidatesAndTheHistogram) {
+TEST_P(FinderTest, CountsChecksCandidatesAndTheHistogram) {
   EXPECT_EQ(finder_->checks(), 0);
   EXPECT_THAT(Find(*finder_, Id("first"), Json(kBackup)), IsOkAndHolds(ResemblesNothing()));
   ASSERT_OK(Store(Id("first"), Json(kBackup)));
@@ -518,7 +518,7 @@ TEST_F(FinderTest, CountsChecksCandidatesAndTheHistogram) {
   EXPECT_EQ(total, finder_->checks());
 }
 
-TEST_F(FinderTest, VerifiesAtMostTheCap) {
+TEST_P(FinderTest, VerifiesAtMostTheCap) {
   constexpr int kMemories = static_cast<int>(kMaxCandidates) + 6;
   std::vector<int64_t> ids;
   for (int i = 0; i < kMemories; ++i) {
@@ -530,7 +530,7 @@ TEST_F(FinderTest, VerifiesAtMostTheCap) {
   EXPECT_EQ(finder_->histogram()[kMaxCandidates], 1);
 }
 
-TEST_F(FinderTest, SimilarIsCappedEvenWhenEveryCandidateQualifies) {
+TEST_P(FinderTest, SimilarIsCappedEvenWhenEveryCandidateQualifies) {
   // Short bodies never merge: each of ten identical copies qualifies as similar.
   const std::string title = R"({"title":"senior engineer"})";
   for (int i = 0; i < 10; ++i) ASSERT_OK(Store(Id(absl::StrCat("person.", i), "hr"), title));
@@ -545,9 +545,9 @@ TEST_F(FinderTest, SimilarIsCappedEvenWhenEveryCandidateQualifies) {
 // ---------------------------------------------------------------------------------------------
 // DedupIndex: band keys
 
-using DedupIndexTest = DedupDbTest;
+class DedupIndexTest : public DedupDbTest {};
 
-TEST_F(DedupIndexTest, CandidatesWithMostSharedKeysComeFirstThenByAscendingId) {
+TEST_P(DedupIndexTest, CandidatesWithMostSharedKeysComeFirstThenByAscendingId) {
   ASSERT_OK(index_.Set(5, {10}));
   ASSERT_OK(index_.Set(4, {20, 30}));
   ASSERT_OK(index_.Set(3, {10, 20, 30}));
@@ -558,7 +558,7 @@ TEST_F(DedupIndexTest, CandidatesWithMostSharedKeysComeFirstThenByAscendingId) {
   EXPECT_THAT(index_.Candidates({99, 10}, 10), IsOkAndHolds(ElementsAre(1, 2, 3, 5)));
 }
 
-TEST_F(DedupIndexTest, CandidatesAreCappedAtMax) {
+TEST_P(DedupIndexTest, CandidatesAreCappedAtMax) {
   ASSERT_OK(index_.Set(1, {10}));
   ASSERT_OK(index_.Set(2, {10, 20}));
   ASSERT_OK(index_.Set(3, {10, 20}));
@@ -567,13 +567,13 @@ TEST_F(DedupIndexTest, CandidatesAreCappedAtMax) {
   EXPECT_THAT(index_.Candidates({10, 20}, 0), IsOkAndHolds(IsEmpty()));
 }
 
-TEST_F(DedupIndexTest, NoKeysOrUnknownKeysHaveNoCandidates) {
+TEST_P(DedupIndexTest, NoKeysOrUnknownKeysHaveNoCandidates) {
   ASSERT_OK(index_.Set(1, {10}));
   EXPECT_THAT(index_.Candidates({}, 10), IsOkAndHolds(IsEmpty()));
   EXPECT_THAT(index_.Candidates({11, 12}, 10), IsOkAndHolds(IsEmpty()));
 }
 
-TEST_F(DedupIndexTest, KeysSpanTheWholeInt64Range) {
+TEST_P(DedupIndexTest, KeysSpanTheWholeInt64Range) {
   constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
   ASSERT_OK(index_.Set(1, {kMin, -1, 0, kMax}));
@@ -583,7 +583,7 @@ TEST_F(DedupIndexTest, KeysSpanTheWholeInt64Range) {
   EXPECT_THAT(index_.Candidates({-1, 0}, 10), IsOkAndHolds(ElementsAre(1)));
 }
 
-TEST_F(DedupIndexTest, AddingTheSameKeysTwiceCountsThemOnce) {
+TEST_P(DedupIndexTest, AddingTheSameKeysTwiceCountsThemOnce) {
   ASSERT_OK(index_.Set(1, {10}));
   ASSERT_OK(index_.Set(1, {10}));
   ASSERT_OK(index_.Set(2, {10, 20}));
@@ -591,7 +591,7 @@ TEST_F(DedupIndexTest, AddingTheSameKeysTwiceCountsThemOnce) {
   EXPECT_OK(index_.Set(3, {}));
 }
 
-TEST_F(DedupIndexTest, RemoveDeletesOnlyThatMemorysKeys) {
+TEST_P(DedupIndexTest, RemoveDeletesOnlyThatMemorysKeys) {
   ASSERT_OK(index_.Set(1, {10, 20}));
   ASSERT_OK(index_.Set(2, {10}));
   ASSERT_OK(index_.Remove(1));
@@ -602,7 +602,7 @@ TEST_F(DedupIndexTest, RemoveDeletesOnlyThatMemorysKeys) {
   EXPECT_THAT(index_.Candidates({10, 20, 30}, 10), IsOkAndHolds(ElementsAre(2)));
 }
 
-TEST_F(DedupIndexTest, SetReplacesTheMemorysKeys) {
+TEST_P(DedupIndexTest, SetReplacesTheMemorysKeys) {
   ASSERT_OK(index_.Candidates({1}, 10));  // Loaded before, changed after.
   ASSERT_OK(index_.Set(1, {10, 20}));
   ASSERT_OK(index_.Set(1, {30}));
@@ -612,28 +612,29 @@ TEST_F(DedupIndexTest, SetReplacesTheMemorysKeys) {
   EXPECT_THAT(index_.Candidates({30}, 10), IsOkAndHolds(IsEmpty()));
 }
 
-TEST_F(DedupIndexTest, RefusesMemoryIdsTheMapCannotHold) {
+TEST_P(DedupIndexTest, RefusesMemoryIdsTheMapCannotHold) {
   EXPECT_THAT(index_.Set(0, {10}), StatusIs(absl::StatusCode::kOutOfRange, ::testing::_));
-  EXPECT_THAT(index_.Set(int64_t{1} << 32, {10}), StatusIs(absl::StatusCode::kOutOfRange, ::testing::_));
+  EXPECT_THAT(index_.Set(int64_t{1} << 32, {10}),
+              StatusIs(absl::StatusCode::kOutOfRange, ::testing::_));
   EXPECT_OK(index_.Set((int64_t{1} << 32) - 1, {10}));
   EXPECT_THAT(index_.Candidates({10}, 10), IsOkAndHolds(ElementsAre((int64_t{1} << 32) - 1)));
 }
 
-TEST_F(DedupIndexTest, KeysAreReadBackByAnotherConnection) {
+TEST_P(DedupIndexTest, KeysAreReadBackByAnotherConnection) {
   ASSERT_OK(index_.Set(1, {10, 20}));
   ASSERT_OK(index_.Set(2, {20}));
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<store::Db> other, store::Db::Open(dir_.File("dedup.db"), {}));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<store::Db> other, temporal::testing::OpenAgain(*db_));
   DedupIndex reader(other.get());
   EXPECT_THAT(reader.Candidates({10, 20}, 10), IsOkAndHolds(ElementsAre(1, 2)));
 }
 
-TEST_F(DedupIndexTest, TakesInWhatAnotherConnectionWroteSinceLoading) {
+TEST_P(DedupIndexTest, TakesInWhatAnotherConnectionWroteSinceLoading) {
   ASSERT_OK_AND_ASSIGN(const int64_t first, Store(Id("backup"), Json(kBackup)));
   const std::vector<int64_t> keys = Keys(Id("backup"), Json(kBackup));
   ASSERT_THAT(index_.Candidates(keys, 10), IsOkAndHolds(ElementsAre(first)));
 
   // A second connection writes a memory (a version and its keys) and then clears them all.
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<store::Db> other, store::Db::Open(dir_.File("dedup.db"), {}));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<store::Db> other, temporal::testing::OpenAgain(*db_));
   DedupIndex writer(other.get());
   temporal::VersionTable other_versions(other.get());
   const Identity twin = Id("backup.twin");
@@ -653,44 +654,54 @@ TEST_F(DedupIndexTest, TakesInWhatAnotherConnectionWroteSinceLoading) {
   EXPECT_THAT(index_.Candidates(keys, 10), IsOkAndHolds(IsEmpty()));
 }
 
-TEST_F(DedupIndexTest, MovesTheKeysOfAnOlderStoreIntoOneRowAMemory) {
+TEST(DedupIndexUpgradeTest, MovesTheKeysOfAnOlderSqliteStoreIntoOneRowAMemory) {
   // Schema version 7 kept one row per (band key, memory) in dedup_bands.
+  strata::testing::TempDir dir;
   ASSERT_OK(text::InstallFts5Extensions());
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<store::Db> old, store::Db::Open(dir_.File("old.db"), {}));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<store::Db> old, store::Db::Open(dir.File("old.db"), {}));
   ASSERT_OK(store::Migrate(*old, 7));
-  ASSERT_OK(old->Exec("INSERT INTO dedup_bands (band_key, memory_id) VALUES (10, 1), (20, 1), "
-                      "(-5, 2), (20, 3)"));
+  ASSERT_OK(
+      old->Exec("INSERT INTO dedup_bands (band_key, memory_id) VALUES (10, 1), (20, 1), "
+                "(-5, 2), (20, 3)"));
   ASSERT_OK(store::Migrate(*old));
   DedupIndex upgraded(old.get());
   EXPECT_THAT(upgraded.Candidates({20, 10}, 10), IsOkAndHolds(ElementsAre(1, 3)));
   EXPECT_THAT(upgraded.Candidates({-5}, 10), IsOkAndHolds(ElementsAre(2)));
-  ASSERT_OK_AND_ASSIGN(store::Stmt s,
-                       old->Prepare("SELECT count(*) FROM sqlite_schema WHERE name = 'dedup_bands'"));
+  ASSERT_OK_AND_ASSIGN(
+      store::Stmt s, old->Prepare("SELECT count(*) FROM sqlite_schema WHERE name = 'dedup_bands'"));
   ASSERT_THAT(s.Step(), IsOkAndHolds(true));
   EXPECT_EQ(s.Int(0), 0);
 }
 
-TEST_F(DedupIndexTest, ClearRemovesEveryKey) {
+TEST_P(DedupIndexTest, ClearRemovesEveryKey) {
   ASSERT_OK(index_.Set(1, {10, 20}));
   ASSERT_OK(index_.Set(2, {30}));
   ASSERT_OK(index_.Clear());
   EXPECT_THAT(index_.Candidates({10, 20, 30}, 10), IsOkAndHolds(IsEmpty()));
+  // Again, as another connection sees it: a new generation each time.
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<store::Db> other, temporal::testing::OpenAgain(*db_));
+  DedupIndex reader(other.get());
+  ASSERT_OK(index_.Set(3, {10}));
+  EXPECT_THAT(reader.Candidates({10}, 10), IsOkAndHolds(ElementsAre(3)));
+  ASSERT_OK(index_.Clear());
+  EXPECT_THAT(reader.Candidates({10}, 10), IsOkAndHolds(IsEmpty()));
+  EXPECT_THAT(index_.Candidates({10}, 10), IsOkAndHolds(IsEmpty()));
 }
 
 // ---------------------------------------------------------------------------------------------
 // DedupIndex: aliases
 
-TEST_F(DedupIndexTest, AnIdentityIsNotAnAliasUntilPut) {
+TEST_P(DedupIndexTest, AnIdentityIsNotAnAliasUntilPut) {
   EXPECT_THAT(index_.FindAlias(Id("never")), IsOkAndHolds(Eq(std::nullopt)));
 }
 
-TEST_F(DedupIndexTest, PutAliasThenFindIt) {
+TEST_P(DedupIndexTest, PutAliasThenFindIt) {
   ASSERT_OK_AND_ASSIGN(const int64_t id, Store(Id("backup"), Json(kBackup)));
   ASSERT_OK(index_.PutAlias(Id("backup.copy"), id, 0.83, now_));
   EXPECT_THAT(index_.FindAlias(Id("backup.copy")), IsOkAndHolds(Optional(id)));
 }
 
-TEST_F(DedupIndexTest, AliasesAreKeyedByCategoryKeyAndWorkspace) {
+TEST_P(DedupIndexTest, AliasesAreKeyedByCategoryKeyAndWorkspace) {
   ASSERT_OK_AND_ASSIGN(const int64_t id, Store(Id("backup"), Json(kBackup)));
   ASSERT_OK(index_.PutAlias(Id("alias", "facts", "team-a"), id, 0.9, now_));
   EXPECT_THAT(index_.FindAlias(Id("alias", "facts", "team-a")), IsOkAndHolds(Optional(id)));
@@ -699,7 +710,7 @@ TEST_F(DedupIndexTest, AliasesAreKeyedByCategoryKeyAndWorkspace) {
   EXPECT_THAT(index_.FindAlias(Id("Alias", "facts", "team-a")), IsOkAndHolds(Eq(std::nullopt)));
 }
 
-TEST_F(DedupIndexTest, PutAliasReplacesTheTarget) {
+TEST_P(DedupIndexTest, PutAliasReplacesTheTarget) {
   ASSERT_OK_AND_ASSIGN(const int64_t first, Store(Id("first"), Json(kBackup)));
   ASSERT_OK_AND_ASSIGN(const int64_t second, Store(Id("second"), Json(kUnrelated)));
   ASSERT_OK(index_.PutAlias(Id("alias"), first, 0.8, now_));
@@ -707,7 +718,7 @@ TEST_F(DedupIndexTest, PutAliasReplacesTheTarget) {
   EXPECT_THAT(index_.FindAlias(Id("alias")), IsOkAndHolds(Optional(second)));
 }
 
-TEST_F(DedupIndexTest, RemoveAliasRemovesOnlyThatAlias) {
+TEST_P(DedupIndexTest, RemoveAliasRemovesOnlyThatAlias) {
   ASSERT_OK_AND_ASSIGN(const int64_t id, Store(Id("backup"), Json(kBackup)));
   ASSERT_OK(index_.PutAlias(Id("a"), id, 0.8, now_));
   ASSERT_OK(index_.PutAlias(Id("b"), id, 0.8, now_));
@@ -717,7 +728,7 @@ TEST_F(DedupIndexTest, RemoveAliasRemovesOnlyThatAlias) {
   EXPECT_OK(index_.RemoveAlias(Id("never")));
 }
 
-TEST_F(DedupIndexTest, AliasesGoWithTheMemoryTheyPointTo) {
+TEST_P(DedupIndexTest, AliasesGoWithTheMemoryTheyPointTo) {
   ASSERT_OK_AND_ASSIGN(const int64_t gone, Store(Id("gone"), Json(kBackup)));
   ASSERT_OK_AND_ASSIGN(const int64_t kept, Store(Id("kept"), Json(kUnrelated)));
   ASSERT_OK(index_.PutAlias(Id("to.gone"), gone, 0.8, now_));
@@ -727,7 +738,29 @@ TEST_F(DedupIndexTest, AliasesGoWithTheMemoryTheyPointTo) {
   EXPECT_THAT(index_.FindAlias(Id("to.kept")), IsOkAndHolds(Optional(kept)));
 }
 
-TEST_F(DedupIndexTest, AnAliasMustPointToAStoredMemory) {
+TEST_P(DedupIndexTest, AliasesOfAMemoryComeInByteOrderAndAreCountedByScope) {
+  ASSERT_OK_AND_ASSIGN(const int64_t id, Store(Id("backup", "facts", "team"), Json(kBackup)));
+  ASSERT_OK_AND_ASSIGN(const int64_t other, Store(Id("other", "notes"), Json(kUnrelated)));
+  // Byte order ('B' < 'a' < 'é'), whatever the PostgreSQL database's collation.
+  ASSERT_OK(index_.PutAlias(Id("a", "facts", "team"), id, 0.8, now_));
+  ASSERT_OK(index_.PutAlias(Id("\u00e9", "facts", "team"), id, 0.75, now_ + 1));
+  ASSERT_OK(index_.PutAlias(Id("B", "facts", "team"), id, 0.9, now_ + 2));
+  ASSERT_OK(index_.PutAlias(Id("c", "notes"), other, 0.7, now_));
+  ASSERT_OK_AND_ASSIGN(const std::vector<AliasRow> aliases, index_.AliasesOf(id));
+  ASSERT_THAT(aliases, SizeIs(3));
+  EXPECT_EQ(aliases[0].identity.key, "B");
+  EXPECT_EQ(aliases[1].identity.key, "a");
+  EXPECT_EQ(aliases[2].identity.key, "\u00e9");
+  EXPECT_EQ(aliases[0].memory_id, id);
+  EXPECT_DOUBLE_EQ(aliases[0].similarity, 0.9);
+  EXPECT_EQ(aliases[0].created_at_unix_ms, now_ + 2);
+  EXPECT_THAT(index_.CountAliases({}), IsOkAndHolds(4));
+  EXPECT_THAT(index_.CountAliases({.workspace = "team"}), IsOkAndHolds(3));
+  EXPECT_THAT(index_.CountAliases({.category = "notes"}), IsOkAndHolds(1));
+  EXPECT_THAT(index_.CountAliases({.workspace = "", .category = "facts"}), IsOkAndHolds(0));
+}
+
+TEST_P(DedupIndexTest, AnAliasMustPointToAStoredMemory) {
   EXPECT_THAT(index_.PutAlias(Id("alias"), 12345, 0.8, now_), Not(IsOk()));
   EXPECT_THAT(index_.FindAlias(Id("alias")), IsOkAndHolds(Eq(std::nullopt)));
 }
@@ -735,16 +768,21 @@ TEST_F(DedupIndexTest, AnAliasMustPointToAStoredMemory) {
 // ---------------------------------------------------------------------------------------------
 // DedupIndex: the stored scheme
 
-TEST_F(DedupIndexTest, StoredSchemeIsEmptyInANewDatabase) {
+TEST_P(DedupIndexTest, StoredSchemeIsEmptyInANewDatabase) {
   EXPECT_THAT(index_.StoredScheme(), IsOkAndHolds(""));
 }
 
-TEST_F(DedupIndexTest, SetStoredSchemeIsReadBackAndReplaced) {
+TEST_P(DedupIndexTest, SetStoredSchemeIsReadBackAndReplaced) {
   ASSERT_OK(index_.SetStoredScheme(kScheme));
   EXPECT_THAT(index_.StoredScheme(), IsOkAndHolds(kScheme));
   ASSERT_OK(index_.SetStoredScheme("minhash-words-8x8-v0"));
   EXPECT_THAT(index_.StoredScheme(), IsOkAndHolds("minhash-words-8x8-v0"));
 }
+
+INSTANTIATE_TEST_SUITE_P(Engines, FinderTest, temporal::testing::Engines(),
+                         temporal::testing::EngineName);
+INSTANTIATE_TEST_SUITE_P(Engines, DedupIndexTest, temporal::testing::Engines(),
+                         temporal::testing::EngineName);
 
 }  // namespace
 }  // namespace strata::dedup

@@ -3,11 +3,15 @@
 
 #include "pg/db.h"
 
+#include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <memory>
 #include <string>
+#include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "pg/pg_test_db.h"
@@ -124,6 +128,153 @@ TEST_F(PgDbTest, TransactionsCommitRollBackAndRefuseAFailedCommit) {
                 StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("duplicate")));
     EXPECT_THAT(txn.Commit(), StatusIs(absl::StatusCode::kAborted, ::testing::_));
   }
+  EXPECT_EQ(Count(), 1);
+}
+
+TEST_F(PgDbTest, BlobsOfEveryByteRoundTrip) {
+  std::string every;
+  for (int b = 0; b < 256; ++b) every.push_back(static_cast<char>(b));
+  for (const std::string& bytes : {every, std::string(), std::string(3, '\0')}) {
+    ASSERT_OK_AND_ASSIGN(store::Stmt insert,
+                         db_->Prepare("INSERT INTO t (b) VALUES (?1) RETURNING id"));
+    insert.BindBlob(1, bytes);
+    ASSERT_OK_AND_ASSIGN(const int64_t id, insert.RunInsert());
+    ASSERT_OK_AND_ASSIGN(store::Stmt select,
+                         db_->Prepare("SELECT b, length(b) FROM t WHERE id = ?1"));
+    select.Bind(1, id);
+    ASSERT_THAT(select.Step(), ::strata::testing::IsOkAndHolds(true));
+    EXPECT_EQ(select.Blob(0), bytes);
+    EXPECT_EQ(select.Int(1), static_cast<int64_t>(bytes.size()));
+  }
+}
+
+// The session's prepared statements (pg_prepared_statements lists those of this session).
+int64_t PreparedCount(PgDb& db) {
+  return db.connection().QueryInt("SELECT count(*) FROM pg_prepared_statements").value_or(-1);
+}
+
+TEST_F(PgDbTest, AStatementIsPreparedOnceASession) {
+  ASSERT_EQ(PreparedCount(*db_), 0);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_OK_AND_ASSIGN(store::Stmt s, db_->Prepare("INSERT INTO t (i) VALUES (?1)"));
+    s.Bind(1, int64_t{i});
+    ASSERT_OK(s.Run());
+  }
+  EXPECT_EQ(PreparedCount(*db_), 1);
+  EXPECT_EQ(Count(), 3);
+  EXPECT_EQ(PreparedCount(*db_), 2);
+}
+
+// The cluster's first database, not a test's.
+std::string AdminUri() { return std::getenv("STRATA_TEST_PG_URI"); }
+
+// Ends the session of server process `pid` from another one, as a server restart or an
+// operator would, once it runs a statement that starts with `running` (any, when empty).
+void TerminateSession(int64_t pid, const std::string& running = "") {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Connection> admin, Connection::Open(AdminUri()));
+  while (!running.empty()) {
+    ASSERT_OK_AND_ASSIGN(const int64_t active,
+                         admin->QueryInt("SELECT count(*) FROM pg_stat_activity WHERE pid = $1 "
+                                         "AND state = 'active' AND starts_with(query, $2)",
+                                         {absl::StrCat(pid), running}));
+    if (active > 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_OK(admin->Query("SELECT pg_terminate_backend($1, 10000)", {absl::StrCat(pid)}));
+}
+
+int64_t ServerPid(PgDb& db) {
+  return db.connection().QueryInt("SELECT pg_backend_pid()").value_or(0);
+}
+
+TEST_F(PgDbTest, AnIdleSessionTheServerEndedReconnectsAtTheNextStatement) {
+  ASSERT_OK(db_->Exec("INSERT INTO t (i) VALUES (1)"));
+  EXPECT_EQ(Count(), 1);  // Prepared in the first session.
+  ASSERT_NO_FATAL_FAILURE(TerminateSession(ServerPid(*db_)));
+  EXPECT_EQ(Count(), 1);  // Prepared again in the new session.
+  EXPECT_EQ(db_->connection().session(), 1);
+  EXPECT_EQ(PreparedCount(*db_), 1);
+}
+
+TEST_F(PgDbTest, AStatementInFlightWhenItsSessionEndsFailsAndTheNextReconnects) {
+  ASSERT_OK(db_->Exec("INSERT INTO t (i) VALUES (1)"));
+  std::thread terminate([pid = ServerPid(*db_)] { TerminateSession(pid, "SELECT pg_sleep"); });
+  {
+    ASSERT_OK_AND_ASSIGN(store::Stmt sleep, db_->Prepare("SELECT pg_sleep(60)"));
+    EXPECT_THAT(sleep.Step(), StatusIs(absl::StatusCode::kUnavailable,
+                                       HasSubstr("the PostgreSQL server closed the connection")));
+  }
+  terminate.join();
+  EXPECT_EQ(Count(), 1);
+  EXPECT_EQ(db_->connection().session(), 1);
+}
+
+TEST_F(PgDbTest, WhileTheServerRefusesSessionsEachStatementFailsThenOneReconnects) {
+  ASSERT_OK(db_->Exec("INSERT INTO t (i) VALUES (1)"));
+  ASSERT_OK_AND_ASSIGN(
+      const int64_t oid,
+      db_->connection().QueryInt("SELECT oid FROM pg_database WHERE datname = current_database()"));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Connection> admin, Connection::Open(AdminUri()));
+  // As while the server restarts: the session ended and new ones refused.
+  auto allow = [&](bool yes) {
+    ASSERT_OK_AND_ASSIGN(const Rows name, admin->Query("SELECT datname FROM pg_database WHERE "
+                                                       "oid = $1",
+                                                       {absl::StrCat(oid)}));
+    ASSERT_OK(admin->Exec(absl::StrCat("ALTER DATABASE \"", name.rows.at(0).at(0).value_or(""),
+                                       "\" ALLOW_CONNECTIONS ", yes ? "true" : "false")));
+  };
+  ASSERT_NO_FATAL_FAILURE(allow(false));
+  ASSERT_NO_FATAL_FAILURE(TerminateSession(ServerPid(*db_)));
+  for (int i = 0; i < 2; ++i) {
+    absl::StatusOr<store::Stmt> s = db_->Prepare("SELECT count(*) FROM t");
+    ASSERT_OK(s);
+    EXPECT_THAT(s->Step(),
+                StatusIs(absl::StatusCode::kUnavailable, HasSubstr("PostgreSQL unreachable")));
+  }
+  ASSERT_NO_FATAL_FAILURE(allow(true));
+  EXPECT_EQ(Count(), 1);
+  EXPECT_EQ(db_->connection().session(), 1);
+}
+
+TEST_F(PgDbTest, ATransactionLostWithItsConnectionCommitsNothing) {
+  ASSERT_OK(db_->Exec("INSERT INTO t (i) VALUES (1)"));
+  {
+    ASSERT_OK_AND_ASSIGN(store::Transaction txn, store::Transaction::Begin(*db_));
+    ASSERT_OK_AND_ASSIGN(store::Stmt insert, db_->Prepare("INSERT INTO t (i) VALUES (?1)"));
+    insert.Bind(1, int64_t{2});
+    ASSERT_OK(insert.Run());
+    ASSERT_NO_FATAL_FAILURE(TerminateSession(ServerPid(*db_)));
+    insert.Bind(1, int64_t{3});
+    EXPECT_THAT(insert.Run(),
+                StatusIs(absl::StatusCode::kUnavailable, HasSubstr("closed the connection")));
+    // Not on a new session, outside the transaction it was written for.
+    insert.Bind(1, int64_t{4});
+    EXPECT_THAT(insert.Run(), StatusIs(absl::StatusCode::kUnavailable,
+                                       HasSubstr("lost during this transaction")));
+    EXPECT_THAT(txn.Commit(), StatusIs(absl::StatusCode::kUnavailable, ::testing::_));
+  }
+  EXPECT_EQ(Count(), 1);
+  // The next transaction runs on a new session.
+  {
+    ASSERT_OK_AND_ASSIGN(store::Transaction txn, store::Transaction::Begin(*db_));
+    ASSERT_OK(db_->Exec("INSERT INTO t (i) VALUES (5)"));
+    ASSERT_OK(txn.Commit());
+  }
+  EXPECT_EQ(Count(), 2);
+}
+
+TEST_F(PgDbTest, AWriterWaitsForAnotherAtMostTheLockTimeout) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<PgDb> other,
+                       PgDb::Open(db_->path(), {.busy_timeout_ms = 100}));
+  {
+    ASSERT_OK_AND_ASSIGN(store::Transaction holder, store::Transaction::Begin(*db_));
+    EXPECT_THAT(store::Transaction::Begin(*other).status(),
+                StatusIs(absl::StatusCode::kUnavailable, HasSubstr("lock_timeout")));
+    ASSERT_OK(holder.Commit());
+  }
+  ASSERT_OK_AND_ASSIGN(store::Transaction txn, store::Transaction::Begin(*other));
+  ASSERT_OK(other->Exec("INSERT INTO t (i) VALUES (1)"));
+  ASSERT_OK(txn.Commit());
   EXPECT_EQ(Count(), 1);
 }
 

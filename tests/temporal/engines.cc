@@ -25,8 +25,17 @@ absl::StatusOr<std::unique_ptr<store::Db>> OpenMigrated(store::Dialect dialect,
   return db;
 }
 
-std::string DialectName(store::Dialect dialect) {
-  return dialect == store::Dialect::kSqlite ? "Sqlite" : "Postgres";
+absl::StatusOr<std::unique_ptr<store::Db>> OpenAgain(const store::Db& db) {
+  if (db.dialect() == store::Dialect::kSqlite) {
+    ASSIGN_OR_RETURN(std::unique_ptr<store::SqliteDb> again, store::Db::Open(db.path(), {}));
+    return again;
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<pg::PgDb> again, pg::PgDb::Open(db.path()));
+  return again;
+}
+
+std::string EngineName(const ::testing::TestParamInfo<store::Dialect>& info) {
+  return info.param == store::Dialect::kSqlite ? "Sqlite" : "Postgres";
 }
 
 }  // namespace strata::temporal::testing

@@ -1,10 +1,11 @@
 #pragma once
-// The temporal tests run on both engines: a migrated, empty store on each.
+// Tests that run on both engines (temporal, dedup, vector): a migrated, empty store on each.
 
 #include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "gtest/gtest.h"
 #include "store/db.h"
 #include "testing/temp_dir.h"
 
@@ -15,7 +16,14 @@ namespace strata::temporal::testing {
 absl::StatusOr<std::unique_ptr<store::Db>> OpenMigrated(store::Dialect dialect,
                                                         strata::testing::TempDir& dir);
 
-// "Sqlite" or "Postgres", for test names.
-std::string DialectName(store::Dialect dialect);
+// Another connection to the store `db` is connected to.
+absl::StatusOr<std::unique_ptr<store::Db>> OpenAgain(const store::Db& db);
+
+// Both engines, and their names in test names ("Sqlite", "Postgres"), for
+// INSTANTIATE_TEST_SUITE_P(Engines, SuiteName, Engines(), EngineName).
+inline auto Engines() {
+  return ::testing::Values(store::Dialect::kSqlite, store::Dialect::kPostgres);
+}
+std::string EngineName(const ::testing::TestParamInfo<store::Dialect>& info);
 
 }  // namespace strata::temporal::testing

@@ -248,9 +248,7 @@ TEST_P(VersionTableTest, WriteTransactionsCommitOrRollBack) {
               IsOkAndHolds(::testing::Eq(std::nullopt)));
 }
 
-INSTANTIATE_TEST_SUITE_P(Engines, VersionTableTest,
-                         ::testing::Values(store::Dialect::kSqlite, store::Dialect::kPostgres),
-                         [](const auto& info) { return testing::DialectName(info.param); });
+INSTANTIATE_TEST_SUITE_P(Engines, VersionTableTest, testing::Engines(), testing::EngineName);
 
 }  // namespace
 }  // namespace strata::temporal

@@ -178,9 +178,7 @@ TEST_P(VisibilityTest, FiltersByTagAndType) {
   EXPECT_THAT(Filtered(notes, {tagged, other}), IsEmpty());
 }
 
-INSTANTIATE_TEST_SUITE_P(Engines, VisibilityTest,
-                         ::testing::Values(store::Dialect::kSqlite, store::Dialect::kPostgres),
-                         [](const auto& info) { return testing::DialectName(info.param); });
+INSTANTIATE_TEST_SUITE_P(Engines, VisibilityTest, testing::Engines(), testing::EngineName);
 
 }  // namespace
 }  // namespace strata::temporal

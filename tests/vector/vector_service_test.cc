@@ -1,7 +1,8 @@
 // vector::VectorService and the embeddings table over a real database (store::Db, migrated)
 // with versions inserted directly and a fake embedder that can be made to fail: spaces, the
-// backlog and its scopes, backfill, the worker (including recovery from a failing embedder),
-// the index search, and the stored-vector helpers.
+// backlog and its scopes, backfill, the worker (including recovery from a failing embedder)
+// and the index search. The stored-vector helpers are tested on both engines in
+// embeddings_test.cc.
 
 #include "vector/vector_service.h"
 
@@ -25,15 +26,12 @@
 #include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
 #include "text/fts5_extensions.h"
-#include "vector/codec.h"
 #include "vector/embeddings.h"
 
 namespace strata::vector {
 namespace {
 
-using ::strata::testing::StatusIs;
 using ::testing::_;
-using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 constexpr int64_t kNow = 1772323200000;
@@ -172,117 +170,6 @@ class VectorServiceTest : public ::testing::Test {
   FakeEmbedder* embedder_ = nullptr;  // Owned by service_.
   std::unique_ptr<VectorService> service_;
 };
-
-// ---------------------------------------------------------------------------------------------
-// The stored-vector helpers.
-
-TEST_F(VectorServiceTest, RegisterSpaceIsIdempotentPerFingerprint) {
-  FakeEmbedder a;
-  FakeEmbedder b("model=x");
-  ASSERT_OK_AND_ASSIGN(const Space first, RegisterSpace(*db_, a.info(), kNow));
-  ASSERT_OK_AND_ASSIGN(const Space again, RegisterSpace(*db_, a.info(), kNow + 5));
-  ASSERT_OK_AND_ASSIGN(const Space other, RegisterSpace(*db_, b.info(), kNow));
-  EXPECT_EQ(first.id, again.id);
-  EXPECT_NE(first.id, other.id);
-  EXPECT_EQ(first.fingerprint, "fake/1/64/");
-  EXPECT_EQ(other.fingerprint, "fake/1/64/model=x");
-  EXPECT_EQ(first.dimension, kDim);
-}
-
-TEST_F(VectorServiceTest, EmbeddingTextIsTheKeysWordsThenTheBodysText) {
-  const std::string text = EmbeddingText("user.favourite_colour/v2:x-y", R"({"a": "blue sky"})");
-  EXPECT_EQ(text.substr(0, text.find('\n')), "user favourite colour v2 x y");
-  EXPECT_THAT(text, HasSubstr("blue sky"));
-}
-
-TEST_F(VectorServiceTest, PendingVersionsFollowScopeCursorAndLimit) {
-  FakeEmbedder embedder;
-  ASSERT_OK_AND_ASSIGN(const Space space, RegisterSpace(*db_, embedder.info(), kNow));
-  const std::vector<int64_t> a = Insert("cat1", "a", {R"("one")", R"("two")"});
-  const std::vector<int64_t> b = Insert("cat2", "b", {R"("three")"});
-  ASSERT_OK_AND_ASSIGN(const std::vector<PendingVersion> all,
-                       PendingVersions(*db_, space.id, {}, 0, 100));
-  ASSERT_EQ(all.size(), 3u);
-  EXPECT_EQ(all[0].version_id, a[0]);
-  EXPECT_EQ(all[1].version_id, a[1]);
-  EXPECT_EQ(all[2].version_id, b[0]);
-  EXPECT_EQ(all[0].text, EmbeddingText("a", R"("one")"));
-  ASSERT_OK_AND_ASSIGN(const std::vector<PendingVersion> after,
-                       PendingVersions(*db_, space.id, {}, a[0], 1));
-  ASSERT_EQ(after.size(), 1u);
-  EXPECT_EQ(after[0].version_id, a[1]);
-  ASSERT_OK_AND_ASSIGN(const std::vector<PendingVersion> cat2,
-                       PendingVersions(*db_, space.id, {.category = "cat2"}, 0, 100));
-  ASSERT_EQ(cat2.size(), 1u);
-  EXPECT_EQ(cat2[0].version_id, b[0]);
-  EXPECT_EQ(*CountPending(*db_, space.id, {}), 3);
-  EXPECT_EQ(*CountPending(*db_, space.id, {.category = "cat1"}), 2);
-  int64_t memory_b = 0;
-  {
-    ASSERT_OK_AND_ASSIGN(store::Stmt memory_of,
-                         db_->Prepare("SELECT memory_id FROM versions WHERE id = ?"));
-    memory_of.Bind(1, b[0]);
-    ASSERT_OK_AND_ASSIGN(const bool found, memory_of.Step());
-    ASSERT_TRUE(found);
-    memory_b = memory_of.Int(0);
-  }
-  EXPECT_EQ(*CountPending(*db_, space.id, {.memory_id = memory_b}), 1);
-
-  // A stored vector takes its version out of the backlog.
-  const std::vector<float> v = FakeEmbedder::VectorOf("x");
-  const int64_t ids[] = {a[1]};
-  ASSERT_OK(StoreVectors(*db_, space.id, kDim, ids, v));
-  EXPECT_EQ(*CountPending(*db_, space.id, {}), 2);
-  EXPECT_EQ(*CountPending(*db_, space.id, {.category = "cat1"}), 1);
-  EXPECT_EQ(CountVectorsAndPending(*db_, space.id)->vectors, 1);
-}
-
-TEST_F(VectorServiceTest, StoreVectorsSkipsAVersionDeletedMeanwhile) {
-  FakeEmbedder embedder;
-  ASSERT_OK_AND_ASSIGN(const Space space, RegisterSpace(*db_, embedder.info(), kNow));
-  const std::vector<int64_t> a = Insert("cat", "a", {R"("one")"});
-  const int64_t ids[] = {a[0], a[0] + 1000};  // The second never existed.
-  std::vector<float> vectors = FakeEmbedder::VectorOf("one");
-  const std::vector<float> two = FakeEmbedder::VectorOf("two");
-  vectors.insert(vectors.end(), two.begin(), two.end());
-  ASSERT_OK(StoreVectors(*db_, space.id, kDim, ids, vectors));
-  EXPECT_EQ(CountVectorsAndPending(*db_, space.id)->vectors, 1);
-}
-
-TEST_F(VectorServiceTest, ReadVectorsAfterReturnsRowsInWriteOrder) {
-  FakeEmbedder embedder;
-  ASSERT_OK_AND_ASSIGN(const Space space, RegisterSpace(*db_, embedder.info(), kNow));
-  const std::vector<int64_t> a = Insert("cat", "a", {R"("one")", R"("two")", R"("three")"});
-  // Written in reverse version order: rows come back in write order.
-  for (int i = 2; i >= 0; --i) {
-    const int64_t ids[] = {a[i]};
-    ASSERT_OK(
-        StoreVectors(*db_, space.id, kDim, ids, FakeEmbedder::VectorOf(absl::StrCat("text", i))));
-  }
-  std::vector<int64_t> rows, versions;
-  ASSERT_OK_AND_ASSIGN(
-      const int64_t n,
-      ReadVectorsAfter(*db_, space.id, kDim, 0, 100,
-                       [&](int64_t row, int64_t version, std::span<const float> v) {
-                         rows.push_back(row);
-                         versions.push_back(version);
-                         EXPECT_EQ(v.size(), static_cast<size_t>(kDim));
-                         const std::vector<float> want =
-                             FakeEmbedder::VectorOf(absl::StrCat("text", version - a[0]));
-                         EXPECT_NEAR(Dot(v, want), 1.0, 0.01);
-                       }));
-  EXPECT_EQ(n, 3);
-  EXPECT_THAT(versions, ElementsAre(a[2], a[1], a[0]));
-  EXPECT_TRUE(std::is_sorted(rows.begin(), rows.end()));
-  versions.clear();
-  ASSERT_OK_AND_ASSIGN(const int64_t after_first,
-                       ReadVectorsAfter(*db_, space.id, kDim, rows[0], 1,
-                                        [&](int64_t, int64_t version, std::span<const float>) {
-                                          versions.push_back(version);
-                                        }));
-  EXPECT_EQ(after_first, 1);
-  EXPECT_THAT(versions, ElementsAre(a[1]));
-}
 
 // ---------------------------------------------------------------------------------------------
 // The service.
