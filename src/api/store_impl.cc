@@ -296,7 +296,10 @@ class StoreImpl final : public Store {
       if (finder_.histogram()[n] > 0)
         stats.dedup.candidates_histogram[static_cast<int>(n)] = finder_.histogram()[n];
     }
-    if (sqlite()) {
+    if (!sqlite()) {
+      ASSIGN_OR_RETURN(stats.db_file_bytes,
+                       pg::DatabaseBytes(static_cast<pg::PgDb&>(*db_).connection()));
+    } else {
       std::error_code ec;
       stats.db_file_bytes = static_cast<int64_t>(std::filesystem::file_size(db_->path(), ec));
       if (ec) stats.db_file_bytes = 0;
@@ -905,8 +908,9 @@ absl::StatusOr<OpenedDb> OpenSqlite(const std::string& path, const store::DbOpti
 
 // A PostgreSQL database, migrated under the migration lock (nodes starting together apply each
 // migration once); the index is saved in `index_dir` under the database's store id.
-absl::StatusOr<OpenedDb> OpenPostgres(const std::string& uri, const std::string& index_dir) {
-  ASSIGN_OR_RETURN(std::unique_ptr<pg::PgDb> db, pg::PgDb::Open(uri));
+absl::StatusOr<OpenedDb> OpenPostgres(const std::string& uri, const store::DbOptions& db_options,
+                                      const std::string& index_dir) {
+  ASSIGN_OR_RETURN(std::unique_ptr<pg::PgDb> db, pg::PgDb::Open(uri, db_options));
   RETURN_IF_ERROR(pg::Migrate(db->connection()));
   std::string index_path;
   if (!index_dir.empty()) {
@@ -921,8 +925,9 @@ absl::StatusOr<OpenedDb> OpenPostgres(const std::string& uri, const std::string&
   }
   return OpenedDb{.db = std::move(db),
                   .index_path = std::move(index_path),
-                  .open_worker_db = [uri]() -> absl::StatusOr<std::unique_ptr<store::Db>> {
-                    return pg::PgDb::Open(uri);
+                  .open_worker_db = [uri, db_options]()
+                      -> absl::StatusOr<std::unique_ptr<store::Db>> {
+                    return pg::PgDb::Open(uri, db_options);
                   }};
 }
 
@@ -941,7 +946,7 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) 
                                                       ? store::Durability::kFull
                                                       : store::Durability::kNormal};
   ASSIGN_OR_RETURN(OpenedDb opened, IsPostgresUri(options.path)
-                                        ? OpenPostgres(options.path, options.index_dir)
+                                        ? OpenPostgres(options.path, db_options, options.index_dir)
                                         : OpenSqlite(options.path, db_options));
   ASSIGN_OR_RETURN(const bool signatures_complete, SignaturesComplete(*opened.db));
   const Clock* clock = options.clock ? options.clock : SystemClock::Get();

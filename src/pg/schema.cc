@@ -209,6 +209,10 @@ absl::StatusOr<std::string> StoreId(Connection& conn) {
   return *rows.rows[0][0];
 }
 
+absl::StatusOr<int64_t> DatabaseBytes(Connection& conn) {
+  return conn.QueryInt("SELECT pg_database_size(current_database())");
+}
+
 const std::vector<const char*>& TableNames() {
   static const auto* const kTables = new std::vector<const char*>{
       "memories",       "versions",        "retractions",  "meta",       "aliases",

@@ -40,6 +40,10 @@ absl::StatusOr<SchemaState> ReadSchemaState(Connection& conn);
 // Needs the latest schema.
 absl::StatusOr<std::string> StoreId(Connection& conn);
 
+// The database's size on disk (pg_database_size): what the store takes, as a SQLite file's
+// size says for SQLite.
+absl::StatusOr<int64_t> DatabaseBytes(Connection& conn);
+
 // The tables of the latest schema.
 const std::vector<const char*>& TableNames();
 // Each table's name and row count, in TableNames() order (strata doctor). Errors: as Query

@@ -259,10 +259,15 @@ void PrintStats(const json& r) {
   for (const auto& [category, count] : r["by_category"].items()) {
     std::cout << "  " << category << ": " << count << "\n";
   }
-  std::cout << "database: " << r["path"].get<std::string>() << " (" << r["db_file_size_bytes"]
-            << " bytes, WAL " << r["wal_file_size_bytes"] << " bytes, schema v"
-            << r["schema_version"] << ", durability " << r["durability"].get<std::string>()
-            << ")\n";
+  const std::string path = r["path"].get<std::string>();
+  if (IsPostgresUri(path)) {
+    std::cout << "database: " << path << " (PostgreSQL, " << r["db_file_size_bytes"]
+              << " bytes, schema v" << r["schema_version"] << ")\n";
+    return;
+  }
+  std::cout << "database: " << path << " (" << r["db_file_size_bytes"] << " bytes, WAL "
+            << r["wal_file_size_bytes"] << " bytes, schema v" << r["schema_version"]
+            << ", durability " << r["durability"].get<std::string>() << ")\n";
 }
 
 // The tool of the command's name called with `args`, its result printed by `print` (or, with
