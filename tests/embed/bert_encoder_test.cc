@@ -95,7 +95,8 @@ double MaxDifference(std::span<const float> a, std::span<const float> b) {
 
 TEST(BertEncoder, MatchesTheReferenceForEveryModelDtypeAndBackend) {
   const nlohmann::json golden = Golden();
-  ASSERT_TRUE(golden.is_object()) << "cannot read " << STRATA_TESTS_DIR "/embed/testdata/bert_golden.json";
+  ASSERT_TRUE(golden.is_object()) << "cannot read "
+                                  << STRATA_TESTS_DIR "/embed/testdata/bert_golden.json";
   ASSERT_EQ(golden["models"].size(), 2u);
   for (const nlohmann::json& model : golden["models"]) {
     for (const std::string dtype : {"F32", "F16"}) {
@@ -198,8 +199,8 @@ TEST(PackedLinear, EqualsTheReferenceProductOnOddShapes) {
     Gemm(GemmBackend::kPortable, /*transpose_b=*/true, rows, out_rows, cols, 1.0f, in.data(), cols,
          weight.data(), cols, 0.0f, reference.data(), out_rows);
     for (int i = 0; i < rows * out_rows; ++i) {
-      EXPECT_NEAR(out[i], reference[i], 1e-5 * cols) << "row " << i / out_rows << " output "
-                                                     << i % out_rows;
+      EXPECT_NEAR(out[i], reference[i], 1e-5 * cols)
+          << "row " << i / out_rows << " output " << i % out_rows;
     }
   }
 }
@@ -394,7 +395,8 @@ TEST(Int8Linear, EveryKernelEqualsTheIntegerReferenceExactly) {
     const std::vector<float> in = Uniform(rng, rows * cols, -0.2f, 3.0f);
     const std::vector<float> weight = Uniform(rng, out_rows * cols, -0.5f, 0.5f);
     const Int8Matrix w = QuantizeRows(FloatTensor::View({out_rows, cols}, weight.data()));
-    const Int8Activations x = QuantizeActivations(in.data(), rows, cols);
+    Int8Activations x;
+    QuantizeActivations(in.data(), rows, cols, 1, x);
     for (Int8Kernel kernel : {Int8Kernel::kPortable, Int8Kernel::kAvx512Vnni}) {
       std::vector<float> out(rows * out_rows);
       Int8Linear(in.data(), rows, w, out.data(), kernel);
@@ -423,7 +425,8 @@ TEST(Int8Linear, EveryKernelEqualsTheIntegerReferenceExactly) {
 
 TEST(Int8Linear, ActivationsUseAllOfTheirByteWithTheZeroPoint) {
   const std::vector<float> in = {-0.1f, 0.0f, 2.5f, 5.0f, /*second row*/ 1.0f, 1.0f, 1.0f, 1.0f};
-  const Int8Activations x = QuantizeActivations(in.data(), 2, 4);
+  Int8Activations x;
+  QuantizeActivations(in.data(), 2, 4, 1, x);
   EXPECT_EQ(x.zeros[0], 5);  // 0.1 of a 5.1 range, in 255 steps
   EXPECT_EQ(x.values[0], 0);
   EXPECT_EQ(x.values[1], 5);

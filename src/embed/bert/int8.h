@@ -50,7 +50,8 @@ struct Int8Activations {
   std::vector<int32_t> zeros;
 };
 
-Int8Activations QuantizeActivations(const float* x, int rows, int cols, int row_multiple = 1);
+// x[rows x cols] into `q` (its memory reused).
+void QuantizeActivations(const float* x, int rows, int cols, int row_multiple, Int8Activations& q);
 
 enum class Int8Kernel { kPortable, kAvx512Vnni };
 
