@@ -13,10 +13,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "embed/bert/encoder.h"
 #include "embed/bert/int8.h"
+#include "embed/bert/safetensors.h"
 #include "testing/bert_model.h"
 
 namespace strata::embed::bert {
@@ -39,6 +41,8 @@ class MiniLmModel {
                                            .seed = 7});
   }
   ~MiniLmModel() { std::filesystem::remove_all(dir_); }
+
+  const std::filesystem::path& dir() const { return dir_; }
 
   const BertEncoder& Encoder(GemmBackend backend, bool int8) {
     std::unique_ptr<BertEncoder>& e = encoders_[static_cast<int>(backend) * 2 + (int8 ? 1 : 0)];
@@ -127,6 +131,20 @@ BENCHMARK(BM_BertEncode)
     ->Args({1, 100, 2, 1})
     ->Args({16, 100, 2, 1})
     ->Unit(benchmark::kMillisecond);
+
+// SafetensorsFile::ContentHash over the MiniLM-shape weights (90 MB, F32), the fingerprint's
+// cost at load; the file is in the page cache after the first iteration.
+void BM_ContentHash(benchmark::State& state) {
+  const auto file = SafetensorsFile::Open((Model().dir() / "model.safetensors").string());
+  if (!file.ok()) {
+    state.SkipWithError(std::string(file.status().message()).c_str());
+    return;
+  }
+  for (auto _ : state) benchmark::DoNotOptimize((*file)->ContentHash());
+  state.counters["MB"] =
+      static_cast<double>(std::filesystem::file_size(Model().dir() / "model.safetensors")) / 1e6;
+}
+BENCHMARK(BM_ContentHash)->Unit(benchmark::kMillisecond);
 
 // One int8 Linear layer alone, per kernel: range(0) token rows, range(1) input columns,
 // range(2) outputs, range(3) the Int8Kernel (0 portable, 1 AVX2, 2 AVX-VNNI, 3 AVX-512 VNNI).

@@ -202,6 +202,7 @@ absl::StatusOr<std::unique_ptr<BertEncoder>> BertEncoder::Open(const std::filesy
   std::unique_ptr<BertEncoder> encoder(
       new BertEncoder(config, std::move(file), std::move(weights), std::move(qkv), options));
   encoder->packed_layers_ = std::move(packed_layers);
+  encoder->weights_hash_ = encoder->file_->ContentHash();
   if (options.int8) encoder->TryInt8(std::move(int8_layers));
   return encoder;
 }
