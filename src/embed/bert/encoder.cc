@@ -109,6 +109,7 @@ void SoftmaxRows(float* x, int rows, int width) {
 // Activations of a forward pass (encoder.cc's Forward), reused by the next pass on the thread.
 struct Scratch {
   std::vector<float> x, qkv, context, sub, up, scores;
+  std::vector<float> kt;  // A head's keys transposed (AttentionScores).
 };
 
 // v's memory, grown to hold at least n floats (never shrunk: the largest pass sets it).
@@ -355,12 +356,22 @@ void BertEncoder::Forward(std::span<const std::vector<int32_t>> texts, float* ou
       const float* rows = qkv + static_cast<size_t>(span.begin) * qkv_width;
       for (int h = 0; h < heads; ++h) {
         const float* query = rows + static_cast<size_t>(h) * head_size;
-        Gemm(gemm, /*transpose_b=*/true, span.length, span.length, head_size, scale, query,
-             qkv_width, query + hidden, qkv_width, 0.0f, scores, span.length);
+        float* head_context = context + static_cast<size_t>(span.begin) * hidden + h * head_size;
+        if (gemm == GemmBackend::kPacked) {
+          AttentionScores(query, query + hidden, qkv_width, span.length, head_size, scale, scores,
+                          span.length, scratch.kt);
+        } else {
+          Gemm(gemm, /*transpose_b=*/true, span.length, span.length, head_size, scale, query,
+               qkv_width, query + hidden, qkv_width, 0.0f, scores, span.length);
+        }
         SoftmaxRows(scores, span.length, span.length);
-        Gemm(gemm, /*transpose_b=*/false, span.length, head_size, span.length, 1.0f, scores,
-             span.length, query + 2 * hidden, qkv_width, 0.0f,
-             context + static_cast<size_t>(span.begin) * hidden + h * head_size, hidden);
+        if (gemm == GemmBackend::kPacked) {
+          AttentionContext(scores, span.length, query + 2 * hidden, qkv_width, span.length,
+                           head_size, head_context, hidden);
+        } else {
+          Gemm(gemm, /*transpose_b=*/false, span.length, head_size, span.length, 1.0f, scores,
+               span.length, query + 2 * hidden, qkv_width, 0.0f, head_context, hidden);
+        }
       }
     }
     linear(context, hidden, layer.attention_output_weight, int8_of(&Int8Layer::attention_output),
