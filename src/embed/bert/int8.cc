@@ -50,6 +50,13 @@ void KernelPortable(const Int8Activations& x, int m, const Int8Matrix& w, float*
 #if defined(__x86_64__)
 #define STRATA_VNNI __attribute__((target("avx512f,avx512bw,avx512vnni")))
 
+// The four bytes of the tile's row r in group g, as one int32 (to broadcast).
+inline int32_t FourBytes(const uint8_t* rows, int stride, int r, int g) {
+  int32_t four;
+  std::memcpy(&four, rows + static_cast<long>(r) * stride + g * kInt8GroupCols, 4);
+  return four;
+}
+
 // acc + the four-byte dot products of x's u8 and w's s8, lane by lane (vpdpbusd). In inline
 // assembly because GCC 12 compiles the intrinsic in TileVnni's loop with a register copy
 // around every instruction and the accumulators spilled to the stack (half the kernel's time);
@@ -77,9 +84,7 @@ STRATA_VNNI void TileVnni(const Int8Activations& x, int i0, int m, const Int8Mat
       wv[c] = _mm512_loadu_si512(weights + c * block_bytes + static_cast<long>(g) * kGroupBytes);
     }
     for (int r = 0; r < kTileRows; ++r) {
-      int32_t four;
-      std::memcpy(&four, rows + static_cast<long>(r) * x.stride + g * kInt8GroupCols, 4);
-      const __m512i xv = _mm512_set1_epi32(four);
+      const __m512i xv = _mm512_set1_epi32(FourBytes(rows, x.stride, r, g));
       for (int c = 0; c < kBlocks; ++c) acc[r][c] = Dpbusd(acc[r][c], xv, wv[c]);
     }
   }
@@ -136,13 +141,6 @@ STRATA_AVX2 void StoreDequantized(__m256i dot, const Int8Activations& x, int i, 
   const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(width), lanes);
   _mm256_maskstore_ps(out + static_cast<long>(i) * w.rows + j, mask, value);
-}
-
-// The four bytes of row r of the tile at group g, broadcast to every 32-bit lane.
-inline int32_t FourBytes(const uint8_t* rows, int stride, int r, int g) {
-  int32_t four;
-  std::memcpy(&four, rows + static_cast<long>(r) * stride + g * kInt8GroupCols, 4);
-  return four;
 }
 
 #if STRATA_BERT_AVXVNNI
