@@ -3,22 +3,25 @@
 `strata --embedder bert:dir=DIR` in the benchmarks (benchmark/scale/run.py --embedder).
 
 Shape: vocabulary 30,522, hidden 384, 6 layers, 12 heads, intermediate 1,536, 512 positions,
-mean pooling, max_seq_length 256 (as MiniLM's sentence_bert_config.json). Weights have the
-distribution of tests/testing/bert_model.h (k/256 for k uniform in [-128, 127], LayerNorm
-weight 1 + k/1024, biases k/1024), drawn from Python's generator (not the same values).
---weight-scale multiplies the Linear weights: at 1 the model is chaotic (half of all
-attention rows put over 0.9 on one token) and int8 fails its self-check; at 0.5 it passes
-(PERF.md, "The BERT encoder").
+mean pooling, max_seq_length 256 (as MiniLM's sentence_bert_config.json). Values are
+offset + k * step for k uniform in [-128, 127], drawn from Python's generator: embeddings
+k/256, LayerNorm weights 1 + k/1024, biases k/1024 (as tests/testing/bert_model.h), and the
+Linear layers' weights of standard deviation --weight-std (default 0.04, of the order of a
+trained sentence model's, whose Linear weights are a few hundredths). With the tests' k/256
+(standard deviation 0.29) the model is chaotic (half of all attention rows put over 0.9 on
+one token) and the int8 self-check fails (PERF.md, "The BERT encoder"); at 0.04 it holds, so
+`int8=1` runs int8.
 
 The vocabulary holds the special tokens, then the scale corpus's words (benchmark/scale/
 corpus.py) and the digits, each one token, then fillers: a corpus text of N words is about
 N tokens, where a real vocabulary would split some words.
 
-  python3 benchmark/bert/write_model.py DIR [--weight-scale 0.5]
+  python3 benchmark/bert/write_model.py DIR [--weight-std 0.04]
 """
 import argparse
 import array
 import json
+import math
 import os
 import random
 import string
@@ -36,7 +39,7 @@ def values(rng, count, scale, offset=0.0):
     return array.array("f", map(table.__getitem__, rng.randbytes(count))).tobytes()
 
 
-def tensors(seed, weight_scale):
+def tensors(seed, weight_std):
     rng = random.Random(seed)
     out = []
 
@@ -59,7 +62,8 @@ def tensors(seed, weight_scale):
                                  ("attention.output.dense", HIDDEN, HIDDEN),
                                  ("intermediate.dense", INTERMEDIATE, HIDDEN),
                                  ("output.dense", HIDDEN, INTERMEDIATE)):
-            add(at + name + ".weight", [rows, cols], weight_scale / 256)
+            # k uniform in [-128, 127] has a standard deviation of 256 / sqrt(12).
+            add(at + name + ".weight", [rows, cols], weight_std * math.sqrt(12) / 256)
             add(at + name + ".bias", [rows], 1 / 1024)
         for norm in ("attention.output.LayerNorm", "output.LayerNorm"):
             add(at + norm + ".weight", [HIDDEN], 1 / 1024, 1.0)
@@ -94,7 +98,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("dir")
-    parser.add_argument("--weight-scale", type=float, default=1.0)
+    parser.add_argument("--weight-std", type=float, default=0.04,
+                        help="standard deviation of the Linear layers' weights")
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
     os.makedirs(os.path.join(args.dir, "1_Pooling"), exist_ok=True)
@@ -120,7 +125,7 @@ def main():
     with open(os.path.join(args.dir, "vocab.txt"), "w") as f:
         f.write("\n".join(vocabulary()) + "\n")
     write_safetensors(os.path.join(args.dir, "model.safetensors"),
-                      tensors(args.seed, args.weight_scale))
+                      tensors(args.seed, args.weight_std))
 
 
 if __name__ == "__main__":

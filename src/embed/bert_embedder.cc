@@ -35,27 +35,6 @@ uint64_t HashFile(const fs::path& dir, const std::string& name, uint64_t state) 
   return Fnv1a64(bytes, state);
 }
 
-// The safetensors header (its 8-byte length and the JSON that names every tensor's dtype,
-// shape and offsets) and the file's size: what tells one weight file from another without
-// reading gigabytes of weights.
-uint64_t HashSafetensors(const fs::path& path, uint64_t state) {
-  state = Fnv1a64("model.safetensors", state);
-  std::error_code ec;
-  const uintmax_t size = fs::file_size(path, ec);
-  state = Fnv1a64(absl::StrCat(ec ? 0 : size, ":"), state);
-  std::ifstream in(path, std::ios::binary);
-  char len_bytes[8] = {};
-  if (!in.read(len_bytes, 8)) return state;
-  uint64_t len = 0;
-  for (int i = 7; i >= 0; --i) len = (len << 8) | static_cast<unsigned char>(len_bytes[i]);
-  state = Fnv1a64(std::string_view(len_bytes, 8), state);
-  if (len > (uint64_t{100} << 20) || (!ec && len > size)) return state;
-  std::string header(len, '\0');
-  in.read(header.data(), static_cast<std::streamsize>(len));
-  header.resize(static_cast<size_t>(in.gcount()));
-  return Fnv1a64(header, state);
-}
-
 class BertEmbedder final : public Embedder {
  public:
   BertEmbedder(bert::WordPieceTokenizer tokenizer, std::unique_ptr<bert::BertEncoder> encoder,
@@ -101,8 +80,8 @@ absl::StatusOr<std::unique_ptr<Embedder>> MakeBertEmbedder(
       }
       encoder_options.int8 = value == "1";
     } else {
-      return absl::InvalidArgumentError(absl::StrCat("embedder bert: unknown option \"", key,
-                                                     "\" (known: dir, model, int8)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("embedder bert: unknown option \"", key, "\" (known: dir, model, int8)"));
     }
   }
   if (dir_option.empty() == model_option.empty()) {
@@ -139,7 +118,7 @@ absl::StatusOr<std::unique_ptr<Embedder>> MakeBertEmbedder(
                            "tokenizer_config.json", "vocab.txt"}) {
     hash = HashFile(dir, name, hash);
   }
-  hash = HashSafetensors(dir / "model.safetensors", hash);
+  hash = Mix64(Fnv1a64("model.safetensors", hash) ^ (*encoder)->weights_hash());
   const bool cls = (*encoder)->config().pooling == bert::Pooling::kCls;
   std::string model = dir.lexically_normal().filename().string();
   if (model.empty()) model = dir.lexically_normal().parent_path().filename().string();

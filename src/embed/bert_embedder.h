@@ -19,7 +19,7 @@ namespace strata::embed {
 // and sentence_bert_config.json. info(): name "bert", version "1", the hidden size as
 // dimension, options "model=<dir's last component>,pooling=mean|cls,sha=<16 hex>" (and
 // ",dtype=int8" when int8 runs: its vectors differ from fp32's), the hash
-// over the JSON files, vocab.txt and the safetensors header and size, so a changed model
+// over the JSON files, vocab.txt and every byte of model.safetensors, so a changed model
 // gets a new fingerprint. A text with nothing to embed ([CLS][SEP] only) is still encoded:
 // BERT gives it a (unit) vector like any other. Texts longer than the model's max length are
 // cut. Errors: InvalidArgument for neither or both of dir and model, an unknown option or an

@@ -83,6 +83,14 @@ TEST(BertEmbedderTest, FingerprintFollowsTheModel) {
   ASSERT_TRUE(same.ok());
   EXPECT_EQ((*first)->info().Fingerprint(), (*same)->info().Fingerprint());
 
+  // Other weights of the same shapes: the same safetensors header and size.
+  BertModelSpec reseeded;
+  reseeded.seed = 3;
+  WriteBertModel(dir, reseeded);
+  auto reweighted = MakeEmbedder("bert:dir=" + dir);
+  ASSERT_TRUE(reweighted.ok()) << reweighted.status();
+  EXPECT_NE((*first)->info().Fingerprint(), (*reweighted)->info().Fingerprint());
+
   // The same model re-exported in F16: another safetensors header and size.
   BertModelSpec other;
   other.seed = 2;

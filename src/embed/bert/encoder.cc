@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "embed/bert/lanes.h"
 #include "util/status_macros.h"
 
 namespace strata::embed::bert {
@@ -22,12 +23,9 @@ struct Span {
 void LayerNorm(float* x, int rows, int width, const float* weight, const float* bias, float eps) {
   for (int r = 0; r < rows; ++r) {
     float* row = x + static_cast<long>(r) * width;
-    float mean = 0;
-    for (int i = 0; i < width; ++i) mean += row[i];
-    mean /= static_cast<float>(width);
-    float variance = 0;
-    for (int i = 0; i < width; ++i) variance += (row[i] - mean) * (row[i] - mean);
-    variance /= static_cast<float>(width);
+    const float mean = SumOf(row, width) / static_cast<float>(width);
+    const float variance = SumOf(row, width, [mean](float v) { return (v - mean) * (v - mean); }) /
+                           static_cast<float>(width);
     const float inverse = 1.0f / std::sqrt(variance + eps);
     for (int i = 0; i < width; ++i) row[i] = (row[i] - mean) * inverse * weight[i] + bias[i];
   }
@@ -101,13 +99,23 @@ void BiasGelu(float* x, int rows, int width, const float* bias) {
 void SoftmaxRows(float* x, int rows, int width) {
   for (int r = 0; r < rows; ++r) {
     float* row = x + static_cast<long>(r) * width;
-    const float top = *std::max_element(row, row + width);
+    const float top = RangeOf(row, width).high;
     for (int i = 0; i < width; ++i) row[i] = ExpNonPositive(row[i] - top);
-    float sum = 0;
-    for (int i = 0; i < width; ++i) sum += row[i];
-    const float inverse = 1.0f / sum;
+    const float inverse = 1.0f / SumOf(row, width);
     for (int i = 0; i < width; ++i) row[i] *= inverse;
   }
+}
+
+// Activations of a forward pass (encoder.cc's Forward), reused by the next pass on the thread.
+struct Scratch {
+  std::vector<float> x, qkv, context, sub, up, scores;
+  std::vector<float> kt;  // A head's keys transposed (AttentionScores).
+};
+
+// v's memory, grown to hold at least n floats (never shrunk: the largest pass sets it).
+float* Sized(std::vector<float>& v, size_t n) {
+  if (v.size() < n) v.resize(n);
+  return v.data();
 }
 
 // The [rows x cols] matrix `w` as its transpose [cols x rows], in its own memory.
@@ -175,8 +183,8 @@ absl::StatusOr<std::unique_ptr<BertEncoder>> BertEncoder::Open(const std::filesy
     // The portable kernel runs twice as fast over rows of B as over dot products with them.
     for (size_t i = 0; i < weights.layers.size(); ++i) {
       BertLayerWeights& l = weights.layers[i];
-      for (FloatTensor* w : {&qkv[i].weight, &l.attention_output_weight, &l.intermediate_weight,
-                             &l.output_weight}) {
+      for (FloatTensor* w :
+           {&qkv[i].weight, &l.attention_output_weight, &l.intermediate_weight, &l.output_weight}) {
         *w = Transposed(*w);
       }
     }
@@ -195,6 +203,7 @@ absl::StatusOr<std::unique_ptr<BertEncoder>> BertEncoder::Open(const std::filesy
   std::unique_ptr<BertEncoder> encoder(
       new BertEncoder(config, std::move(file), std::move(weights), std::move(qkv), options));
   encoder->packed_layers_ = std::move(packed_layers);
+  encoder->weights_hash_ = encoder->file_->ContentHash();
   if (options.int8) encoder->TryInt8(std::move(int8_layers));
   return encoder;
 }
@@ -283,24 +292,30 @@ void BertEncoder::Forward(std::span<const std::vector<int32_t>> texts, float* ou
     longest = std::max(longest, static_cast<int>(ids.size()));
   }
 
+  // A thread's activations stay allocated between passes: fresh ones (several hundred KB,
+  // from the kernel, zeroed) cost a tenth of a pass in page faults.
+  thread_local Scratch scratch;
+  const size_t cells = static_cast<size_t>(total) * hidden;
   // The residual stream, one row per token of every text.
-  std::vector<float> x(static_cast<size_t>(total) * hidden);
+  float* x = Sized(scratch.x, cells);
   const float* type0 = weights_.token_type_embeddings.data();
   for (size_t t = 0; t < texts.size(); ++t) {
     for (int p = 0; p < spans[t].length; ++p) {
-      float* row = x.data() + static_cast<size_t>(spans[t].begin + p) * hidden;
+      float* row = x + static_cast<size_t>(spans[t].begin + p) * hidden;
       const float* word =
           weights_.word_embeddings.data() + static_cast<size_t>(texts[t][p]) * hidden;
       const float* position = weights_.position_embeddings.data() + static_cast<size_t>(p) * hidden;
       for (int i = 0; i < hidden; ++i) row[i] = word[i] + position[i] + type0[i];
     }
   }
-  LayerNorm(x.data(), total, hidden, weights_.embedding_norm_weight.data(),
+  LayerNorm(x, total, hidden, weights_.embedding_norm_weight.data(),
             weights_.embedding_norm_bias.data(), config_.layer_norm_eps);
 
-  std::vector<float> qkv(x.size() * 3), context(x.size()), sub(x.size());
-  std::vector<float> up(static_cast<size_t>(total) * inner);
-  std::vector<float> scores(static_cast<size_t>(longest) * longest);
+  float* qkv = Sized(scratch.qkv, cells * 3);
+  float* context = Sized(scratch.context, cells);
+  float* sub = Sized(scratch.sub, cells);
+  float* up = Sized(scratch.up, static_cast<size_t>(total) * inner);
+  float* scores = Sized(scratch.scores, static_cast<size_t>(longest) * longest);
   const GemmBackend gemm = options_.gemm;
   // out[total x n] = in[total x width] * weight^T, weight [n x width] as torch keeps it, or
   // its transpose [width x n] for the portable kernel.
@@ -334,41 +349,50 @@ void BertEncoder::Forward(std::span<const std::vector<int32_t>> texts, float* ou
       return packed != nullptr ? &(packed->*member) : nullptr;
     };
     // Each token's row of qkv: its query, then its key, then its value.
-    linear(x.data(), hidden, qkv_[l].weight, int8_of(&Int8Layer::qkv), packed_of(&PackedLayer::qkv),
-           qkv_width, qkv.data());
-    AddBias(qkv.data(), total, qkv_width, qkv_[l].bias.data());
+    linear(x, hidden, qkv_[l].weight, int8_of(&Int8Layer::qkv), packed_of(&PackedLayer::qkv),
+           qkv_width, qkv);
+    AddBias(qkv, total, qkv_width, qkv_[l].bias.data());
     for (const Span& span : spans) {
-      const float* rows = qkv.data() + static_cast<size_t>(span.begin) * qkv_width;
+      const float* rows = qkv + static_cast<size_t>(span.begin) * qkv_width;
       for (int h = 0; h < heads; ++h) {
         const float* query = rows + static_cast<size_t>(h) * head_size;
-        Gemm(gemm, /*transpose_b=*/true, span.length, span.length, head_size, scale, query,
-             qkv_width, query + hidden, qkv_width, 0.0f, scores.data(), span.length);
-        SoftmaxRows(scores.data(), span.length, span.length);
-        Gemm(gemm, /*transpose_b=*/false, span.length, head_size, span.length, 1.0f, scores.data(),
-             span.length, query + 2 * hidden, qkv_width, 0.0f,
-             context.data() + static_cast<size_t>(span.begin) * hidden + h * head_size, hidden);
+        float* head_context = context + static_cast<size_t>(span.begin) * hidden + h * head_size;
+        if (gemm == GemmBackend::kPacked) {
+          AttentionScores(query, query + hidden, qkv_width, span.length, head_size, scale, scores,
+                          span.length, scratch.kt);
+        } else {
+          Gemm(gemm, /*transpose_b=*/true, span.length, span.length, head_size, scale, query,
+               qkv_width, query + hidden, qkv_width, 0.0f, scores, span.length);
+        }
+        SoftmaxRows(scores, span.length, span.length);
+        if (gemm == GemmBackend::kPacked) {
+          AttentionContext(scores, span.length, query + 2 * hidden, qkv_width, span.length,
+                           head_size, head_context, hidden);
+        } else {
+          Gemm(gemm, /*transpose_b=*/false, span.length, head_size, span.length, 1.0f, scores,
+               span.length, query + 2 * hidden, qkv_width, 0.0f, head_context, hidden);
+        }
       }
     }
-    linear(context.data(), hidden, layer.attention_output_weight,
-           int8_of(&Int8Layer::attention_output), packed_of(&PackedLayer::attention_output), hidden,
-           sub.data());
-    AddBiasResidual(sub.data(), total, hidden, layer.attention_output_bias.data(), x.data());
-    LayerNorm(x.data(), total, hidden, layer.attention_norm_weight.data(),
+    linear(context, hidden, layer.attention_output_weight, int8_of(&Int8Layer::attention_output),
+           packed_of(&PackedLayer::attention_output), hidden, sub);
+    AddBiasResidual(sub, total, hidden, layer.attention_output_bias.data(), x);
+    LayerNorm(x, total, hidden, layer.attention_norm_weight.data(),
               layer.attention_norm_bias.data(), config_.layer_norm_eps);
 
-    linear(x.data(), hidden, layer.intermediate_weight, int8_of(&Int8Layer::intermediate),
-           packed_of(&PackedLayer::intermediate), inner, up.data());
-    BiasGelu(up.data(), total, inner, layer.intermediate_bias.data());
-    linear(up.data(), inner, layer.output_weight, int8_of(&Int8Layer::output),
-           packed_of(&PackedLayer::output), hidden, sub.data());
-    AddBiasResidual(sub.data(), total, hidden, layer.output_bias.data(), x.data());
-    LayerNorm(x.data(), total, hidden, layer.output_norm_weight.data(),
-              layer.output_norm_bias.data(), config_.layer_norm_eps);
+    linear(x, hidden, layer.intermediate_weight, int8_of(&Int8Layer::intermediate),
+           packed_of(&PackedLayer::intermediate), inner, up);
+    BiasGelu(up, total, inner, layer.intermediate_bias.data());
+    linear(up, inner, layer.output_weight, int8_of(&Int8Layer::output),
+           packed_of(&PackedLayer::output), hidden, sub);
+    AddBiasResidual(sub, total, hidden, layer.output_bias.data(), x);
+    LayerNorm(x, total, hidden, layer.output_norm_weight.data(), layer.output_norm_bias.data(),
+              config_.layer_norm_eps);
   }
 
   for (size_t t = 0; t < texts.size(); ++t) {
     float* pooled = out + t * hidden;
-    const float* first = x.data() + static_cast<size_t>(spans[t].begin) * hidden;
+    const float* first = x + static_cast<size_t>(spans[t].begin) * hidden;
     if (config_.pooling == Pooling::kCls) {
       std::copy(first, first + hidden, pooled);
     } else {

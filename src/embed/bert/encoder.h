@@ -45,6 +45,8 @@ class BertEncoder {
   bool int8() const { return int8_; }
   // The lowest probe cosine between int8 and fp32 vectors; 1 when int8 was not asked for.
   double int8_probe_cosine() const { return int8_probe_cosine_; }
+  // SafetensorsFile::ContentHash of the weights, computed at Open.
+  uint64_t weights_hash() const { return weights_hash_; }
 
   // texts.size() * dimension() floats: for each text (its token ids, special tokens
   // included, all of token type 0) the mean of its last hidden states or its first one (the
@@ -92,6 +94,7 @@ class BertEncoder {
   std::vector<Int8Layer> int8_layers_;  // Empty unless int8_.
   bool int8_ = false;
   double int8_probe_cosine_ = 1.0;
+  uint64_t weights_hash_ = 0;
 };
 
 }  // namespace strata::embed::bert

@@ -172,6 +172,88 @@ STRATA_AVX512 void PackedAvx512(const float* in, int m, const PackedMatrix& w, f
   }
   for (; b < w.panels; ++b) tiles(std::integral_constant<int, 1>(), b);
 }
+
+// Attention products for one head of one text, AVX-512 (AttentionKernelAvailable).
+
+// Rows [0, kRows) of scores = scale * q * kt, columns [16 * c0, 16 * (c0 + kCols)): kt is
+// K transposed, [head_size x stride], zero-padded to a multiple of 16 columns.
+template <int kRows, int kCols>
+STRATA_AVX512 void TileScores(const float* q, int ld, const float* kt, int kt_stride, int head_size,
+                              float scale, int c0, int length, float* scores, int ld_scores) {
+  __m512 acc[kRows][kCols];
+  for (int r = 0; r < kRows; ++r) {
+    for (int c = 0; c < kCols; ++c) acc[r][c] = _mm512_setzero_ps();
+  }
+  for (int d = 0; d < head_size; ++d) {
+    __m512 kv[kCols];
+    for (int c = 0; c < kCols; ++c) {
+      kv[c] = _mm512_loadu_ps(kt + static_cast<long>(d) * kt_stride + (c0 + c) * 16);
+    }
+    for (int r = 0; r < kRows; ++r) {
+      const __m512 a = _mm512_set1_ps(q[static_cast<long>(r) * ld + d]);
+      for (int c = 0; c < kCols; ++c) acc[r][c] = _mm512_fmadd_ps(a, kv[c], acc[r][c]);
+    }
+  }
+  const __m512 s = _mm512_set1_ps(scale);
+  for (int r = 0; r < kRows; ++r) {
+    for (int c = 0; c < kCols; ++c) {
+      const int j = (c0 + c) * 16;
+      const int width = std::min(16, length - j);
+      _mm512_mask_storeu_ps(scores + static_cast<long>(r) * ld_scores + j,
+                            static_cast<__mmask16>((1u << width) - 1), _mm512_mul_ps(acc[r][c], s));
+    }
+  }
+}
+
+template <int kRows>
+STRATA_AVX512 void RowScores(const float* q, int ld, const float* kt, int kt_stride, int head_size,
+                             float scale, int length, float* scores, int ld_scores) {
+  const int blocks = kt_stride / 16;
+  int c = 0;
+  for (; c + 2 <= blocks; c += 2) {
+    TileScores<kRows, 2>(q, ld, kt, kt_stride, head_size, scale, c, length, scores, ld_scores);
+  }
+  for (; c < blocks; ++c) {
+    TileScores<kRows, 1>(q, ld, kt, kt_stride, head_size, scale, c, length, scores, ld_scores);
+  }
+}
+
+// Rows [0, kRows) of context = p * v, kVectors * 16 = head_size floats a row.
+template <int kRows, int kVectors>
+STRATA_AVX512 void RowContext(const float* p, int ld_p, const float* v, int ld, int length,
+                              float* context, int ldc) {
+  __m512 acc[kRows][kVectors];
+  for (int r = 0; r < kRows; ++r) {
+    for (int c = 0; c < kVectors; ++c) acc[r][c] = _mm512_setzero_ps();
+  }
+  for (int j = 0; j < length; ++j) {
+    __m512 vv[kVectors];
+    for (int c = 0; c < kVectors; ++c) {
+      vv[c] = _mm512_loadu_ps(v + static_cast<long>(j) * ld + 16 * c);
+    }
+    for (int r = 0; r < kRows; ++r) {
+      const __m512 a = _mm512_set1_ps(p[static_cast<long>(r) * ld_p + j]);
+      for (int c = 0; c < kVectors; ++c) acc[r][c] = _mm512_fmadd_ps(a, vv[c], acc[r][c]);
+    }
+  }
+  for (int r = 0; r < kRows; ++r) {
+    for (int c = 0; c < kVectors; ++c) {
+      _mm512_storeu_ps(context + static_cast<long>(r) * ldc + 16 * c, acc[r][c]);
+    }
+  }
+}
+
+// Calls body(std::integral_constant<int, kRows>, first row) over [0, length): tiles of
+// kAttentionRows rows, then the rest one at a time.
+constexpr int kAttentionRows = 8;
+template <typename Body>
+void ByRowTiles(int length, Body body) {
+  int i = 0;
+  for (; i + kAttentionRows <= length; i += kAttentionRows) {
+    body(std::integral_constant<int, kAttentionRows>(), i);
+  }
+  for (; i < length; ++i) body(std::integral_constant<int, 1>(), i);
+}
 #endif
 
 }  // namespace
@@ -207,6 +289,55 @@ void PackedLinear(const float* in, int m, const PackedMatrix& weight, float* out
   }
 #endif
   PackedPortable(in, m, weight, out);
+}
+
+bool AttentionKernelAvailable(int head_size) {
+  return PackedKernelAvailable() && (head_size == 32 || head_size == 64);
+}
+
+void AttentionScores(const float* q, const float* k, int ld, int length, int head_size, float scale,
+                     float* scores, int ld_scores, std::vector<float>& kt) {
+#if defined(__x86_64__)
+  if (AttentionKernelAvailable(head_size)) {
+    const int kt_stride = (length + 15) / 16 * 16;
+    kt.assign(static_cast<size_t>(head_size) * kt_stride, 0.0f);
+    for (int j = 0; j < length; ++j) {
+      for (int d = 0; d < head_size; ++d) {
+        kt[static_cast<size_t>(d) * kt_stride + j] = k[static_cast<long>(j) * ld + d];
+      }
+    }
+    ByRowTiles(length, [&](auto rows, int i) {
+      RowScores<decltype(rows)::value>(q + static_cast<long>(i) * ld, ld, kt.data(), kt_stride,
+                                       head_size, scale, length,
+                                       scores + static_cast<long>(i) * ld_scores, ld_scores);
+    });
+    return;
+  }
+#endif
+  (void)kt;
+  Gemm(GemmBackend::kBlas, /*transpose_b=*/true, length, length, head_size, scale, q, ld, k, ld,
+       0.0f, scores, ld_scores);
+}
+
+void AttentionContext(const float* p, int ld_p, const float* v, int ld, int length, int head_size,
+                      float* context, int ldc) {
+#if defined(__x86_64__)
+  if (AttentionKernelAvailable(head_size)) {
+    ByRowTiles(length, [&](auto rows, int i) {
+      constexpr int kRows = decltype(rows)::value;
+      const float* p_rows = p + static_cast<long>(i) * ld_p;
+      float* out = context + static_cast<long>(i) * ldc;
+      if (head_size == 32) {
+        RowContext<kRows, 2>(p_rows, ld_p, v, ld, length, out, ldc);
+      } else {
+        RowContext<kRows, 4>(p_rows, ld_p, v, ld, length, out, ldc);
+      }
+    });
+    return;
+  }
+#endif
+  Gemm(GemmBackend::kBlas, /*transpose_b=*/false, length, head_size, length, 1.0f, p, ld_p, v, ld,
+       0.0f, context, ldc);
 }
 
 bool BlasCompiledIn() { return STRATA_BERT_OPENBLAS != 0; }

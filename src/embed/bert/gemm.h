@@ -9,7 +9,8 @@
 
 namespace strata::embed::bert {
 
-// kPacked: the encoder's Linear layers through PackedLinear, its other products as kBlas.
+// kPacked: the encoder's Linear layers through PackedLinear, attention through
+// AttentionScores and AttentionContext.
 enum class GemmBackend { kBlas, kPortable, kPacked };
 
 // Whether this build links OpenBLAS (found at configure time).
@@ -47,5 +48,17 @@ bool PackedKernelAvailable();
 // out[m x weight.rows] (row stride weight.rows) = in[m x weight.cols] (row stride
 // weight.cols) * weight^T. Thread safety: may run on several threads at once.
 void PackedLinear(const float* in, int m, const PackedMatrix& weight, float* out);
+
+// Attention for one head of one text of `length` tokens, whose query, key and value rows
+// (head_size floats each) sit at row stride `ld`. With AVX-512 and a head size of 32 or 64
+// (AttentionKernelAvailable), kernels of our own: OpenBLAS's calls cost more than the
+// products at these sizes (17% of a drain's CPU). Else through Gemm (kBlas).
+bool AttentionKernelAvailable(int head_size);
+// scores[length x length] (row stride ld_scores) = scale * Q * K^T. `kt`: scratch.
+void AttentionScores(const float* q, const float* k, int ld, int length, int head_size, float scale,
+                     float* scores, int ld_scores, std::vector<float>& kt);
+// context[length x head_size] (row stride ldc) = P[length x length] (row stride ld_p) * V.
+void AttentionContext(const float* p, int ld_p, const float* v, int ld, int length, int head_size,
+                      float* context, int ldc);
 
 }  // namespace strata::embed::bert

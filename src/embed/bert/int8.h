@@ -5,8 +5,8 @@
 // values are mostly on one side of zero, as GELU's are, keeps all 8 bits). Products are summed
 // in int32 and the zero point is taken out with each weight row's precomputed sum:
 //   out[i][j] = float(sum_k xq[i][k] * wq[j][k] - zero[i] * sum_k wq[j][k]) * (sx[i] * sw[j]).
-// Kernels: AVX-512 VNNI (vpdpbusd: u8 x s8, four products a lane, into int32) where the CPU
-// has it (checked at run time), else plain C++; both compute that formula exactly alike.
+// Kernels (Int8Kernel): AVX-512 VNNI, AVX-VNNI, AVX2 and plain C++, the best this CPU has
+// chosen at run time; all compute that formula exactly alike.
 
 #include <cstdint>
 #include <vector>
@@ -50,11 +50,17 @@ struct Int8Activations {
   std::vector<int32_t> zeros;
 };
 
-Int8Activations QuantizeActivations(const float* x, int rows, int cols, int row_multiple = 1);
+// x[rows x cols] into `q` (its memory reused).
+void QuantizeActivations(const float* x, int rows, int cols, int row_multiple, Int8Activations& q);
 
-enum class Int8Kernel { kPortable, kAvx512Vnni };
+// kAvx512Vnni: vpdpbusd on 512 bits (AVX-512 BW and VNNI); kAvxVnni: its 256-bit VEX form
+// (AVX-VNNI, where the compiler supports it); kAvx2: u8 and s8 widened to s16 and vpmaddwd
+// (exact: vpmaddubsw would saturate). Every kernel computes the same integers.
+enum class Int8Kernel { kPortable, kAvx2, kAvxVnni, kAvx512Vnni };
 
-// kAvx512Vnni when this CPU has AVX-512 BW and VNNI, else kPortable.
+// Whether this build and CPU can run `kernel`.
+bool Int8KernelAvailable(Int8Kernel kernel);
+// The fastest available kernel, in the order kAvx512Vnni, kAvxVnni, kAvx2, kPortable.
 Int8Kernel BestInt8Kernel();
 
 // out[m x weight.rows] (row stride weight.rows) = in[m x weight.cols] * weight^T, with `in`

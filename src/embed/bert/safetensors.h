@@ -77,6 +77,11 @@ class SafetensorsFile {
   // Errors: FailedPrecondition for any other dtype.
   absl::StatusOr<FloatTensor> LoadFloat(const TensorInfo& tensor) const;
 
+  // A 64-bit hash of every byte of the file, header and weights (not cryptographic: it tells
+  // one model from another in a fingerprint). Reads the whole mapping (5 ms for 90 MB here,
+  // PERF.md); stable across platforms and releases.
+  uint64_t ContentHash() const;
+
  private:
   SafetensorsFile(std::string path, const uint8_t* map, size_t size);
   absl::Status ParseHeader();
