@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "embed/bert/config.h"
 #include "embed/bert/encoder.h"
+#include "embed/bert/int8.h"
 #include "embed/bert/wordpiece.h"
 #include "embed/model_store.h"
 #include "util/hash.h"
@@ -68,17 +69,20 @@ absl::StatusOr<std::unique_ptr<Embedder>> MakeBertEmbedder(
   std::string dir_option;
   std::string model_option;
   bert::EncoderOptions encoder_options;
+  // auto: int8 where this CPU has a SIMD int8 kernel (3x fp32's speed at ~100 tokens, PERF.md
+  // "The BERT encoder"), else fp32; the encoder's self-check may still keep fp32.
+  encoder_options.int8 = bert::BestInt8Kernel() != bert::Int8Kernel::kPortable;
   for (const auto& [key, value] : options) {
     if (key == "dir") {
       dir_option = value;
     } else if (key == "model") {
       model_option = value;
     } else if (key == "int8") {
-      if (value != "0" && value != "1") {
+      if (value != "0" && value != "1" && value != "auto") {
         return absl::InvalidArgumentError(
-            absl::StrCat("embedder bert: int8 must be 0 or 1, got \"", value, "\""));
+            absl::StrCat("embedder bert: int8 must be 0, 1 or auto, got \"", value, "\""));
       }
-      encoder_options.int8 = value == "1";
+      if (value != "auto") encoder_options.int8 = value == "1";
     } else {
       return absl::InvalidArgumentError(
           absl::StrCat("embedder bert: unknown option \"", key, "\" (known: dir, model, int8)"));

@@ -190,7 +190,9 @@ absl::StatusOr<VerifyReport> VerifyModel(const ModelCard& card, const fs::path& 
   for (const ModelFile& file : card.files) {
     RETURN_IF_ERROR(CheckModelFile(dir / file.path, file).status());
   }
-  ASSIGN_OR_RETURN(std::unique_ptr<Embedder> embedder, MakeBertEmbedder({{"dir", dir.string()}}));
+  // In fp32: the known-answer vector is the reference implementation's.
+  ASSIGN_OR_RETURN(std::unique_ptr<Embedder> embedder,
+                   MakeBertEmbedder({{"dir", dir.string()}, {"int8", "0"}}));
   const std::string input(kKnownAnswerInput);
   ASSIGN_OR_RETURN(const std::vector<float> vector,
                    embedder->Embed(std::span<const std::string>(&input, 1), Role::kDocument));

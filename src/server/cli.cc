@@ -879,8 +879,9 @@ options:
   --embedder SPEC        who turns text into vectors for dense and hybrid recall: builtin
                          (default; no model, no network), openai:url=U,model=M,dim=N,
                          ollama:url=U,model=M,dim=N, bert:dir=PATH (a sentence-
-                         transformers BERT directory, run natively; int8=1 runs its
-                         Linear layers in int8), bert:model=NAME (one installed by
+                         transformers BERT directory, run natively; its Linear
+                         layers in int8 where the CPU has SIMD for it, int8=0 for
+                         fp32), bert:model=NAME (one installed by
                          strata model), or none (keyword recall only);
                          every one but none also takes query_prefix=TEXT and
                          document_prefix=TEXT (bert:model=NAME: its manifest's prefixes)

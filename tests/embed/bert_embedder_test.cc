@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "embed/bert/int8.h"
 #include "embed/registry.h"
 #include "testing/bert_model.h"
 #include "testing/status_matchers.h"
@@ -25,6 +26,7 @@ using ::strata::testing::WriteBertModel;
 using ::strata::testing::WriteBertTokenizer;
 using ::strata::testing::WriteTextFile;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 std::string WriteModel(const TempDir& tmp, const std::string& name, uint64_t seed = 1) {
   const std::filesystem::path dir = tmp.path() / name;
@@ -109,11 +111,17 @@ TEST(BertEmbedderTest, FingerprintFollowsTheModel) {
 TEST(BertEmbedderTest, Int8IsInTheFingerprintWhenItRuns) {
   TempDir tmp;
   const std::string dir = WriteModel(tmp, "m");
-  auto fp32 = MakeEmbedder("bert:dir=" + dir);
-  auto off = MakeEmbedder("bert:dir=" + dir + ",int8=0");
+  auto fp32 = MakeEmbedder("bert:dir=" + dir + ",int8=0");
   auto int8 = MakeEmbedder("bert:dir=" + dir + ",int8=1");
-  ASSERT_TRUE(fp32.ok() && off.ok() && int8.ok()) << int8.status();
-  EXPECT_EQ((*fp32)->info().Fingerprint(), (*off)->info().Fingerprint());
+  auto automatic = MakeEmbedder("bert:dir=" + dir);
+  auto named_auto = MakeEmbedder("bert:dir=" + dir + ",int8=auto");
+  ASSERT_TRUE(fp32.ok() && int8.ok() && automatic.ok() && named_auto.ok()) << int8.status();
+  EXPECT_THAT((*fp32)->info().options, Not(HasSubstr("dtype")));
+  // The default: int8 where a SIMD kernel runs it, else fp32.
+  const bool simd = bert::BestInt8Kernel() != bert::Int8Kernel::kPortable;
+  EXPECT_EQ((*automatic)->info().Fingerprint(),
+            (simd ? *int8 : *fp32)->info().Fingerprint());
+  EXPECT_EQ((*named_auto)->info().Fingerprint(), (*automatic)->info().Fingerprint());
   const std::vector<std::string> texts = {"hello world", "The cat sat on the mat."};
   auto reference = (*fp32)->Embed(texts, Role::kDocument);
   auto quantized = (*int8)->Embed(texts, Role::kDocument);
@@ -123,7 +131,7 @@ TEST(BertEmbedderTest, Int8IsInTheFingerprintWhenItRuns) {
   EXPECT_EQ(runs, (*fp32)->info().Fingerprint() != (*int8)->info().Fingerprint());
   EXPECT_EQ(runs, *reference != *quantized);
   EXPECT_THAT(MakeEmbedder("bert:dir=" + dir + ",int8=yes").status(),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("int8 must be 0 or 1")));
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("int8 must be 0, 1 or auto")));
 }
 
 TEST(BertEmbedderTest, ClearErrors) {
