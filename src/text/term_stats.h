@@ -36,7 +36,7 @@ class TermStats {
   // versions, all are selective.
   absl::StatusOr<SplitTerms> Split(const std::vector<std::string>& terms);
 
-  // The number of versions in the keyword index (FTS5's own row count).
+  // The number of versions in the keyword index (FTS5's own row count; text_totals's).
   absl::StatusOr<int64_t> IndexedRows();
 
  private:

@@ -1,0 +1,455 @@
+#include "text/pg_keyword_index.h"
+
+#include <algorithm>
+#include <charconv>
+#include <limits>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "text/bm25.h"
+#include "text/tokenizer.h"
+#include "util/status_macros.h"
+
+namespace strata::text {
+namespace {
+
+constexpr int64_t kNoLowerBound = std::numeric_limits<int64_t>::min();
+constexpr int64_t kNoUpperBound = std::numeric_limits<int64_t>::max();
+
+// Past the last character a term can hold (U+10FFFF, a noncharacter no token includes): the
+// end of the range of terms that begin with a prefix, compared byte by byte (COLLATE "C").
+constexpr std::string_view kAfterEveryCharacter = "\xF4\x8F\xBF\xBF";
+
+std::string_view StoredTerm(std::string_view term) {
+  if (term.size() <= kMaxStoredTermBytes) return term;
+  size_t length = kMaxStoredTermBytes;
+  while (length > 0 && (static_cast<unsigned char>(term[length]) & 0xC0) == 0x80) --length;
+  return term.substr(0, length);
+}
+
+// A PostgreSQL array literal of `values`, each quoted.
+template <typename Range>
+std::string ArrayLiteral(const Range& values) {
+  std::string out = "{";
+  for (const auto& value : values) {
+    if (out.size() > 1) out += ',';
+    out += '"';
+    for (char c : std::string_view(value)) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    out += '"';
+  }
+  out += '}';
+  return out;
+}
+
+std::string IntArrayLiteral(const std::vector<int64_t>& values) {
+  std::string out = "{";
+  for (int64_t v : values) absl::StrAppend(&out, out.size() > 1 ? "," : "", v);
+  out += '}';
+  return out;
+}
+
+// The integers of an array as PostgreSQL writes it ("{0,3,7}").
+std::vector<int32_t> ParseIntArray(std::string_view text) {
+  std::vector<int32_t> out;
+  const char* p = text.data();
+  const char* end = text.data() + text.size();
+  while (p < end) {
+    if (*p == '-' || (*p >= '0' && *p <= '9')) {
+      int32_t v = 0;
+      p = std::from_chars(p, end, v).ptr;
+      out.push_back(v);
+    } else {
+      ++p;
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Documents
+
+// A field's terms with their positions, as FTS5 indexes a column: a token takes the next
+// position unless it is colocated (an alternative at its predecessor's); the field's length
+// is the count of positions.
+struct FieldTerms {
+  absl::flat_hash_map<std::string, std::vector<int32_t>> positions;
+  int32_t length = 0;
+};
+
+FieldTerms FieldTermsOf(std::string_view value) {
+  FieldTerms field;
+  Tokenize(value, TokenizeMode::kDocument, [&field](const Token& token) {
+    if (!token.colocated || field.length == 0) ++field.length;
+    std::vector<int32_t>& at = field.positions[std::string(StoredTerm(token.term))];
+    if (at.empty() || at.back() != field.length - 1) at.push_back(field.length - 1);
+    return true;
+  });
+  return field;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Queries
+
+// One position of a phrase: any of `terms` (colocated query tokens are alternatives), or,
+// when `prefix`, any term beginning with one of them.
+struct QueryToken {
+  std::vector<std::string> terms;
+  bool prefix = false;
+};
+using PhraseTokens = std::vector<QueryToken>;
+
+// `text` cut as FTS5 cuts a quoted string of a MATCH expression with the strata tokenizer:
+// query mode (prefix mode for `"..." *`, whose last token alone is a prefix). No tokens: the
+// phrase matches nothing.
+PhraseTokens TokensOf(std::string_view text, bool prefix) {
+  PhraseTokens phrase;
+  Tokenize(text, prefix ? TokenizeMode::kPrefixQuery : TokenizeMode::kQuery,
+           [&phrase](const Token& token) {
+             if (!token.colocated || phrase.empty()) phrase.emplace_back();
+             phrase.back().terms.emplace_back(StoredTerm(token.term));
+             return true;
+           });
+  if (prefix && !phrase.empty()) phrase.back().prefix = true;
+  return phrase;
+}
+
+// `match`'s terms and phrases in KeywordMatch order.
+std::vector<PhraseTokens> PhrasesOf(const KeywordMatch& match) {
+  std::vector<PhraseTokens> phrases;
+  for (const std::string& term : match.terms) phrases.push_back(TokensOf(term, false));
+  for (const QueryPhrase& phrase : match.phrases) {
+    phrases.push_back(TokensOf(phrase.text, phrase.prefix));
+  }
+  return phrases;
+}
+
+// Whether every phrase is one exact token: then a version matches when it holds any of their
+// terms, which SQL can tell without positions.
+bool AllSingleTerms(const std::vector<PhraseTokens>& phrases) {
+  return std::all_of(phrases.begin(), phrases.end(), [](const PhraseTokens& p) {
+    return p.size() <= 1 && (p.empty() || !p[0].prefix);
+  });
+}
+
+std::vector<std::string> TermsOf(const std::vector<PhraseTokens>& phrases, bool prefix) {
+  std::vector<std::string> terms;
+  for (const PhraseTokens& phrase : phrases) {
+    for (const QueryToken& token : phrase) {
+      if (token.prefix != prefix) continue;
+      terms.insert(terms.end(), token.terms.begin(), token.terms.end());
+    }
+  }
+  std::sort(terms.begin(), terms.end());
+  terms.erase(std::unique(terms.begin(), terms.end()), terms.end());
+  return terms;
+}
+
+struct Posting {
+  int64_t version_id;
+  int field;
+  std::vector<int32_t> positions;
+};
+
+// The postings a query reads: by term for exact tokens, by prefix for prefix tokens.
+struct Postings {
+  absl::flat_hash_map<std::string, std::vector<Posting>> exact;
+  absl::flat_hash_map<std::string, std::vector<Posting>> prefixed;
+};
+
+// Version id and field.
+using FieldOf = std::pair<int64_t, int>;
+
+}  // namespace
+
+absl::Status PgKeywordIndex::Add(int64_t version_id, std::string_view text, std::string_view key,
+                                 std::string_view category) {
+  const std::string_view values[kFields] = {text, key, category};
+  std::vector<std::string_view> terms;
+  std::vector<std::string> fields;
+  std::vector<std::string> positions;
+  std::vector<int64_t> lengths;
+  FieldTerms field_terms[kFields];
+  for (int f = 0; f < kFields; ++f) {
+    field_terms[f] = FieldTermsOf(values[f]);
+    lengths.push_back(field_terms[f].length);
+    for (const auto& [term, at] : field_terms[f].positions) {
+      terms.push_back(term);
+      fields.push_back(absl::StrCat(f));
+      positions.push_back(IntArrayLiteral(std::vector<int64_t>(at.begin(), at.end())));
+    }
+  }
+  // Writers take turns (store::Transaction), so the statistics' rows see no race.
+  ASSIGN_OR_RETURN(
+      store::Stmt s,
+      db_->Prepare("WITH p AS (SELECT * FROM unnest(CAST(?2 AS text[]), CAST(?3 AS smallint[]), "
+                   "CAST(?4 AS text[])) AS u (term, field, positions)), "
+                   "postings AS (INSERT INTO text_postings (term, field, version_id, positions) "
+                   "SELECT term, field, CAST(?1 AS bigint), CAST(positions AS integer[]) FROM p), "
+                   "stats AS (INSERT INTO text_term_stats (term, field, documents) "
+                   "SELECT term, field, 1 FROM p ON CONFLICT (term, field) "
+                   "DO UPDATE SET documents = text_term_stats.documents + 1), "
+                   "document AS (INSERT INTO text_documents (version_id, lengths) "
+                   "VALUES (CAST(?1 AS bigint), CAST(?5 AS integer[]))) "
+                   "INSERT INTO text_totals (field, documents, tokens) "
+                   "SELECT f - 1, 1, (CAST(?5 AS integer[]))[f] FROM generate_series(1, 3) AS f "
+                   "ON CONFLICT (field) DO UPDATE SET documents = text_totals.documents + 1, "
+                   "tokens = text_totals.tokens + excluded.tokens"));
+  s.Bind(1, version_id)
+      .Bind(2, ArrayLiteral(terms))
+      .Bind(3, ArrayLiteral(fields))
+      .Bind(4, ArrayLiteral(positions))
+      .Bind(5, IntArrayLiteral(lengths));
+  return s.Run();
+}
+
+absl::Status PgKeywordIndex::Remove(int64_t version_id) {
+  ASSIGN_OR_RETURN(
+      store::Stmt s,
+      db_->Prepare(
+          "WITH gone AS (DELETE FROM text_postings WHERE version_id = CAST(?1 AS bigint) "
+          "RETURNING term, field), "
+          "stats AS (UPDATE text_term_stats AS s SET documents = s.documents - 1 FROM gone AS g "
+          "WHERE s.term = g.term AND s.field = g.field), "
+          "document AS (DELETE FROM text_documents WHERE version_id = CAST(?1 AS bigint) "
+          "RETURNING lengths) "
+          "UPDATE text_totals AS t SET documents = t.documents - 1, "
+          "tokens = t.tokens - d.lengths[t.field + 1] FROM document AS d"));
+  s.Bind(1, version_id);
+  return s.Run();
+}
+
+namespace {
+
+// Reads the postings of `phrases`' tokens for versions with ids in (after, before): one
+// statement for the exact terms, one a prefix.
+absl::StatusOr<Postings> ReadPostings(store::Db& db, const std::vector<PhraseTokens>& phrases,
+                                      int64_t after, int64_t before) {
+  Postings postings;
+  auto read = [](store::Stmt& s, std::vector<Posting>* list,
+                 absl::flat_hash_map<std::string, std::vector<Posting>>* by_term) -> absl::Status {
+    while (true) {
+      ASSIGN_OR_RETURN(const bool row, s.Step());
+      if (!row) return absl::OkStatus();
+      std::vector<Posting>& into = list != nullptr ? *list : (*by_term)[std::string(s.Text(0))];
+      into.push_back({.version_id = s.Int(2),
+                      .field = static_cast<int>(s.Int(1)),
+                      .positions = ParseIntArray(s.Text(3))});
+    }
+  };
+  if (const std::vector<std::string> exact = TermsOf(phrases, false); !exact.empty()) {
+    ASSIGN_OR_RETURN(store::Stmt s,
+                     db.Prepare("SELECT term, field, version_id, positions FROM text_postings "
+                                "WHERE term = ANY(CAST(?1 AS text[])) AND version_id > ?2 "
+                                "AND version_id < ?3"));
+    s.Bind(1, ArrayLiteral(exact)).Bind(2, after).Bind(3, before);
+    RETURN_IF_ERROR(read(s, nullptr, &postings.exact));
+  }
+  for (const std::string& prefix : TermsOf(phrases, true)) {
+    ASSIGN_OR_RETURN(store::Stmt s,
+                     db.Prepare("SELECT term, field, version_id, positions FROM text_postings "
+                                "WHERE term >= ?1 AND term < ?2 AND version_id > ?3 "
+                                "AND version_id < ?4"));
+    s.Bind(1, prefix)
+        .Bind(2, prefix + std::string(kAfterEveryCharacter))
+        .Bind(3, after)
+        .Bind(4, before);
+    RETURN_IF_ERROR(read(s, &postings.prefixed[prefix], nullptr));
+  }
+  return postings;
+}
+
+// The instances of `phrase` in each field of each version holding it: the positions where
+// its tokens stand one after another (FTS5's instances, which BM25 counts).
+absl::flat_hash_map<FieldOf, int64_t> Instances(const PhraseTokens& phrase,
+                                                const Postings& postings) {
+  absl::flat_hash_map<FieldOf, int64_t> instances;
+  if (phrase.empty()) return instances;
+  // Token k's positions in each field: the union of its alternatives'.
+  std::vector<absl::flat_hash_map<FieldOf, std::vector<int32_t>>> at(phrase.size());
+  for (size_t k = 0; k < phrase.size(); ++k) {
+    const auto& source = phrase[k].prefix ? postings.prefixed : postings.exact;
+    size_t lists = 0;
+    for (const std::string& term : phrase[k].terms) {
+      const auto it = source.find(term);
+      if (it == source.end()) continue;
+      ++lists;
+      for (const Posting& p : it->second) {
+        std::vector<int32_t>& into = at[k][FieldOf(p.version_id, p.field)];
+        into.insert(into.end(), p.positions.begin(), p.positions.end());
+      }
+    }
+    // One list is sorted and unique already; a prefix's gathers several terms.
+    if (lists > 1 || phrase[k].prefix) {
+      for (auto& [field, positions] : at[k]) {
+        std::sort(positions.begin(), positions.end());
+        positions.erase(std::unique(positions.begin(), positions.end()), positions.end());
+      }
+    }
+  }
+  std::vector<const std::vector<int32_t>*> rest(phrase.size());
+  for (const auto& [field, first] : at[0]) {
+    int64_t count = 0;
+    if (phrase.size() == 1) {
+      count = static_cast<int64_t>(first.size());
+    } else {
+      bool everywhere = true;
+      for (size_t k = 1; k < phrase.size() && everywhere; ++k) {
+        const auto it = at[k].find(field);
+        everywhere = it != at[k].end();
+        if (everywhere) rest[k] = &it->second;
+      }
+      if (!everywhere) continue;
+      for (const int32_t start : first) {
+        bool whole = true;
+        for (size_t k = 1; k < phrase.size() && whole; ++k) {
+          whole =
+              std::binary_search(rest[k]->begin(), rest[k]->end(), start + static_cast<int32_t>(k));
+        }
+        count += whole;
+      }
+    }
+    if (count > 0) instances[field] = count;
+  }
+  return instances;
+}
+
+// The versions matching any of `phrases` among `postings`.
+absl::flat_hash_set<int64_t> MatchingVersions(const std::vector<PhraseTokens>& phrases,
+                                              const Postings& postings) {
+  absl::flat_hash_set<int64_t> versions;
+  for (const PhraseTokens& phrase : phrases) {
+    for (const auto& [field, count] : Instances(phrase, postings)) versions.insert(field.first);
+  }
+  return versions;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<RankedMatch>> PgKeywordIndex::Rank(const KeywordMatch& match,
+                                                              int64_t offset, int64_t limit) {
+  const std::vector<PhraseTokens> phrases = PhrasesOf(match);
+  ASSIGN_OR_RETURN(const Postings postings,
+                   ReadPostings(*db_, phrases, kNoLowerBound, kNoUpperBound));
+  // FTS5's statistics: rows, and tokens in all columns.
+  int64_t rows = 0;
+  int64_t tokens = 0;
+  {
+    ASSIGN_OR_RETURN(store::Stmt s,
+                     db_->Prepare("SELECT field, documents, tokens FROM text_totals"));
+    while (true) {
+      ASSIGN_OR_RETURN(const bool row, s.Step());
+      if (!row) break;
+      if (s.Int(0) == 0) rows = s.Int(1);
+      tokens += s.Int(2);
+    }
+  }
+  struct Scored {
+    std::vector<double> freq;  // By phrase: its instances, each weighted by its field's weight.
+    uint64_t phrases = 0;
+  };
+  absl::flat_hash_map<int64_t, Scored> matches;
+  std::vector<double> idf(phrases.size());
+  for (size_t p = 0; p < phrases.size(); ++p) {
+    absl::flat_hash_set<int64_t> holding;
+    for (const auto& [field, count] : Instances(phrases[p], postings)) {
+      holding.insert(field.first);
+      Scored& scored = matches[field.first];
+      if (scored.freq.empty()) scored.freq.assign(phrases.size(), 0.0);
+      scored.freq[p] += static_cast<double>(count) * kFieldWeights[field.second];
+      if (p < 64) scored.phrases |= uint64_t{1} << p;
+    }
+    idf[p] = Bm25Idf(rows, static_cast<int64_t>(holding.size()));
+  }
+  std::vector<RankedMatch> ranked;
+  if (matches.empty()) return ranked;
+  std::vector<int64_t> ids;
+  ids.reserve(matches.size());
+  for (const auto& [id, scored] : matches) ids.push_back(id);
+  const double mean_length = static_cast<double>(tokens) / static_cast<double>(rows);
+  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare("SELECT version_id, lengths FROM text_documents "
+                                               "WHERE version_id = ANY(CAST(?1 AS bigint[]))"));
+  s.Bind(1, IntArrayLiteral(ids));
+  ranked.reserve(matches.size());
+  while (true) {
+    ASSIGN_OR_RETURN(const bool row, s.Step());
+    if (!row) break;
+    const auto it = matches.find(s.Int(0));
+    if (it == matches.end()) continue;
+    int64_t length = 0;
+    for (const int32_t n : ParseIntArray(s.Text(1))) length += n;
+    ranked.push_back({.version_id = it->first,
+                      .score = Bm25Score(idf, it->second.freq, length, mean_length),
+                      .phrases = it->second.phrases});
+  }
+  const auto better = [](const RankedMatch& a, const RankedMatch& b) {
+    return a.score != b.score ? a.score > b.score : a.version_id < b.version_id;
+  };
+  const size_t begin = static_cast<size_t>(std::clamp<int64_t>(offset, 0, ranked.size()));
+  const size_t end = static_cast<size_t>(
+      std::clamp<int64_t>(limit < 0 ? ranked.size() : offset + limit, begin, ranked.size()));
+  std::partial_sort(ranked.begin(), ranked.begin() + end, ranked.end(), better);
+  ranked.erase(ranked.begin() + end, ranked.end());
+  ranked.erase(ranked.begin(), ranked.begin() + begin);
+  return ranked;
+}
+
+absl::StatusOr<std::vector<int64_t>> PgKeywordIndex::NewestMatches(const KeywordMatch& match,
+                                                                   int64_t before, int64_t limit) {
+  const std::vector<PhraseTokens> phrases = PhrasesOf(match);
+  if (AllSingleTerms(phrases)) {
+    const std::vector<std::string> terms = TermsOf(phrases, false);
+    if (terms.empty()) return std::vector<int64_t>();
+    ASSIGN_OR_RETURN(store::Stmt s,
+                     db_->Prepare("SELECT version_id FROM text_postings "
+                                  "WHERE term = ANY(CAST(?1 AS text[])) AND version_id < ?2 "
+                                  "GROUP BY version_id ORDER BY version_id DESC LIMIT ?3"));
+    s.Bind(1, ArrayLiteral(terms)).Bind(2, before).Bind(3, limit);
+    return s.Ints();
+  }
+  ASSIGN_OR_RETURN(const Postings postings, ReadPostings(*db_, phrases, kNoLowerBound, before));
+  const absl::flat_hash_set<int64_t> matching = MatchingVersions(phrases, postings);
+  std::vector<int64_t> newest(matching.begin(), matching.end());
+  std::sort(newest.begin(), newest.end(), std::greater<>());
+  if (limit >= 0 && static_cast<int64_t>(newest.size()) > limit) newest.resize(limit);
+  return newest;
+}
+
+absl::StatusOr<int64_t> PgKeywordIndex::IndexedRows() {
+  ASSIGN_OR_RETURN(store::Stmt s,
+                   db_->Prepare("SELECT documents FROM text_totals WHERE field = 0"));
+  ASSIGN_OR_RETURN(const bool row, s.Step());
+  return row ? s.Int(0) : int64_t{0};
+}
+
+absl::StatusOr<bool> PgKeywordIndex::MatchesMoreThan(const std::string& term, int64_t after,
+                                                     int64_t count) {
+  const std::vector<PhraseTokens> phrases = {TokensOf(term, false)};
+  if (!AllSingleTerms(phrases)) {
+    ASSIGN_OR_RETURN(const Postings postings, ReadPostings(*db_, phrases, after, kNoUpperBound));
+    return static_cast<int64_t>(MatchingVersions(phrases, postings).size()) > count;
+  }
+  const std::string terms = ArrayLiteral(TermsOf(phrases, false));
+  {
+    // The documents of each term and field, summed: at least the versions holding any.
+    ASSIGN_OR_RETURN(store::Stmt s,
+                     db_->Prepare("SELECT coalesce(sum(documents), 0) FROM text_term_stats "
+                                  "WHERE term = ANY(CAST(?1 AS text[]))"));
+    s.Bind(1, terms);
+    ASSIGN_OR_RETURN(const bool row, s.Step());
+    if (!row || s.Int(0) <= count) return false;
+  }
+  ASSIGN_OR_RETURN(store::Stmt s,
+                   db_->Prepare("SELECT count(*) FROM (SELECT version_id FROM text_postings "
+                                "WHERE term = ANY(CAST(?1 AS text[])) AND version_id > ?2 "
+                                "GROUP BY version_id LIMIT ?3) AS m"));
+  s.Bind(1, terms).Bind(2, after).Bind(3, count + 1);
+  ASSIGN_OR_RETURN(const bool row, s.Step());
+  return row && s.Int(0) > count;
+}
+
+}  // namespace strata::text
