@@ -12,6 +12,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -36,6 +37,7 @@ using ::strata::testing::IsOkAndHolds;
 using ::testing::Contains;
 using ::testing::IsEmpty;
 using ::testing::Not;
+using ::testing::UnorderedElementsAre;
 
 struct Document {
   int64_t id;
@@ -43,6 +45,12 @@ struct Document {
   std::string key;
   std::string category;
 };
+
+std::string Repeat(std::string_view text, int times) {
+  std::string out;
+  for (int i = 0; i < times; ++i) out += text;
+  return out;
+}
 
 // Hand-written versions with what recall's queries meet: repeated terms, adjacent words,
 // identifiers, a commit hash, stems, diacritics, Chinese, Japanese and Korean.
@@ -69,6 +77,11 @@ std::vector<Document> HandWritten() {
       {18, R"("")", "empty-body", "notes"},
       {19, R"("language language language programming")", "lang-lang", "notes"},
       {20, R"("systems programming in rust and go")", "rust", "language"},
+      // Words longer than PostgreSQL keeps whole (kMaxStoredTermBytes), alike in their first
+      // 1,024 bytes, met by a prefix.
+      {21, absl::StrCat("\"build ", Repeat("a1", 1500), " then ", Repeat("a1", 1500), "ff\""),
+       "long", "notes"},
+      {22, absl::StrCat("\"", Repeat("a1", 1500), "b2 build\""), "long-too", "notes"},
   };
 }
 
@@ -115,6 +128,7 @@ std::vector<KeywordMatch> Queries() {
       "the and of",
       "zzzznotthere",
       "language design notes incidents",
+      "a1a1a1a1 build",
   };
   std::vector<KeywordMatch> queries;
   for (const char* text : kTexts) {
@@ -232,6 +246,11 @@ TEST_F(KeywordEnginesTest, RankAndNewestMatchesAlike) {
   }
   EXPECT_THAT(ids, Contains(5));  // Only a prefix of its hash.
   EXPECT_THAT(ids, Contains(6));
+  ids.clear();
+  for (const RankedMatch& m : RankAlike({.phrases = ParseQuery("a1a1a1a1").phrases}, 0, 1000)) {
+    ids.push_back(m.version_id);
+  }
+  EXPECT_THAT(ids, UnorderedElementsAre(21, 22));
 }
 
 TEST_F(KeywordEnginesTest, RemovalsAndReAddsAlike) {
@@ -254,8 +273,9 @@ TEST_F(KeywordEnginesTest, RemovalsAndReAddsAlike) {
   EXPECT_THAT(NewestAlike({.terms = {"rust"}}, std::nullopt, 1000), Contains(1));
   TermStats sqlite_stats(sqlite_.get());
   TermStats pg_stats(pg_.get());
-  EXPECT_THAT(pg_stats.IndexedRows(), IsOkAndHolds(int64_t{20 + 150 - 5 + 3}));
-  EXPECT_THAT(sqlite_stats.IndexedRows(), IsOkAndHolds(int64_t{20 + 150 - 5 + 3}));
+  const int64_t indexed = static_cast<int64_t>(hand.size() + drawn.size()) - 5 + 3;
+  EXPECT_THAT(pg_stats.IndexedRows(), IsOkAndHolds(indexed));
+  EXPECT_THAT(sqlite_stats.IndexedRows(), IsOkAndHolds(indexed));
 }
 
 TEST_F(KeywordEnginesTest, EmptyQueriesAndAbsentTermsMatchNothing) {
