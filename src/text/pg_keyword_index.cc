@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 #include <limits>
 #include <utility>
 
@@ -18,9 +19,9 @@ namespace {
 constexpr int64_t kNoLowerBound = std::numeric_limits<int64_t>::min();
 constexpr int64_t kNoUpperBound = std::numeric_limits<int64_t>::max();
 
-// Past the last character a term can hold (U+10FFFF, a noncharacter no token includes): the
-// end of the range of terms that begin with a prefix, compared byte by byte (COLLATE "C").
-constexpr std::string_view kAfterEveryCharacter = "\xF4\x8F\xBF\xBF";
+// The last character (U+10FFFF, a noncharacter no token holds): a prefix followed by it ends
+// the range of the terms that begin with the prefix, compared byte by byte (COLLATE "C").
+constexpr std::string_view kLastCharacter = "\xF4\x8F\xBF\xBF";
 
 std::string_view StoredTerm(std::string_view term) {
   if (term.size() <= kMaxStoredTermBytes) return term;
@@ -155,10 +156,14 @@ struct Posting {
   std::vector<int32_t> positions;
 };
 
-// The postings a query reads: by term for exact tokens, by prefix for prefix tokens.
+// What a query reads: the postings by term for exact tokens, by prefix for prefix tokens;
+// the length (tokens in all fields) of each version they are in; FTS5's totals.
 struct Postings {
   absl::flat_hash_map<std::string, std::vector<Posting>> exact;
   absl::flat_hash_map<std::string, std::vector<Posting>> prefixed;
+  absl::flat_hash_map<int64_t, int64_t> lengths;
+  int64_t rows = 0;    // Indexed versions.
+  int64_t tokens = 0;  // In all of them, all fields.
 };
 
 // Version id and field.
@@ -225,40 +230,51 @@ absl::Status PgKeywordIndex::Remove(int64_t version_id) {
 
 namespace {
 
-// Reads the postings of `phrases`' tokens for versions with ids in (after, before): one
-// statement for the exact terms, one a prefix.
+// Reads what a query on `phrases` needs, for versions with ids in (after, before), in one
+// statement: each token's term, or range of terms for a prefix (to its last character, which
+// no token holds), joined to the index's postings, rows by lookup number; then the postings'
+// versions' lengths (lookup -1) and the totals (0).
 absl::StatusOr<Postings> ReadPostings(store::Db& db, const std::vector<PhraseTokens>& phrases,
                                       int64_t after, int64_t before) {
+  const std::vector<std::string> exact = TermsOf(phrases, false);
+  const std::vector<std::string> prefixes = TermsOf(phrases, true);
+  std::vector<std::string> highs = exact;
+  for (const std::string& prefix : prefixes) highs.push_back(prefix + std::string(kLastCharacter));
+  std::vector<std::string> lows = exact;
+  lows.insert(lows.end(), prefixes.begin(), prefixes.end());
+  ASSIGN_OR_RETURN(
+      store::Stmt s,
+      db.Prepare("WITH r AS (SELECT * FROM unnest(CAST(?1 AS text[]), CAST(?2 AS text[])) "
+                 "WITH ORDINALITY AS r (low, high, lookup)), "
+                 "p AS (SELECT r.lookup, t.field, t.version_id, t.positions FROM r CROSS JOIN "
+                 "LATERAL (SELECT field, version_id, positions FROM text_postings "
+                 "WHERE term >= r.low AND term <= r.high AND version_id > ?3 "
+                 "AND version_id < ?4) AS t) "
+                 "SELECT lookup, field, version_id, CAST(positions AS text) FROM p "
+                 "UNION ALL SELECT -1, NULL, version_id, CAST(lengths AS text) "
+                 "FROM text_documents WHERE version_id IN (SELECT version_id FROM p) "
+                 "UNION ALL SELECT 0, field, documents, CAST(tokens AS text) FROM text_totals"));
+  s.Bind(1, ArrayLiteral(lows)).Bind(2, ArrayLiteral(highs)).Bind(3, after).Bind(4, before);
   Postings postings;
-  auto read = [](store::Stmt& s, std::vector<Posting>* list,
-                 absl::flat_hash_map<std::string, std::vector<Posting>>* by_term) -> absl::Status {
-    while (true) {
-      ASSIGN_OR_RETURN(const bool row, s.Step());
-      if (!row) return absl::OkStatus();
-      std::vector<Posting>& into = list != nullptr ? *list : (*by_term)[std::string(s.Text(0))];
+  while (true) {
+    ASSIGN_OR_RETURN(const bool row, s.Step());
+    if (!row) break;
+    const int64_t lookup = s.Int(0);
+    if (lookup == 0) {
+      if (s.Int(1) == 0) postings.rows = s.Int(2);
+      postings.tokens += std::strtoll(std::string(s.Text(3)).c_str(), nullptr, 10);
+    } else if (lookup < 0) {
+      int64_t length = 0;
+      for (const int32_t n : ParseIntArray(s.Text(3))) length += n;
+      postings.lengths[s.Int(2)] = length;
+    } else {
+      const size_t i = static_cast<size_t>(lookup - 1);
+      std::vector<Posting>& into = i < exact.size() ? postings.exact[exact[i]]
+                                                    : postings.prefixed[prefixes[i - exact.size()]];
       into.push_back({.version_id = s.Int(2),
                       .field = static_cast<int>(s.Int(1)),
                       .positions = ParseIntArray(s.Text(3))});
     }
-  };
-  if (const std::vector<std::string> exact = TermsOf(phrases, false); !exact.empty()) {
-    ASSIGN_OR_RETURN(store::Stmt s,
-                     db.Prepare("SELECT term, field, version_id, positions FROM text_postings "
-                                "WHERE term = ANY(CAST(?1 AS text[])) AND version_id > ?2 "
-                                "AND version_id < ?3"));
-    s.Bind(1, ArrayLiteral(exact)).Bind(2, after).Bind(3, before);
-    RETURN_IF_ERROR(read(s, nullptr, &postings.exact));
-  }
-  for (const std::string& prefix : TermsOf(phrases, true)) {
-    ASSIGN_OR_RETURN(store::Stmt s,
-                     db.Prepare("SELECT term, field, version_id, positions FROM text_postings "
-                                "WHERE term >= ?1 AND term < ?2 AND version_id > ?3 "
-                                "AND version_id < ?4"));
-    s.Bind(1, prefix)
-        .Bind(2, prefix + std::string(kAfterEveryCharacter))
-        .Bind(3, after)
-        .Bind(4, before);
-    RETURN_IF_ERROR(read(s, &postings.prefixed[prefix], nullptr));
   }
   return postings;
 }
@@ -335,19 +351,6 @@ absl::StatusOr<std::vector<RankedMatch>> PgKeywordIndex::Rank(const KeywordMatch
   const std::vector<PhraseTokens> phrases = PhrasesOf(match);
   ASSIGN_OR_RETURN(const Postings postings,
                    ReadPostings(*db_, phrases, kNoLowerBound, kNoUpperBound));
-  // FTS5's statistics: rows, and tokens in all columns.
-  int64_t rows = 0;
-  int64_t tokens = 0;
-  {
-    ASSIGN_OR_RETURN(store::Stmt s,
-                     db_->Prepare("SELECT field, documents, tokens FROM text_totals"));
-    while (true) {
-      ASSIGN_OR_RETURN(const bool row, s.Step());
-      if (!row) break;
-      if (s.Int(0) == 0) rows = s.Int(1);
-      tokens += s.Int(2);
-    }
-  }
   struct Scored {
     std::vector<double> freq;  // By phrase: its instances, each weighted by its field's weight.
     uint64_t phrases = 0;
@@ -363,28 +366,20 @@ absl::StatusOr<std::vector<RankedMatch>> PgKeywordIndex::Rank(const KeywordMatch
       scored.freq[p] += static_cast<double>(count) * kFieldWeights[field.second];
       if (p < 64) scored.phrases |= uint64_t{1} << p;
     }
-    idf[p] = Bm25Idf(rows, static_cast<int64_t>(holding.size()));
+    idf[p] = Bm25Idf(postings.rows, static_cast<int64_t>(holding.size()));
   }
+  const double mean_length =
+      static_cast<double>(postings.tokens) / static_cast<double>(postings.rows);
   std::vector<RankedMatch> ranked;
-  if (matches.empty()) return ranked;
-  std::vector<int64_t> ids;
-  ids.reserve(matches.size());
-  for (const auto& [id, scored] : matches) ids.push_back(id);
-  const double mean_length = static_cast<double>(tokens) / static_cast<double>(rows);
-  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare("SELECT version_id, lengths FROM text_documents "
-                                               "WHERE version_id = ANY(CAST(?1 AS bigint[]))"));
-  s.Bind(1, IntArrayLiteral(ids));
   ranked.reserve(matches.size());
-  while (true) {
-    ASSIGN_OR_RETURN(const bool row, s.Step());
-    if (!row) break;
-    const auto it = matches.find(s.Int(0));
-    if (it == matches.end()) continue;
-    int64_t length = 0;
-    for (const int32_t n : ParseIntArray(s.Text(1))) length += n;
-    ranked.push_back({.version_id = it->first,
-                      .score = Bm25Score(idf, it->second.freq, length, mean_length),
-                      .phrases = it->second.phrases});
+  for (const auto& [id, scored] : matches) {
+    // Read in the same snapshot as the postings: a version is there unless a write raced
+    // a read outside a transaction.
+    const auto length = postings.lengths.find(id);
+    if (length == postings.lengths.end()) continue;
+    ranked.push_back({.version_id = id,
+                      .score = Bm25Score(idf, scored.freq, length->second, mean_length),
+                      .phrases = scored.phrases});
   }
   const auto better = [](const RankedMatch& a, const RankedMatch& b) {
     return a.score != b.score ? a.score > b.score : a.version_id < b.version_id;
@@ -426,6 +421,36 @@ absl::StatusOr<int64_t> PgKeywordIndex::IndexedRows() {
   return row ? s.Int(0) : int64_t{0};
 }
 
+absl::StatusOr<std::vector<int64_t>> PgKeywordIndex::UpperBounds(
+    const std::vector<std::string>& terms) {
+  std::vector<int64_t> bounds(terms.size(), 0);
+  std::vector<std::string> alternatives;
+  std::vector<std::string> of_term;  // Each alternative's index in `terms`.
+  for (size_t i = 0; i < terms.size(); ++i) {
+    const PhraseTokens phrase = TokensOf(terms[i], false);
+    if (phrase.size() > 1) bounds[i] = std::numeric_limits<int64_t>::max();
+    if (phrase.size() != 1) continue;
+    for (const std::string& term : phrase[0].terms) {
+      alternatives.push_back(term);
+      of_term.push_back(absl::StrCat(i));
+    }
+  }
+  if (alternatives.empty()) return bounds;
+  // The documents of each term and field, summed: at least the versions holding any.
+  ASSIGN_OR_RETURN(
+      store::Stmt s,
+      db_->Prepare("SELECT q.i, coalesce(sum(s.documents), 0) FROM unnest(CAST(?1 AS text[]), "
+                   "CAST(?2 AS bigint[])) AS q (term, i) LEFT JOIN text_term_stats AS s "
+                   "ON s.term = q.term GROUP BY q.i"));
+  s.Bind(1, ArrayLiteral(alternatives)).Bind(2, ArrayLiteral(of_term));
+  while (true) {
+    ASSIGN_OR_RETURN(const bool row, s.Step());
+    if (!row) break;
+    bounds[static_cast<size_t>(s.Int(0))] = s.Int(1);
+  }
+  return bounds;
+}
+
 absl::StatusOr<bool> PgKeywordIndex::MatchesMoreThan(const std::string& term, int64_t after,
                                                      int64_t count) {
   const std::vector<PhraseTokens> phrases = {TokensOf(term, false)};
@@ -433,21 +458,11 @@ absl::StatusOr<bool> PgKeywordIndex::MatchesMoreThan(const std::string& term, in
     ASSIGN_OR_RETURN(const Postings postings, ReadPostings(*db_, phrases, after, kNoUpperBound));
     return static_cast<int64_t>(MatchingVersions(phrases, postings).size()) > count;
   }
-  const std::string terms = ArrayLiteral(TermsOf(phrases, false));
-  {
-    // The documents of each term and field, summed: at least the versions holding any.
-    ASSIGN_OR_RETURN(store::Stmt s,
-                     db_->Prepare("SELECT coalesce(sum(documents), 0) FROM text_term_stats "
-                                  "WHERE term = ANY(CAST(?1 AS text[]))"));
-    s.Bind(1, terms);
-    ASSIGN_OR_RETURN(const bool row, s.Step());
-    if (!row || s.Int(0) <= count) return false;
-  }
   ASSIGN_OR_RETURN(store::Stmt s,
                    db_->Prepare("SELECT count(*) FROM (SELECT version_id FROM text_postings "
                                 "WHERE term = ANY(CAST(?1 AS text[])) AND version_id > ?2 "
                                 "GROUP BY version_id LIMIT ?3) AS m"));
-  s.Bind(1, terms).Bind(2, after).Bind(3, count + 1);
+  s.Bind(1, ArrayLiteral(TermsOf(phrases, false))).Bind(2, after).Bind(3, count + 1);
   ASSIGN_OR_RETURN(const bool row, s.Step());
   return row && s.Int(0) > count;
 }

@@ -6,9 +6,10 @@
 // text_totals (field, documents, tokens), kept by Add and Remove in the writer's transaction.
 // Terms are text::Tokenize's, positions FTS5's (a colocated token shares its predecessor's),
 // so a query finds what FTS5 finds. Rank reads the postings of the query's terms (positions
-// and all) in one statement, plus one a prefix, and scores them here with text/bm25.h: the
-// same counts give the same double as strata_bm25. Not ts_rank or tsvector: their parsers
-// are not strata's tokenizer and ts_rank is not BM25 (it keeps no document frequencies).
+// and all), their versions' lengths and the totals in one statement, and scores them here
+// with text/bm25.h: the same counts give the same double as strata_bm25. Not ts_rank or tsvector:
+// their parsers are not strata's tokenizer and ts_rank is not BM25 (it keeps no document
+// frequencies).
 
 #include <cstdint>
 #include <string>
@@ -47,8 +48,12 @@ class PgKeywordIndex {
 
   // The number of indexed versions.
   absl::StatusOr<int64_t> IndexedRows();
+  // For each of `terms`, at least the number of versions matching it as a one-term
+  // KeywordMatch does, from text_term_stats in one statement (INT64_MAX for a term the index
+  // cuts into several tokens: a phrase, which has no statistics).
+  absl::StatusOr<std::vector<int64_t>> UpperBounds(const std::vector<std::string>& terms);
   // Whether more than `count` versions with ids above `after` match `term` as a one-term
-  // KeywordMatch does. Most rare terms are told from text_term_stats alone.
+  // KeywordMatch does.
   absl::StatusOr<bool> MatchesMoreThan(const std::string& term, int64_t after, int64_t count);
 
  private:

@@ -26,11 +26,15 @@ absl::StatusOr<int64_t> TermStats::IndexedRows() {
   return static_cast<int64_t>(ReadVarint(s.Text(0), pos));
 }
 
-absl::StatusOr<bool> TermStats::IsCommon(const std::string& term, int64_t rows) {
-  auto it = cache_.find(term);
+std::optional<bool> TermStats::Cached(const std::string& term, int64_t rows) const {
+  const auto it = cache_.find(term);
   if (it != cache_.end() && std::llabs(rows - it->second.rows_at) * 10 <= it->second.rows_at) {
     return it->second.common;
   }
+  return std::nullopt;
+}
+
+absl::StatusOr<bool> TermStats::IsCommon(const std::string& term, int64_t rows, int64_t bound) {
   // Common: in more than half of the index; in an index larger than 2 * kSampleRows, in more
   // than half of its newest kSampleRows version ids (dense but for purges, which only make a
   // term look rarer), which stand for the whole.
@@ -43,7 +47,9 @@ absl::StatusOr<bool> TermStats::IsCommon(const std::string& term, int64_t rows) 
     half = kSampleRows / 2;
   }
   bool common = false;
-  if (db_->dialect() == store::Dialect::kPostgres) {
+  if (bound <= half) {
+    common = false;
+  } else if (db_->dialect() == store::Dialect::kPostgres) {
     ASSIGN_OR_RETURN(common, PgKeywordIndex(db_).MatchesMoreThan(term, after, half));
   } else {
     // Counting stops just past half, so a common term costs at most that.
@@ -67,9 +73,25 @@ absl::StatusOr<SplitTerms> TermStats::Split(const std::vector<std::string>& term
     out.selective = terms;
     return out;
   }
+  std::vector<std::optional<bool>> known;
+  std::vector<std::string> unknown;
   for (const std::string& term : terms) {
-    ASSIGN_OR_RETURN(const bool common, IsCommon(term, rows));
-    (common ? out.common : out.selective).push_back(term);
+    known.push_back(Cached(term, rows));
+    if (!known.back()) unknown.push_back(term);
+  }
+  // On PostgreSQL, the statistics bound every unknown term's matches in one statement: most
+  // rare terms need no count. FTS5 keeps no such statistics.
+  std::vector<int64_t> bounds(unknown.size(), std::numeric_limits<int64_t>::max());
+  if (db_->dialect() == store::Dialect::kPostgres && !unknown.empty()) {
+    ASSIGN_OR_RETURN(bounds, PgKeywordIndex(db_).UpperBounds(unknown));
+  }
+  size_t next_unknown = 0;
+  for (size_t i = 0; i < terms.size(); ++i) {
+    bool common = known[i].value_or(false);
+    if (!known[i]) {
+      ASSIGN_OR_RETURN(common, IsCommon(terms[i], rows, bounds[next_unknown++]));
+    }
+    (common ? out.common : out.selective).push_back(terms[i]);
   }
   if (out.selective.empty()) std::swap(out.selective, out.common);
   return out;
