@@ -47,9 +47,11 @@ std::string ArrayLiteral(const Range& values) {
   return out;
 }
 
-std::string IntArrayLiteral(const std::vector<int64_t>& values) {
+// A PostgreSQL array literal of integers.
+template <typename Range>
+std::string IntArrayLiteral(const Range& values) {
   std::string out = "{";
-  for (int64_t v : values) absl::StrAppend(&out, out.size() > 1 ? "," : "", v);
+  for (const auto v : values) absl::StrAppend(&out, out.size() > 1 ? "," : "", v);
   out += '}';
   return out;
 }
@@ -185,7 +187,7 @@ absl::Status PgKeywordIndex::Add(int64_t version_id, std::string_view text, std:
     for (const auto& [term, at] : field_terms[f].positions) {
       terms.push_back(term);
       fields.push_back(absl::StrCat(f));
-      positions.push_back(IntArrayLiteral(std::vector<int64_t>(at.begin(), at.end())));
+      positions.push_back(IntArrayLiteral(at));
     }
   }
   // Writers take turns (store::Transaction), so the statistics' rows see no race.
