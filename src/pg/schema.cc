@@ -152,6 +152,25 @@ $$;
           ChangeTriggers({"memories", "versions", "retractions", "meta", "aliases", "supersessions",
                           "dedup_keys", "embed_spaces", "embeddings", "text_postings",
                           "text_documents", "text_term_stats", "text_totals"})),
+      // 2: the keyword index as text/pg_keyword_index.h keeps it. Its owner maintains it in
+      // the writer's transaction and nodes read it in place, so its rows go into no change
+      // sequence (a row per posting would be most of a write's) and name no version (FTS5's
+      // table has no foreign keys either; a purge unindexes first). Terms compare byte by
+      // byte, as FTS5's do, so that a prefix is a range of the primary key.
+      R"sql(
+DROP TRIGGER text_postings_changes ON text_postings;
+DROP TRIGGER text_documents_changes ON text_documents;
+DROP TRIGGER text_term_stats_changes ON text_term_stats;
+DROP TRIGGER text_totals_changes ON text_totals;
+ALTER TABLE text_postings DROP CONSTRAINT text_postings_version_id_fkey;
+ALTER TABLE text_documents DROP CONSTRAINT text_documents_version_id_fkey;
+ALTER TABLE text_postings ALTER COLUMN term TYPE TEXT COLLATE "C";
+ALTER TABLE text_term_stats ALTER COLUMN term TYPE TEXT COLLATE "C";
+-- Every write updates text_totals' three rows: vacuumed after a thousand dead versions, not
+-- after 20% of three.
+ALTER TABLE text_totals SET (autovacuum_vacuum_threshold = 1000,
+                             autovacuum_vacuum_scale_factor = 0);
+)sql",
   };
   return *kMigrations;
 }

@@ -213,8 +213,9 @@ absl::StatusOr<std::vector<Recaller::Hit>> Recaller::SparseArm(const RecallReque
   const size_t want = static_cast<size_t>(request.limit);
   std::vector<Hit> hits;
   absl::flat_hash_set<int64_t> seen;  // Versions already returned or skipped by offset.
-  RETURN_IF_ERROR(Collect(visibility, text::MatchExpression(split.selective, phrases), ranked,
-                          request.offset, want, hits, seen));
+  RETURN_IF_ERROR(Collect(
+      visibility, text::KeywordMatch{.terms = split.selective, .phrases = std::move(phrases)},
+      ranked, request.offset, want, hits, seen));
   // Exact: every selective term, or an identifier whole.
   const uint64_t term_bits = (uint64_t{1} << split.selective.size()) - 1;
   const bool all_terms_exact = split.selective.size() >= kMinTermsForExact;
@@ -225,8 +226,8 @@ absl::StatusOr<std::vector<Recaller::Hit>> Recaller::SparseArm(const RecallReque
   if (common == CommonTerms::kFill && static_cast<int>(hits.size()) < request.limit &&
       !split.common.empty()) {
     const int skip = std::max(0, request.offset - static_cast<int>(seen.size()));
-    RETURN_IF_ERROR(Collect(visibility, text::MatchExpression(split.common), /*ranked=*/false, skip,
-                            want, hits, seen));
+    RETURN_IF_ERROR(Collect(visibility, text::KeywordMatch{.terms = split.common},
+                            /*ranked=*/false, skip, want, hits, seen));
   }
   return hits;
 }
@@ -322,7 +323,7 @@ bool Recaller::Take(const temporal::VisibleVersion& v, double score, uint64_t ph
   return hits.size() < want;
 }
 
-absl::Status Recaller::Collect(temporal::Visibility& visibility, const std::string& match,
+absl::Status Recaller::Collect(temporal::Visibility& visibility, const text::KeywordMatch& match,
                                bool ranked, int skip, size_t want, std::vector<Hit>& hits,
                                absl::flat_hash_set<int64_t>& seen) {
   if (match.empty()) {  // A listing: every visible version, newest first.

@@ -11,6 +11,7 @@
 #include "store/db.h"
 #include "strata/strata.h"
 #include "temporal/visibility.h"
+#include "text/fts_index.h"
 #include "text/fts_query.h"
 #include "text/term_stats.h"
 #include "vector/vector_service.h"
@@ -47,7 +48,7 @@ class Recaller {
     double score = 0;
     int64_t memory_id = 0;
     // The keyword arm's: bit i is set when the match holds phrase i of its MATCH expression
-    // (text::MatchExpression's order; FTS5 function strata_phrases).
+    // (text::KeywordMatch's order: its terms, then its phrases).
     uint64_t phrases = 0;
     bool exact = false;  // An exact keyword match (Recall).
   };
@@ -90,8 +91,8 @@ class Recaller {
   // Appends to `hits` the visible versions matching `match` (every version when empty),
   // until `hits` holds `want`. Versions in `seen` are passed over; the first `skip` new ones
   // are only added to `seen`, the rest to both. `ranked`: best BM25 first; else newest first.
-  absl::Status Collect(temporal::Visibility& visibility, const std::string& match, bool ranked,
-                       int skip, size_t want, std::vector<Hit>& hits,
+  absl::Status Collect(temporal::Visibility& visibility, const text::KeywordMatch& match,
+                       bool ranked, int skip, size_t want, std::vector<Hit>& hits,
                        absl::flat_hash_set<int64_t>& seen);
 
   store::Db* db_;                   // Not owned; outlives this.

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -21,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "store/db.h"
+#include "text/bm25.h"
 #include "text/body_text.h"
 #include "text/fts5_records.h"
 #include "text/fts_index.h"
@@ -202,15 +202,12 @@ int PrepareBm25Query(const Fts5ExtensionApi* api, Fts5Context* fts, Bm25Query& q
     int64_t matching = 0;
     rc = api->xQueryPhrase(fts, p, &matching, CountRow);
     if (rc != SQLITE_OK) return rc;
-    // A phrase in more than half the rows would have a negative IDF: it counts for (almost)
-    // nothing instead.
-    const double idf = std::log((rows - matching + 0.5) / (matching + 0.5));
-    query.idf[p] = idf > 0.0 ? idf : 1e-6;
+    query.idf[p] = Bm25Idf(rows, matching);
   }
   return SQLITE_OK;
 }
 
-// Okapi BM25 (k1 = 1.2, b = 0.75) with text::kTextWeight, kKeyWeight and kCategoryWeight as
+// Okapi BM25 (text/bm25.h) with text::kTextWeight, kKeyWeight and kCategoryWeight as
 // the columns' weights: the value FTS5's -bm25(fts, those weights) gives, to the last bit,
 // with the row's length from RowLengths instead of a docsize lookup a row (at a million
 // memories, half of a keyword recall's time).
@@ -220,9 +217,6 @@ void Bm25Function(const Fts5ExtensionApi* api, Fts5Context* fts, sqlite3_context
     sqlite3_result_error(result, "strata_bm25: takes the table alone: strata_bm25(fts)", -1);
     return;
   }
-  constexpr double kK1 = 1.2;
-  constexpr double kB = 0.75;
-  constexpr double kWeights[] = {kTextWeight, kKeyWeight, kCategoryWeight};
   int rc = SQLITE_OK;
   try {
     auto* query = static_cast<Bm25Query*>(api->xGetAuxdata(fts, 0));
@@ -242,7 +236,7 @@ void Bm25Function(const Fts5ExtensionApi* api, Fts5Context* fts, sqlite3_context
     for (int i = 0; rc == SQLITE_OK && i < instances; ++i) {
       int phrase = 0, column = 0, offset = 0;
       rc = api->xInst(fts, i, &phrase, &column, &offset);
-      if (rc == SQLITE_OK) query->freq[phrase] += column < 3 ? kWeights[column] : 1.0;
+      if (rc == SQLITE_OK) query->freq[phrase] += column < kFields ? kFieldWeights[column] : 1.0;
     }
     int length = 0;
     if (rc == SQLITE_OK) {
@@ -253,13 +247,7 @@ void Bm25Function(const Fts5ExtensionApi* api, Fts5Context* fts, sqlite3_context
       sqlite3_result_error_code(result, rc);
       return;
     }
-    double score = 0.0;
-    const double norm = 1 - kB + kB * static_cast<double>(length) / query->mean_length;
-    for (size_t p = 0; p < query->idf.size(); ++p) {
-      const double f = query->freq[p];
-      score += query->idf[p] * ((f * (kK1 + 1.0)) / (f + kK1 * norm));
-    }
-    sqlite3_result_double(result, score);
+    sqlite3_result_double(result, Bm25Score(query->idf, query->freq, length, query->mean_length));
   } catch (const std::bad_alloc&) {
     sqlite3_result_error_nomem(result);
   }

@@ -1,14 +1,17 @@
 #pragma once
-// The FTS5 keyword index over versions (rowid = versions.id).
+// The keyword index over versions (rowid = versions.id): SQLite's FTS5 table, or its tables on
+// PostgreSQL (text/pg_keyword_index.h), which rank alike.
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "store/db.h"
+#include "text/fts_query.h"
 
 namespace strata::text {
 
@@ -16,16 +19,29 @@ namespace strata::text {
 inline constexpr double kTextWeight = 1.0;
 inline constexpr double kKeyWeight = 2.0;
 inline constexpr double kCategoryWeight = 0.5;
+// The index's fields (FTS5's columns) in order, and their weights.
+inline constexpr int kFields = 3;
+inline constexpr double kFieldWeights[kFields] = {kTextWeight, kKeyWeight, kCategoryWeight};
+
+// What the index is searched for: the versions holding any of `terms` or `phrases`
+// (text::ParseQuery's). Numbered as text::MatchExpression orders them, terms first: the
+// numbers of RankedMatch::phrases.
+struct KeywordMatch {
+  std::vector<std::string> terms;
+  std::vector<QueryPhrase> phrases;
+  bool empty() const { return terms.empty() && phrases.empty(); }
+};
 
 // A match of the index, as ranked.
 struct RankedMatch {
   int64_t version_id;
-  double score;     // BM25 with the column weights above; higher is better.
-  uint64_t phrases;  // Bit i: the match holds phrase i of the MATCH expression.
+  double score;      // BM25 with the column weights above; higher is better.
+  uint64_t phrases;  // Bit i: the match holds term or phrase i of the KeywordMatch.
 };
 
-// Maintains the contentless index. The index stores no text, so removal needs the same
-// values that were added. Callers own transactions.
+// Maintains the index: FTS5's contentless table on SQLite, which stores no text, so removal
+// needs the same values that were added; on PostgreSQL the values are not read again (the
+// postings say what to remove). Callers own transactions.
 // Thread safety: as the Db it borrows.
 class FtsIndex {
  public:
@@ -37,14 +53,15 @@ class FtsIndex {
   absl::Status Remove(int64_t version_id, std::string_view body_json, std::string_view key,
                       std::string_view category);
 
-  // The matches of `match` (an FTS5 MATCH expression) ranked by BM25, best first (ties by
-  // version id), from the `offset`-th on, at most `limit`. Reads only the index: costs what
-  // ranking every match costs, not what loading them does.
-  absl::StatusOr<std::vector<RankedMatch>> Rank(std::string_view match, int64_t offset,
+  // The matches of `match` ranked by BM25, best first (ties by version id), from the
+  // `offset`-th on, at most `limit`; none for an empty `match`. Reads only the index: costs
+  // what ranking every match costs, not what loading them does.
+  absl::StatusOr<std::vector<RankedMatch>> Rank(const KeywordMatch& match, int64_t offset,
                                                 int64_t limit);
   // The version ids matching `match`, newest (highest id) first, below `below` when given,
-  // at most `limit`: the index's own order, which needs no sort.
-  absl::StatusOr<std::vector<int64_t>> NewestMatches(std::string_view match,
+  // at most `limit`; none for an empty `match`. On SQLite the index's own order, which needs
+  // no sort.
+  absl::StatusOr<std::vector<int64_t>> NewestMatches(const KeywordMatch& match,
                                                      std::optional<int64_t> below, int64_t limit);
 
  private:

@@ -1,9 +1,11 @@
 #include "text/term_stats.h"
 
 #include <cstdlib>
+#include <limits>
 
 #include "text/fts5_records.h"
 #include "text/fts_query.h"
+#include "text/pg_keyword_index.h"
 #include "util/status_macros.h"
 
 namespace strata::text {
@@ -14,6 +16,7 @@ constexpr size_t kMaxCachedTerms = 4096;
 }  // namespace
 
 absl::StatusOr<int64_t> TermStats::IndexedRows() {
+  if (db_->dialect() == store::Dialect::kPostgres) return PgKeywordIndex(db_).IndexedRows();
   // FTS5 keeps its totals in the "averages" record, id 1 of its data table: first the row
   // count, then the token count of each column.
   ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare("SELECT block FROM fts_data WHERE id = 1"));
@@ -23,32 +26,40 @@ absl::StatusOr<int64_t> TermStats::IndexedRows() {
   return static_cast<int64_t>(ReadVarint(s.Text(0), pos));
 }
 
-absl::StatusOr<bool> TermStats::IsCommon(const std::string& term, int64_t rows) {
-  auto it = cache_.find(term);
+std::optional<bool> TermStats::Cached(const std::string& term, int64_t rows) const {
+  const auto it = cache_.find(term);
   if (it != cache_.end() && std::llabs(rows - it->second.rows_at) * 10 <= it->second.rows_at) {
     return it->second.common;
   }
-  const std::string expression = MatchExpression({term});
+  return std::nullopt;
+}
+
+absl::StatusOr<bool> TermStats::IsCommon(const std::string& term, int64_t rows, int64_t bound) {
+  // Common: in more than half of the index; in an index larger than 2 * kSampleRows, in more
+  // than half of its newest kSampleRows version ids (dense but for purges, which only make a
+  // term look rarer), which stand for the whole.
+  int64_t after = std::numeric_limits<int64_t>::min();
+  int64_t half = rows / 2;
+  if (rows > 2 * kSampleRows) {
+    ASSIGN_OR_RETURN(store::Stmt newest, db_->Prepare("SELECT max(id) FROM versions"));
+    ASSIGN_OR_RETURN(const bool has_max, newest.Step());
+    after = (has_max && !newest.IsNull(0) ? newest.Int(0) : 0) - kSampleRows;
+    half = kSampleRows / 2;
+  }
   bool common = false;
-  if (rows <= 2 * kSampleRows) {
-    // Counting stops just past half of the index, so a common term costs at most that.
+  if (bound <= half) {
+    common = false;
+  } else if (db_->dialect() == store::Dialect::kPostgres) {
+    ASSIGN_OR_RETURN(common, PgKeywordIndex(db_).MatchesMoreThan(term, after, half));
+  } else {
+    // Counting stops just past half, so a common term costs at most that.
+    const std::string expression = MatchExpression({term});
     ASSIGN_OR_RETURN(store::Stmt s,
                      db_->Prepare("SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ?1 "
-                                  "LIMIT ?2)"));
-    s.Bind(1, std::string_view(expression)).Bind(2, rows / 2 + 1);
-    ASSIGN_OR_RETURN(bool row, s.Step());
-    common = row && s.Int(0) * 2 > rows;
-  } else {
-    // The newest kSampleRows version ids (ids are dense but for purges, which only make a
-    // term look rarer) stand for the whole index.
-    ASSIGN_OR_RETURN(store::Stmt newest, db_->Prepare("SELECT max(id) FROM versions"));
-    ASSIGN_OR_RETURN(bool has_max, newest.Step());
-    const int64_t max_id = has_max ? newest.Int(0) : 0;
-    ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare("SELECT count(*) FROM fts WHERE fts MATCH ?1 "
-                                                 "AND rowid > ?2"));
-    s.Bind(1, std::string_view(expression)).Bind(2, max_id - kSampleRows);
-    ASSIGN_OR_RETURN(bool row, s.Step());
-    common = row && s.Int(0) * 2 > kSampleRows;
+                                  "AND rowid > ?2 LIMIT ?3)"));
+    s.Bind(1, expression).Bind(2, after).Bind(3, half + 1);
+    ASSIGN_OR_RETURN(const bool row, s.Step());
+    common = row && s.Int(0) > half;
   }
   if (cache_.size() >= kMaxCachedTerms) cache_.clear();
   cache_[term] = Entry{.common = common, .rows_at = rows};
@@ -62,9 +73,25 @@ absl::StatusOr<SplitTerms> TermStats::Split(const std::vector<std::string>& term
     out.selective = terms;
     return out;
   }
+  std::vector<std::optional<bool>> known;
+  std::vector<std::string> unknown;
   for (const std::string& term : terms) {
-    ASSIGN_OR_RETURN(const bool common, IsCommon(term, rows));
-    (common ? out.common : out.selective).push_back(term);
+    known.push_back(Cached(term, rows));
+    if (!known.back()) unknown.push_back(term);
+  }
+  // On PostgreSQL, the statistics bound every unknown term's matches in one statement: most
+  // rare terms need no count. FTS5 keeps no such statistics.
+  std::vector<int64_t> bounds(unknown.size(), std::numeric_limits<int64_t>::max());
+  if (db_->dialect() == store::Dialect::kPostgres && !unknown.empty()) {
+    ASSIGN_OR_RETURN(bounds, PgKeywordIndex(db_).UpperBounds(unknown));
+  }
+  size_t next_unknown = 0;
+  for (size_t i = 0; i < terms.size(); ++i) {
+    bool common = known[i].value_or(false);
+    if (!known[i]) {
+      ASSIGN_OR_RETURN(common, IsCommon(terms[i], rows, bounds[next_unknown++]));
+    }
+    (common ? out.common : out.selective).push_back(terms[i]);
   }
   if (out.selective.empty()) std::swap(out.selective, out.common);
   return out;

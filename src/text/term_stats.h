@@ -3,6 +3,7 @@
 // document that matches a term present in most of them.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,7 +37,7 @@ class TermStats {
   // versions, all are selective.
   absl::StatusOr<SplitTerms> Split(const std::vector<std::string>& terms);
 
-  // The number of versions in the keyword index (FTS5's own row count).
+  // The number of versions in the keyword index (FTS5's own row count; text_totals's).
   absl::StatusOr<int64_t> IndexedRows();
 
  private:
@@ -44,7 +45,11 @@ class TermStats {
     bool common;
     int64_t rows_at;  // IndexedRows() when counted
   };
-  absl::StatusOr<bool> IsCommon(const std::string& term, int64_t rows);
+  // The cached answer for `term`, unless the index has moved too far since.
+  std::optional<bool> Cached(const std::string& term, int64_t rows) const;
+  // Counts `term`'s matches (none when `bound`, at least their number, says it is rare) and
+  // caches the answer.
+  absl::StatusOr<bool> IsCommon(const std::string& term, int64_t rows, int64_t bound);
 
   store::Db* db_;  // Not owned; outlives this.
   absl::flat_hash_map<std::string, Entry> cache_;

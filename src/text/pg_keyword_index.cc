@@ -1,0 +1,472 @@
+#include "text/pg_keyword_index.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdlib>
+#include <limits>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "text/bm25.h"
+#include "text/tokenizer.h"
+#include "util/status_macros.h"
+
+namespace strata::text {
+namespace {
+
+constexpr int64_t kNoLowerBound = std::numeric_limits<int64_t>::min();
+constexpr int64_t kNoUpperBound = std::numeric_limits<int64_t>::max();
+
+// The last character (U+10FFFF, a noncharacter no token holds): a prefix followed by it ends
+// the range of the terms that begin with the prefix, compared byte by byte (COLLATE "C").
+constexpr std::string_view kLastCharacter = "\xF4\x8F\xBF\xBF";
+
+std::string_view StoredTerm(std::string_view term) {
+  if (term.size() <= kMaxStoredTermBytes) return term;
+  size_t length = kMaxStoredTermBytes;
+  while (length > 0 && (static_cast<unsigned char>(term[length]) & 0xC0) == 0x80) --length;
+  return term.substr(0, length);
+}
+
+// A PostgreSQL array literal of `values`, each quoted.
+template <typename Range>
+std::string ArrayLiteral(const Range& values) {
+  std::string out = "{";
+  for (const auto& value : values) {
+    if (out.size() > 1) out += ',';
+    out += '"';
+    for (char c : std::string_view(value)) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    out += '"';
+  }
+  out += '}';
+  return out;
+}
+
+// A PostgreSQL array literal of integers.
+template <typename Range>
+std::string IntArrayLiteral(const Range& values) {
+  std::string out = "{";
+  for (const auto v : values) absl::StrAppend(&out, out.size() > 1 ? "," : "", v);
+  out += '}';
+  return out;
+}
+
+// The integers of an array as PostgreSQL writes it ("{0,3,7}").
+std::vector<int32_t> ParseIntArray(std::string_view text) {
+  std::vector<int32_t> out;
+  const char* p = text.data();
+  const char* end = text.data() + text.size();
+  while (p < end) {
+    if (*p == '-' || (*p >= '0' && *p <= '9')) {
+      int32_t v = 0;
+      p = std::from_chars(p, end, v).ptr;
+      out.push_back(v);
+    } else {
+      ++p;
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Documents
+
+// A field's terms with their positions, as FTS5 indexes a column: a token takes the next
+// position unless it is colocated (an alternative at its predecessor's); the field's length
+// is the count of positions.
+struct FieldTerms {
+  absl::flat_hash_map<std::string, std::vector<int32_t>> positions;
+  int32_t length = 0;
+};
+
+FieldTerms FieldTermsOf(std::string_view value) {
+  FieldTerms field;
+  Tokenize(value, TokenizeMode::kDocument, [&field](const Token& token) {
+    if (!token.colocated || field.length == 0) ++field.length;
+    std::vector<int32_t>& at = field.positions[std::string(StoredTerm(token.term))];
+    if (at.empty() || at.back() != field.length - 1) at.push_back(field.length - 1);
+    return true;
+  });
+  return field;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Queries
+
+// One position of a phrase: any of `terms` (colocated query tokens are alternatives), or,
+// when `prefix`, any term beginning with one of them.
+struct QueryToken {
+  std::vector<std::string> terms;
+  bool prefix = false;
+};
+using PhraseTokens = std::vector<QueryToken>;
+
+// `text` cut as FTS5 cuts a quoted string of a MATCH expression with the strata tokenizer:
+// query mode (prefix mode for `"..." *`, whose last token alone is a prefix). No tokens: the
+// phrase matches nothing.
+PhraseTokens TokensOf(std::string_view text, bool prefix) {
+  PhraseTokens phrase;
+  Tokenize(text, prefix ? TokenizeMode::kPrefixQuery : TokenizeMode::kQuery,
+           [&phrase](const Token& token) {
+             if (!token.colocated || phrase.empty()) phrase.emplace_back();
+             phrase.back().terms.emplace_back(StoredTerm(token.term));
+             return true;
+           });
+  if (prefix && !phrase.empty()) phrase.back().prefix = true;
+  return phrase;
+}
+
+// `match`'s terms and phrases in KeywordMatch order.
+std::vector<PhraseTokens> PhrasesOf(const KeywordMatch& match) {
+  std::vector<PhraseTokens> phrases;
+  for (const std::string& term : match.terms) phrases.push_back(TokensOf(term, false));
+  for (const QueryPhrase& phrase : match.phrases) {
+    phrases.push_back(TokensOf(phrase.text, phrase.prefix));
+  }
+  return phrases;
+}
+
+// Whether every phrase is one exact token: then a version matches when it holds any of their
+// terms, which SQL can tell without positions.
+bool AllSingleTerms(const std::vector<PhraseTokens>& phrases) {
+  return std::all_of(phrases.begin(), phrases.end(), [](const PhraseTokens& p) {
+    return p.size() <= 1 && (p.empty() || !p[0].prefix);
+  });
+}
+
+std::vector<std::string> TermsOf(const std::vector<PhraseTokens>& phrases, bool prefix) {
+  std::vector<std::string> terms;
+  for (const PhraseTokens& phrase : phrases) {
+    for (const QueryToken& token : phrase) {
+      if (token.prefix != prefix) continue;
+      terms.insert(terms.end(), token.terms.begin(), token.terms.end());
+    }
+  }
+  std::sort(terms.begin(), terms.end());
+  terms.erase(std::unique(terms.begin(), terms.end()), terms.end());
+  return terms;
+}
+
+struct Posting {
+  int64_t version_id;
+  int field;
+  std::vector<int32_t> positions;
+};
+
+// What a query reads: the postings by term for exact tokens, by prefix for prefix tokens;
+// the length (tokens in all fields) of each version they are in; FTS5's totals.
+struct Postings {
+  absl::flat_hash_map<std::string, std::vector<Posting>> exact;
+  absl::flat_hash_map<std::string, std::vector<Posting>> prefixed;
+  absl::flat_hash_map<int64_t, int64_t> lengths;
+  int64_t rows = 0;    // Indexed versions.
+  int64_t tokens = 0;  // In all of them, all fields.
+};
+
+// Version id and field.
+using FieldOf = std::pair<int64_t, int>;
+
+}  // namespace
+
+absl::Status PgKeywordIndex::Add(int64_t version_id, std::string_view text, std::string_view key,
+                                 std::string_view category) {
+  const std::string_view values[kFields] = {text, key, category};
+  std::vector<std::string_view> terms;
+  std::vector<std::string> fields;
+  std::vector<std::string> positions;
+  std::vector<int64_t> lengths;
+  FieldTerms field_terms[kFields];
+  for (int f = 0; f < kFields; ++f) {
+    field_terms[f] = FieldTermsOf(values[f]);
+    lengths.push_back(field_terms[f].length);
+    for (const auto& [term, at] : field_terms[f].positions) {
+      terms.push_back(term);
+      fields.push_back(absl::StrCat(f));
+      positions.push_back(IntArrayLiteral(at));
+    }
+  }
+  // Writers take turns (store::Transaction), so the statistics' rows see no race.
+  ASSIGN_OR_RETURN(
+      store::Stmt s,
+      db_->Prepare("WITH p AS (SELECT * FROM unnest(CAST(?2 AS text[]), CAST(?3 AS smallint[]), "
+                   "CAST(?4 AS text[])) AS u (term, field, positions)), "
+                   "postings AS (INSERT INTO text_postings (term, field, version_id, positions) "
+                   "SELECT term, field, CAST(?1 AS bigint), CAST(positions AS integer[]) FROM p), "
+                   "stats AS (INSERT INTO text_term_stats (term, field, documents) "
+                   "SELECT term, field, 1 FROM p ON CONFLICT (term, field) "
+                   "DO UPDATE SET documents = text_term_stats.documents + 1), "
+                   "document AS (INSERT INTO text_documents (version_id, lengths) "
+                   "VALUES (CAST(?1 AS bigint), CAST(?5 AS integer[]))) "
+                   "INSERT INTO text_totals (field, documents, tokens) "
+                   "SELECT f - 1, 1, (CAST(?5 AS integer[]))[f] FROM generate_series(1, 3) AS f "
+                   "ON CONFLICT (field) DO UPDATE SET documents = text_totals.documents + 1, "
+                   "tokens = text_totals.tokens + excluded.tokens"));
+  s.Bind(1, version_id)
+      .Bind(2, ArrayLiteral(terms))
+      .Bind(3, ArrayLiteral(fields))
+      .Bind(4, ArrayLiteral(positions))
+      .Bind(5, IntArrayLiteral(lengths));
+  return s.Run();
+}
+
+absl::Status PgKeywordIndex::Remove(int64_t version_id) {
+  ASSIGN_OR_RETURN(
+      store::Stmt s,
+      db_->Prepare(
+          "WITH gone AS (DELETE FROM text_postings WHERE version_id = CAST(?1 AS bigint) "
+          "RETURNING term, field), "
+          "stats AS (UPDATE text_term_stats AS s SET documents = s.documents - 1 FROM gone AS g "
+          "WHERE s.term = g.term AND s.field = g.field), "
+          "document AS (DELETE FROM text_documents WHERE version_id = CAST(?1 AS bigint) "
+          "RETURNING lengths) "
+          "UPDATE text_totals AS t SET documents = t.documents - 1, "
+          "tokens = t.tokens - d.lengths[t.field + 1] FROM document AS d"));
+  s.Bind(1, version_id);
+  return s.Run();
+}
+
+namespace {
+
+// Reads what a query on `phrases` needs, for versions with ids in (after, before), in one
+// statement: each token's term, or range of terms for a prefix (to its last character, which
+// no token holds), joined to the index's postings, rows by lookup number; then the postings'
+// versions' lengths (lookup -1) and the totals (0).
+absl::StatusOr<Postings> ReadPostings(store::Db& db, const std::vector<PhraseTokens>& phrases,
+                                      int64_t after, int64_t before) {
+  const std::vector<std::string> exact = TermsOf(phrases, false);
+  const std::vector<std::string> prefixes = TermsOf(phrases, true);
+  std::vector<std::string> highs = exact;
+  for (const std::string& prefix : prefixes) highs.push_back(prefix + std::string(kLastCharacter));
+  std::vector<std::string> lows = exact;
+  lows.insert(lows.end(), prefixes.begin(), prefixes.end());
+  ASSIGN_OR_RETURN(
+      store::Stmt s,
+      db.Prepare("WITH r AS (SELECT * FROM unnest(CAST(?1 AS text[]), CAST(?2 AS text[])) "
+                 "WITH ORDINALITY AS r (low, high, lookup)), "
+                 "p AS (SELECT r.lookup, t.field, t.version_id, t.positions FROM r CROSS JOIN "
+                 "LATERAL (SELECT field, version_id, positions FROM text_postings "
+                 "WHERE term >= r.low AND term <= r.high AND version_id > ?3 "
+                 "AND version_id < ?4) AS t) "
+                 "SELECT lookup, field, version_id, CAST(positions AS text) FROM p "
+                 "UNION ALL SELECT -1, NULL, version_id, CAST(lengths AS text) "
+                 "FROM text_documents WHERE version_id IN (SELECT version_id FROM p) "
+                 "UNION ALL SELECT 0, field, documents, CAST(tokens AS text) FROM text_totals"));
+  s.Bind(1, ArrayLiteral(lows)).Bind(2, ArrayLiteral(highs)).Bind(3, after).Bind(4, before);
+  Postings postings;
+  while (true) {
+    ASSIGN_OR_RETURN(const bool row, s.Step());
+    if (!row) break;
+    const int64_t lookup = s.Int(0);
+    if (lookup == 0) {
+      if (s.Int(1) == 0) postings.rows = s.Int(2);
+      postings.tokens += std::strtoll(std::string(s.Text(3)).c_str(), nullptr, 10);
+    } else if (lookup < 0) {
+      int64_t length = 0;
+      for (const int32_t n : ParseIntArray(s.Text(3))) length += n;
+      postings.lengths[s.Int(2)] = length;
+    } else {
+      const size_t i = static_cast<size_t>(lookup - 1);
+      std::vector<Posting>& into = i < exact.size() ? postings.exact[exact[i]]
+                                                    : postings.prefixed[prefixes[i - exact.size()]];
+      into.push_back({.version_id = s.Int(2),
+                      .field = static_cast<int>(s.Int(1)),
+                      .positions = ParseIntArray(s.Text(3))});
+    }
+  }
+  return postings;
+}
+
+// The instances of `phrase` in each field of each version holding it: the positions where
+// its tokens stand one after another (FTS5's instances, which BM25 counts).
+absl::flat_hash_map<FieldOf, int64_t> Instances(const PhraseTokens& phrase,
+                                                const Postings& postings) {
+  absl::flat_hash_map<FieldOf, int64_t> instances;
+  if (phrase.empty()) return instances;
+  // Token k's positions in each field: the union of its alternatives'.
+  std::vector<absl::flat_hash_map<FieldOf, std::vector<int32_t>>> at(phrase.size());
+  for (size_t k = 0; k < phrase.size(); ++k) {
+    const auto& source = phrase[k].prefix ? postings.prefixed : postings.exact;
+    size_t lists = 0;
+    for (const std::string& term : phrase[k].terms) {
+      const auto it = source.find(term);
+      if (it == source.end()) continue;
+      ++lists;
+      for (const Posting& p : it->second) {
+        std::vector<int32_t>& into = at[k][FieldOf(p.version_id, p.field)];
+        into.insert(into.end(), p.positions.begin(), p.positions.end());
+      }
+    }
+    // One list is sorted and unique already; a prefix's gathers several terms.
+    if (lists > 1 || phrase[k].prefix) {
+      for (auto& [field, positions] : at[k]) {
+        std::sort(positions.begin(), positions.end());
+        positions.erase(std::unique(positions.begin(), positions.end()), positions.end());
+      }
+    }
+  }
+  std::vector<const std::vector<int32_t>*> rest(phrase.size());
+  for (const auto& [field, first] : at[0]) {
+    int64_t count = 0;
+    if (phrase.size() == 1) {
+      count = static_cast<int64_t>(first.size());
+    } else {
+      bool everywhere = true;
+      for (size_t k = 1; k < phrase.size() && everywhere; ++k) {
+        const auto it = at[k].find(field);
+        everywhere = it != at[k].end();
+        if (everywhere) rest[k] = &it->second;
+      }
+      if (!everywhere) continue;
+      for (const int32_t start : first) {
+        bool whole = true;
+        for (size_t k = 1; k < phrase.size() && whole; ++k) {
+          whole =
+              std::binary_search(rest[k]->begin(), rest[k]->end(), start + static_cast<int32_t>(k));
+        }
+        count += whole;
+      }
+    }
+    if (count > 0) instances[field] = count;
+  }
+  return instances;
+}
+
+// The versions matching any of `phrases` among `postings`.
+absl::flat_hash_set<int64_t> MatchingVersions(const std::vector<PhraseTokens>& phrases,
+                                              const Postings& postings) {
+  absl::flat_hash_set<int64_t> versions;
+  for (const PhraseTokens& phrase : phrases) {
+    for (const auto& [field, count] : Instances(phrase, postings)) versions.insert(field.first);
+  }
+  return versions;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<RankedMatch>> PgKeywordIndex::Rank(const KeywordMatch& match,
+                                                              int64_t offset, int64_t limit) {
+  const std::vector<PhraseTokens> phrases = PhrasesOf(match);
+  ASSIGN_OR_RETURN(const Postings postings,
+                   ReadPostings(*db_, phrases, kNoLowerBound, kNoUpperBound));
+  struct Scored {
+    std::vector<double> freq;  // By phrase: its instances, each weighted by its field's weight.
+    uint64_t phrases = 0;
+  };
+  absl::flat_hash_map<int64_t, Scored> matches;
+  std::vector<double> idf(phrases.size());
+  for (size_t p = 0; p < phrases.size(); ++p) {
+    absl::flat_hash_set<int64_t> holding;
+    for (const auto& [field, count] : Instances(phrases[p], postings)) {
+      holding.insert(field.first);
+      Scored& scored = matches[field.first];
+      if (scored.freq.empty()) scored.freq.assign(phrases.size(), 0.0);
+      scored.freq[p] += static_cast<double>(count) * kFieldWeights[field.second];
+      if (p < 64) scored.phrases |= uint64_t{1} << p;
+    }
+    idf[p] = Bm25Idf(postings.rows, static_cast<int64_t>(holding.size()));
+  }
+  const double mean_length =
+      static_cast<double>(postings.tokens) / static_cast<double>(postings.rows);
+  std::vector<RankedMatch> ranked;
+  ranked.reserve(matches.size());
+  for (const auto& [id, scored] : matches) {
+    // Read in the same snapshot as the postings: a version is there unless a write raced
+    // a read outside a transaction.
+    const auto length = postings.lengths.find(id);
+    if (length == postings.lengths.end()) continue;
+    ranked.push_back({.version_id = id,
+                      .score = Bm25Score(idf, scored.freq, length->second, mean_length),
+                      .phrases = scored.phrases});
+  }
+  const auto better = [](const RankedMatch& a, const RankedMatch& b) {
+    return a.score != b.score ? a.score > b.score : a.version_id < b.version_id;
+  };
+  const size_t begin = static_cast<size_t>(std::clamp<int64_t>(offset, 0, ranked.size()));
+  const size_t end = static_cast<size_t>(
+      std::clamp<int64_t>(limit < 0 ? ranked.size() : offset + limit, begin, ranked.size()));
+  std::partial_sort(ranked.begin(), ranked.begin() + end, ranked.end(), better);
+  ranked.erase(ranked.begin() + end, ranked.end());
+  ranked.erase(ranked.begin(), ranked.begin() + begin);
+  return ranked;
+}
+
+absl::StatusOr<std::vector<int64_t>> PgKeywordIndex::NewestMatches(const KeywordMatch& match,
+                                                                   int64_t before, int64_t limit) {
+  const std::vector<PhraseTokens> phrases = PhrasesOf(match);
+  if (AllSingleTerms(phrases)) {
+    const std::vector<std::string> terms = TermsOf(phrases, false);
+    if (terms.empty()) return std::vector<int64_t>();
+    ASSIGN_OR_RETURN(store::Stmt s,
+                     db_->Prepare("SELECT version_id FROM text_postings "
+                                  "WHERE term = ANY(CAST(?1 AS text[])) AND version_id < ?2 "
+                                  "GROUP BY version_id ORDER BY version_id DESC LIMIT ?3"));
+    s.Bind(1, ArrayLiteral(terms)).Bind(2, before).Bind(3, limit);
+    return s.Ints();
+  }
+  ASSIGN_OR_RETURN(const Postings postings, ReadPostings(*db_, phrases, kNoLowerBound, before));
+  const absl::flat_hash_set<int64_t> matching = MatchingVersions(phrases, postings);
+  std::vector<int64_t> newest(matching.begin(), matching.end());
+  std::sort(newest.begin(), newest.end(), std::greater<>());
+  if (limit >= 0 && static_cast<int64_t>(newest.size()) > limit) newest.resize(limit);
+  return newest;
+}
+
+absl::StatusOr<int64_t> PgKeywordIndex::IndexedRows() {
+  ASSIGN_OR_RETURN(store::Stmt s,
+                   db_->Prepare("SELECT documents FROM text_totals WHERE field = 0"));
+  ASSIGN_OR_RETURN(const bool row, s.Step());
+  return row ? s.Int(0) : int64_t{0};
+}
+
+absl::StatusOr<std::vector<int64_t>> PgKeywordIndex::UpperBounds(
+    const std::vector<std::string>& terms) {
+  std::vector<int64_t> bounds(terms.size(), 0);
+  std::vector<std::string> alternatives;
+  std::vector<std::string> of_term;  // Each alternative's index in `terms`.
+  for (size_t i = 0; i < terms.size(); ++i) {
+    const PhraseTokens phrase = TokensOf(terms[i], false);
+    if (phrase.size() > 1) bounds[i] = std::numeric_limits<int64_t>::max();
+    if (phrase.size() != 1) continue;
+    for (const std::string& term : phrase[0].terms) {
+      alternatives.push_back(term);
+      of_term.push_back(absl::StrCat(i));
+    }
+  }
+  if (alternatives.empty()) return bounds;
+  // The documents of each term and field, summed: at least the versions holding any.
+  ASSIGN_OR_RETURN(
+      store::Stmt s,
+      db_->Prepare("SELECT q.i, coalesce(sum(s.documents), 0) FROM unnest(CAST(?1 AS text[]), "
+                   "CAST(?2 AS bigint[])) AS q (term, i) LEFT JOIN text_term_stats AS s "
+                   "ON s.term = q.term GROUP BY q.i"));
+  s.Bind(1, ArrayLiteral(alternatives)).Bind(2, ArrayLiteral(of_term));
+  while (true) {
+    ASSIGN_OR_RETURN(const bool row, s.Step());
+    if (!row) break;
+    bounds[static_cast<size_t>(s.Int(0))] = s.Int(1);
+  }
+  return bounds;
+}
+
+absl::StatusOr<bool> PgKeywordIndex::MatchesMoreThan(const std::string& term, int64_t after,
+                                                     int64_t count) {
+  const std::vector<PhraseTokens> phrases = {TokensOf(term, false)};
+  if (!AllSingleTerms(phrases)) {
+    ASSIGN_OR_RETURN(const Postings postings, ReadPostings(*db_, phrases, after, kNoUpperBound));
+    return static_cast<int64_t>(MatchingVersions(phrases, postings).size()) > count;
+  }
+  ASSIGN_OR_RETURN(store::Stmt s,
+                   db_->Prepare("SELECT count(*) FROM (SELECT version_id FROM text_postings "
+                                "WHERE term = ANY(CAST(?1 AS text[])) AND version_id > ?2 "
+                                "GROUP BY version_id LIMIT ?3) AS m"));
+  s.Bind(1, ArrayLiteral(TermsOf(phrases, false))).Bind(2, after).Bind(3, count + 1);
+  ASSIGN_OR_RETURN(const bool row, s.Step());
+  return row && s.Int(0) > count;
+}
+
+}  // namespace strata::text

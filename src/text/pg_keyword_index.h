@@ -1,0 +1,63 @@
+#pragma once
+// The keyword index on PostgreSQL, ranking as SQLite's FTS5 table does (docs/decisions.md,
+// "The keyword index on PostgreSQL"). Tables (pg/schema.cc): text_postings (term, field,
+// version_id, positions[]) a posting per term and field of a version; text_documents
+// (version_id, lengths[]) its tokens per field; text_term_stats (term, field, documents) and
+// text_totals (field, documents, tokens), kept by Add and Remove in the writer's transaction.
+// Terms are text::Tokenize's, positions FTS5's (a colocated token shares its predecessor's),
+// so a query finds what FTS5 finds. Rank reads the postings of the query's terms (positions
+// and all), their versions' lengths and the totals in one statement, and scores them here
+// with text/bm25.h: the same counts give the same double as strata_bm25. Not ts_rank or tsvector:
+// their parsers are not strata's tokenizer and ts_rank is not BM25 (it keeps no document
+// frequencies).
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "store/db.h"
+#include "text/fts_index.h"
+
+namespace strata::text {
+
+// Terms longer than this many bytes are kept as their first ones (cut at a character): a
+// b-tree entry must fit a page, and no query token is half as long (query terms are at most
+// kMaxTermBytes, identifiers kMaxIdentifierBytes), so every match is the same.
+inline constexpr size_t kMaxStoredTermBytes = 1024;
+
+// Thread safety: as the Db it borrows.
+class PgKeywordIndex {
+ public:
+  // REQUIRES: db->dialect() is kPostgres.
+  explicit PgKeywordIndex(store::Db* db) : db_(db) {}
+
+  // Indexes a version's three fields (FtsIndex::Add). Errors: as the statement.
+  absl::Status Add(int64_t version_id, std::string_view text, std::string_view key,
+                   std::string_view category);
+  // Unindexes a version, as its postings say; nothing when it is not indexed.
+  absl::Status Remove(int64_t version_id);
+
+  // As FtsIndex::Rank and NewestMatches (`before`: ids below it only).
+  absl::StatusOr<std::vector<RankedMatch>> Rank(const KeywordMatch& match, int64_t offset,
+                                                int64_t limit);
+  absl::StatusOr<std::vector<int64_t>> NewestMatches(const KeywordMatch& match, int64_t before,
+                                                     int64_t limit);
+
+  // The number of indexed versions.
+  absl::StatusOr<int64_t> IndexedRows();
+  // For each of `terms`, at least the number of versions matching it as a one-term
+  // KeywordMatch does, from text_term_stats in one statement (INT64_MAX for a term the index
+  // cuts into several tokens: a phrase, which has no statistics).
+  absl::StatusOr<std::vector<int64_t>> UpperBounds(const std::vector<std::string>& terms);
+  // Whether more than `count` versions with ids above `after` match `term` as a one-term
+  // KeywordMatch does.
+  absl::StatusOr<bool> MatchesMoreThan(const std::string& term, int64_t after, int64_t count);
+
+ private:
+  store::Db* db_;  // Not owned; outlives this.
+};
+
+}  // namespace strata::text

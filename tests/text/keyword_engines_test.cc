@@ -1,0 +1,334 @@
+// The keyword index on both stores: the same versions written to a SQLite file (FTS5) and to a
+// PostgreSQL database (text/pg_keyword_index.h) rank alike (ids, order, phrase bits, BM25
+// scores), list their newest matches alike and split query terms alike. Runs under
+// tests/pg/with_cluster.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "pg/db.h"
+#include "pg/pg_test_db.h"
+#include "pg/schema.h"
+#include "store/db.h"
+#include "store/schema.h"
+#include "testing/status_matchers.h"
+#include "testing/temp_dir.h"
+#include "text/body_text.h"
+#include "text/fts5_extensions.h"
+#include "text/fts_index.h"
+#include "text/fts_query.h"
+#include "text/term_stats.h"
+
+namespace strata::text {
+namespace {
+
+using ::strata::testing::IsOkAndHolds;
+using ::testing::Contains;
+using ::testing::IsEmpty;
+using ::testing::Not;
+using ::testing::UnorderedElementsAre;
+
+struct Document {
+  int64_t id;
+  std::string body_json;
+  std::string key;
+  std::string category;
+};
+
+std::string Repeat(std::string_view text, int times) {
+  std::string out;
+  for (int i = 0; i < times; ++i) out += text;
+  return out;
+}
+
+// Hand-written versions with what recall's queries meet: repeated terms, adjacent words,
+// identifiers, a commit hash, stems, diacritics, Chinese, Japanese and Korean.
+std::vector<Document> HandWritten() {
+  return {
+      {1, R"("Rust is a systems programming language; rust rust rust")", "lang-rust", "notes"},
+      {2, R"({"text": "programming language design notes", "tags": "language"})", "design",
+       "notes"},
+      {3, R"("fixed CVE-2023-5678 in the parser")", "cve-2023-5678", "incidents"},
+      {4, R"("CVE 2023 review; 5678 lines changed")", "review", "incidents"},
+      {5, R"("commit 3f2a9c1d4e5f reverted the fusion change")", "revert", "changes"},
+      {6, R"("commit 3f2a9c1 and 3f2a9c1aa: two hashes")", "hashes", "changes"},
+      {7, R"("db-prod-07 outage after the failover")", "db-prod-07", "incidents"},
+      {8, R"("the outage on db prod 07 was short")", "short", "incidents"},
+      {9, R"({"dessert": ["caf\u00e9 cr\u00e8me", "br\u00fbl\u00e9e"]})", "food", "recipes"},
+      {10, R"("cafe creme without accents")", "plain", "recipes"},
+      {11, R"("running runners run; the runner ran")", "running", "sport"},
+      {12, R"("东京塔的夜景很美，东京很大")", "tokyo", "travel"},
+      {13, R"("東京タワーの夜景を見ました")", "tokyo-jp", "travel"},
+      {14, R"("서버에서 오류가 발생했습니다. 서버 오류")", "server", "incidents"},
+      {15, R"("src/recall/fusion.cc fuses ranks; see src/recall/fusion.h")", "fusion", "code"},
+      {16, R"("Die Straße ist lang, die strasse auch")", "strasse", "notes"},
+      {17, R"("abcдеф mixed scripts and abc деф apart")", "mixed", "notes"},
+      {18, R"("")", "empty-body", "notes"},
+      {19, R"("language language language programming")", "lang-lang", "notes"},
+      {20, R"("systems programming in rust and go")", "rust", "language"},
+      // Words longer than PostgreSQL keeps whole (kMaxStoredTermBytes), alike in their first
+      // 1,024 bytes, met by a prefix.
+      {21, absl::StrCat("\"build ", Repeat("a1", 1500), " then ", Repeat("a1", 1500), "ff\""),
+       "long", "notes"},
+      {22, absl::StrCat("\"", Repeat("a1", 1500), "b2 build\""), "long-too", "notes"},
+  };
+}
+
+// Versions drawn from a small vocabulary (fixed seed), so that terms repeat across many.
+std::vector<Document> Drawn(int64_t first_id, int count, uint32_t seed) {
+  static const char* const kWords[] = {
+      "rust",    "language", "programming", "outage", "failover",  "parser",
+      "review",  "commit",   "fusion",      "ranks",  "server",    "database",
+      "index",   "query",    "running",     "notes",  "caf\u00e9", "cafe",
+      "systems", "design",   "db-prod-07",  "东京",   "夜景",      "CVE-2023-5678"};
+  std::mt19937 random(seed);
+  std::uniform_int_distribution<size_t> word(0, std::size(kWords) - 1);
+  std::uniform_int_distribution<int> length(1, 24);
+  std::vector<Document> docs;
+  for (int i = 0; i < count; ++i) {
+    std::string text;
+    for (int n = length(random); n > 0; --n)
+      absl::StrAppend(&text, text.empty() ? "" : " ", kWords[word(random)]);
+    docs.push_back({.id = first_id + i,
+                    .body_json = absl::StrCat("\"", text, "\""),
+                    .key = absl::StrCat(kWords[word(random)], "-", i),
+                    .category = random() % 3 == 0 ? "notes" : kWords[word(random)]});
+  }
+  return docs;
+}
+
+// Queries as recall makes them (text::ParseQuery), and a few of its splits' shapes.
+std::vector<KeywordMatch> Queries() {
+  const char* const kTexts[] = {
+      "rust programming language",
+      "programming language",
+      "CVE-2023-5678",
+      "fix 3f2a9c1",
+      "db-prod-07 outage",
+      "caf\u00e9 cr\u00e8me",
+      "cafe",
+      "running runners",
+      "东京 夜景",
+      "東京タワーの夜景",
+      "서버에서 오류",
+      "src/recall/fusion.cc",
+      "Straße strasse",
+      "abcдеф",
+      "the and of",
+      "zzzznotthere",
+      "language design notes incidents",
+      "a1a1a1a1 build",
+  };
+  std::vector<KeywordMatch> queries;
+  for (const char* text : kTexts) {
+    ParsedQuery parsed = ParseQuery(text);
+    queries.push_back({.terms = parsed.terms, .phrases = parsed.phrases});
+    queries.push_back({.terms = {}, .phrases = parsed.phrases});  // Phrases alone.
+    queries.push_back({.terms = parsed.terms});                   // Terms alone.
+  }
+  return queries;
+}
+
+std::string Describe(const KeywordMatch& match) {
+  return absl::StrCat("match: ", MatchExpression(match.terms, match.phrases));
+}
+
+class KeywordEnginesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_OK(InstallFts5Extensions());
+    ASSERT_OK_AND_ASSIGN(sqlite_, store::Db::Open(dir_.File("keyword.db"), {}));
+    ASSERT_OK(store::Migrate(*sqlite_));
+    const std::string uri = pg::testing::FreshDatabaseUri();
+    ASSERT_FALSE(uri.empty());
+    ASSERT_OK_AND_ASSIGN(pg_, pg::PgDb::Open(uri));
+    ASSERT_OK(pg::Migrate(pg_->connection()));
+  }
+
+  std::vector<store::Db*> Engines() { return {sqlite_.get(), pg_.get()}; }
+
+  void Add(const std::vector<Document>& docs) {
+    for (store::Db* db : Engines()) {
+      ASSERT_OK_AND_ASSIGN(store::Transaction txn, store::Transaction::Begin(*db));
+      FtsIndex index(db);
+      for (const Document& d : docs) {
+        ASSERT_OK(index.Add(d.id, BodyText(d.body_json), d.key, d.category));
+      }
+      ASSERT_OK(txn.Commit());
+    }
+  }
+
+  void Remove(const std::vector<Document>& docs) {
+    for (store::Db* db : Engines()) {
+      ASSERT_OK_AND_ASSIGN(store::Transaction txn, store::Transaction::Begin(*db));
+      FtsIndex index(db);
+      for (const Document& d : docs) ASSERT_OK(index.Remove(d.id, d.body_json, d.key, d.category));
+      ASSERT_OK(txn.Commit());
+    }
+  }
+
+  // Rank on both engines, expected alike; returns SQLite's answer.
+  std::vector<RankedMatch> RankAlike(const KeywordMatch& match, int64_t offset, int64_t limit) {
+    SCOPED_TRACE(absl::StrCat(Describe(match), " offset ", offset, " limit ", limit));
+    absl::StatusOr<std::vector<RankedMatch>> on_sqlite =
+        FtsIndex(sqlite_.get()).Rank(match, offset, limit);
+    absl::StatusOr<std::vector<RankedMatch>> on_pg = FtsIndex(pg_.get()).Rank(match, offset, limit);
+    EXPECT_OK(on_sqlite);
+    EXPECT_OK(on_pg);
+    if (!on_sqlite.ok() || !on_pg.ok()) return {};
+    EXPECT_EQ(on_sqlite->size(), on_pg->size());
+    for (size_t i = 0; i < std::min(on_sqlite->size(), on_pg->size()); ++i) {
+      const RankedMatch& s = (*on_sqlite)[i];
+      const RankedMatch& p = (*on_pg)[i];
+      EXPECT_EQ(s.version_id, p.version_id) << "rank " << i;
+      EXPECT_EQ(s.phrases, p.phrases) << "rank " << i << ", version " << s.version_id;
+      EXPECT_LE(std::abs(s.score - p.score), 1e-9 * std::abs(s.score))
+          << "rank " << i << ", version " << s.version_id << ": " << s.score << " vs " << p.score;
+    }
+    return *on_sqlite;
+  }
+
+  std::vector<int64_t> NewestAlike(const KeywordMatch& match, std::optional<int64_t> below,
+                                   int64_t limit) {
+    SCOPED_TRACE(absl::StrCat(Describe(match), " below ", below.value_or(-1), " limit ", limit));
+    absl::StatusOr<std::vector<int64_t>> on_sqlite =
+        FtsIndex(sqlite_.get()).NewestMatches(match, below, limit);
+    absl::StatusOr<std::vector<int64_t>> on_pg =
+        FtsIndex(pg_.get()).NewestMatches(match, below, limit);
+    EXPECT_OK(on_sqlite);
+    EXPECT_OK(on_pg);
+    if (!on_sqlite.ok() || !on_pg.ok()) return {};
+    EXPECT_EQ(*on_sqlite, *on_pg);
+    return *on_sqlite;
+  }
+
+  void EveryQueryAlike() {
+    for (const KeywordMatch& match : Queries()) {
+      RankAlike(match, 0, 1000);
+      RankAlike(match, 2, 3);
+      RankAlike(match, 7, 5);
+      NewestAlike(match, std::nullopt, 1000);
+      NewestAlike(match, 60, 4);
+    }
+  }
+
+  strata::testing::TempDir dir_;
+  std::unique_ptr<store::SqliteDb> sqlite_;
+  std::unique_ptr<pg::PgDb> pg_;
+};
+
+TEST_F(KeywordEnginesTest, RankAndNewestMatchesAlike) {
+  Add(HandWritten());
+  Add(Drawn(100, 150, 7));
+  EveryQueryAlike();
+  // The corpus means something to the queries: the hand-written answers are there.
+  const ParsedQuery cve = ParseQuery("CVE-2023-5678");
+  const std::vector<RankedMatch> phrase_only = RankAlike({.phrases = cve.phrases}, 0, 1000);
+  std::vector<int64_t> ids;
+  for (const RankedMatch& m : phrase_only) ids.push_back(m.version_id);
+  EXPECT_THAT(ids, Contains(3));
+  EXPECT_THAT(ids, Not(Contains(4)));  // Its parts, scattered.
+  const ParsedQuery hash = ParseQuery("3f2a9c1");
+  ids.clear();
+  for (const RankedMatch& m : RankAlike({.phrases = hash.phrases}, 0, 1000)) {
+    ids.push_back(m.version_id);
+  }
+  EXPECT_THAT(ids, Contains(5));  // Only a prefix of its hash.
+  EXPECT_THAT(ids, Contains(6));
+  ids.clear();
+  for (const RankedMatch& m : RankAlike({.phrases = ParseQuery("a1a1a1a1").phrases}, 0, 1000)) {
+    ids.push_back(m.version_id);
+  }
+  EXPECT_THAT(ids, UnorderedElementsAre(21, 22));
+}
+
+TEST_F(KeywordEnginesTest, RemovalsAndReAddsAlike) {
+  const std::vector<Document> hand = HandWritten();
+  const std::vector<Document> drawn = Drawn(100, 150, 11);
+  Add(hand);
+  Add(drawn);
+  Remove({hand[0], hand[2], hand[11], drawn[5], drawn[6]});
+  EveryQueryAlike();
+  // A removed version no longer matches.
+  const std::vector<RankedMatch> cve = RankAlike({.terms = {"cve"}}, 0, 1000);
+  for (const RankedMatch& m : cve) EXPECT_NE(m.version_id, 3);
+  EXPECT_THAT(NewestAlike({.terms = {"rust"}}, std::nullopt, 1000), Not(Contains(1)));
+  // Re-added under the same ids, and under new ones.
+  Add({hand[0], drawn[5]});
+  Document moved = hand[2];
+  moved.id = 500;
+  Add({moved});
+  EveryQueryAlike();
+  EXPECT_THAT(NewestAlike({.terms = {"rust"}}, std::nullopt, 1000), Contains(1));
+  TermStats sqlite_stats(sqlite_.get());
+  TermStats pg_stats(pg_.get());
+  const int64_t indexed = static_cast<int64_t>(hand.size() + drawn.size()) - 5 + 3;
+  EXPECT_THAT(pg_stats.IndexedRows(), IsOkAndHolds(indexed));
+  EXPECT_THAT(sqlite_stats.IndexedRows(), IsOkAndHolds(indexed));
+}
+
+TEST_F(KeywordEnginesTest, EmptyQueriesAndAbsentTermsMatchNothing) {
+  Add(HandWritten());
+  EXPECT_THAT(RankAlike({}, 0, 10), IsEmpty());
+  EXPECT_THAT(NewestAlike({}, std::nullopt, 10), IsEmpty());
+  EXPECT_THAT(RankAlike({.terms = {"zzzznotthere"}}, 0, 10), IsEmpty());
+  EXPECT_THAT(NewestAlike({.terms = {"zzzznotthere"}}, std::nullopt, 10), IsEmpty());
+  // A term of punctuation alone has no token: it matches nothing, and keeps its number.
+  const std::vector<RankedMatch> after_nothing = RankAlike({.terms = {"\u2014", "rust"}}, 0, 10);
+  ASSERT_THAT(after_nothing, Not(IsEmpty()));
+  EXPECT_EQ(after_nothing[0].phrases, uint64_t{2});
+}
+
+TEST_F(KeywordEnginesTest, TermStatsSplitAlike) {
+  // Past kPruneMinRows, where terms are counted: "every" is in all, "most" in 3 of 5, "half"
+  // in exactly half (not more than half: selective), "few" in 1 of 5.
+  std::vector<Document> docs;
+  const int count = static_cast<int>(kPruneMinRows) + 200;
+  for (int i = 0; i < count; ++i) {
+    std::string text = "every";
+    if (i % 5 < 3) text += " most runner";
+    if (i % 2 == 0) text += " half";
+    if (i % 5 == 0) text += " few abcдеф";
+    if (i % 7 == 0) text += " running";
+    docs.push_back({.id = i + 1,
+                    .body_json = absl::StrCat("\"", text, "\""),
+                    .key = absl::StrCat("k", i),
+                    .category = "c"});
+  }
+  Add(docs);
+  TermStats sqlite_stats(sqlite_.get());
+  TermStats pg_stats(pg_.get());
+  ASSERT_THAT(sqlite_stats.IndexedRows(), IsOkAndHolds(int64_t{count}));
+  ASSERT_THAT(pg_stats.IndexedRows(), IsOkAndHolds(int64_t{count}));
+  const std::vector<std::vector<std::string>> queries = {{"every", "most", "half", "few"},
+                                                         {"most", "runners", "abcдеф"},
+                                                         {"running", "every"},
+                                                         {"every", "most"},
+                                                         {"nothing", "every"}};
+  for (const std::vector<std::string>& terms : queries) {
+    SCOPED_TRACE(absl::StrJoin(terms, " "));
+    ASSERT_OK_AND_ASSIGN(const SplitTerms on_sqlite, sqlite_stats.Split(terms));
+    ASSERT_OK_AND_ASSIGN(const SplitTerms on_pg, pg_stats.Split(terms));
+    EXPECT_EQ(on_sqlite.selective, on_pg.selective);
+    EXPECT_EQ(on_sqlite.common, on_pg.common);
+  }
+  ASSERT_OK_AND_ASSIGN(const SplitTerms split, pg_stats.Split({"every", "most", "half", "few"}));
+  EXPECT_EQ(split.common, (std::vector<std::string>{"every", "most"}));
+  // The ranking of a corpus this size, too.
+  RankAlike({.terms = {"every", "most", "half", "few", "runners"}}, 0, 50);
+  RankAlike({.terms = {"abcдеф"}}, 10, 20);
+}
+
+}  // namespace
+}  // namespace strata::text
