@@ -305,8 +305,11 @@ bool Int8KernelAvailable(Int8Kernel kernel) {
     case Int8Kernel::kAvx2:
       return __builtin_cpu_supports("avx2");
     case Int8Kernel::kAvxVnni:
-      return STRATA_BERT_AVXVNNI && __builtin_cpu_supports("avx2") &&
-             __builtin_cpu_supports("avxvnni");
+#if STRATA_BERT_AVXVNNI  // Else the compiler may not know the feature's name (clang 14).
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("avxvnni");
+#else
+      return false;
+#endif
     case Int8Kernel::kAvx512Vnni:
       return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
              __builtin_cpu_supports("avx512vnni");
