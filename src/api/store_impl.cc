@@ -535,7 +535,8 @@ class StoreImpl final : public Store {
     }
     RETURN_IF_ERROR(versions_.AppendVersion(identity, row));
     RETURN_IF_ERROR(fts_.Add(row.version_id, body.text, v.identity.key, v.identity.category));
-    RETURN_IF_ERROR(dedup_index_.Set(identity.memory_id, keys));
+    RETURN_IF_ERROR(existing ? dedup_index_.Set(identity.memory_id, keys)
+                             : dedup_index_.Add(identity.memory_id, keys));
     return WriteResult{
         .action = identity.version_count == 0 ? WriteAction::kCreated : WriteAction::kUpdated,
         .version = std::move(row.version),

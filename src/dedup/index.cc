@@ -1,6 +1,7 @@
 #include "dedup/index.h"
 
 #include <algorithm>
+#include <limits>
 #include <tuple>
 #include <utility>
 
@@ -130,13 +131,22 @@ absl::StatusOr<std::vector<int64_t>> DedupIndex::StoredKeys(int64_t memory_id) {
 }
 
 absl::Status DedupIndex::Set(int64_t memory_id, const std::vector<int64_t>& keys) {
+  return Write(memory_id, keys, /*replace=*/true);
+}
+
+absl::Status DedupIndex::Add(int64_t memory_id, const std::vector<int64_t>& keys) {
+  return Write(memory_id, keys, /*replace=*/false);
+}
+
+absl::Status DedupIndex::Write(int64_t memory_id, const std::vector<int64_t>& keys,
+                               bool replace) {
   if (memory_id <= 0 || memory_id > BandMap::kMaxMemoryId) {
     return absl::OutOfRangeError(
         absl::StrCat("dedup index: memory id ", memory_id, " is beyond ", BandMap::kMaxMemoryId));
   }
   if (keys.empty()) return Remove(memory_id);
   RETURN_IF_ERROR(EnsureUpgraded());
-  if (loaded_) {
+  if (loaded_ && replace) {
     ASSIGN_OR_RETURN(const std::vector<int64_t> old, StoredKeys(memory_id));
     for (int64_t key : old) loaded_->map.Erase(key, memory_id);
   }
@@ -145,7 +155,7 @@ absl::Status DedupIndex::Set(int64_t memory_id, const std::vector<int64_t>& keys
                    db_->Prepare("INSERT INTO dedup_keys (memory_id, keys) VALUES (?1, ?2) "
                                 "ON CONFLICT (memory_id) DO UPDATE SET keys = excluded.keys"));
   s.Bind(1, memory_id).BindBlob(2, blob);
-  RETURN_IF_ERROR(s.Run());
+  RETURN_IF_ERROR(s.RunLater());
   if (loaded_) {
     for (int64_t key : keys) loaded_->map.Insert(key, memory_id);
   }
@@ -165,46 +175,51 @@ absl::Status DedupIndex::Remove(int64_t memory_id) {
 
 absl::StatusOr<DedupIndex::Loaded*> DedupIndex::Current() {
   RETURN_IF_ERROR(EnsureUpgraded());
-  ASSIGN_OR_RETURN(store::Stmt g, db_->Prepare("SELECT CAST(value AS BIGINT) FROM meta WHERE "
-                                               "name = 'dedup_generation'"));
-  ASSIGN_OR_RETURN(bool has_generation, g.Step());
-  const int64_t generation = has_generation ? g.Int(0) : 0;
-  if (!loaded_ || loaded_->generation != generation) {
-    auto fresh = std::make_unique<Loaded>();
-    fresh->generation = generation;
-    ASSIGN_OR_RETURN(store::Stmt newest, db_->Prepare("SELECT COALESCE(MAX(id), 0) FROM versions"));
-    ASSIGN_OR_RETURN(bool row, newest.Step());
-    fresh->versions_seen = row ? newest.Int(0) : 0;
-    ASSIGN_OR_RETURN(store::Stmt all, db_->Prepare("SELECT memory_id, keys FROM dedup_keys"));
-    while (true) {
-      ASSIGN_OR_RETURN(bool more, all.Step());
-      if (!more) break;
-      const int64_t memory_id = all.Int(0);
-      ASSIGN_OR_RETURN(const std::vector<int64_t> keys, DecodeKeys(all.Blob(1), memory_id));
-      for (int64_t key : keys) fresh->map.Insert(key, memory_id);
-    }
-    loaded_ = std::move(fresh);
-    return loaded_.get();
-  }
-  // Versions written since (by any connection, this one's own included: their keys are
-  // already in, and inserting is idempotent). The keys by a subquery on their primary key,
-  // not a join: without statistics (a table that grew since its last ANALYZE) PostgreSQL
-  // takes "id > ?1" for a third of the table and hashes all of dedup_keys for a join that
-  // meets one or two rows (0.8 ms a write at 3,000 versions, growing with the table).
-  ASSIGN_OR_RETURN(store::Stmt since,
-                   db_->Prepare("SELECT v.id, v.memory_id, (SELECT d.keys FROM dedup_keys d "
-                                "WHERE d.memory_id = v.memory_id) FROM versions v WHERE "
-                                "v.id > ?1 ORDER BY v.id"));
-  since.Bind(1, loaded_->versions_seen);
-  while (true) {
+  int64_t generation = 0;
+  {
+    // The generation, and the versions written since the map was (by any connection, this
+    // one's own included: their keys are already in, and inserting is idempotent): one
+    // round trip. The keys by a subquery on their primary key, not a join: without
+    // statistics (a table that grew since its last ANALYZE) PostgreSQL takes "id > ?1" for a
+    // third of the table and hashes all of dedup_keys for a join that meets one or two rows
+    // (0.8 ms a write at 3,000 versions, growing with the table).
+    ASSIGN_OR_RETURN(
+        store::Stmt since,
+        db_->Prepare("SELECT g.generation, v.id, v.memory_id, (SELECT d.keys FROM dedup_keys d "
+                     "WHERE d.memory_id = v.memory_id) FROM (SELECT COALESCE((SELECT "
+                     "CAST(value AS BIGINT) FROM meta WHERE name = 'dedup_generation'), 0) AS "
+                     "generation) AS g LEFT JOIN versions v ON v.id > ?1 ORDER BY v.id"));
+    since.Bind(1, loaded_ ? loaded_->versions_seen : std::numeric_limits<int64_t>::max());
     ASSIGN_OR_RETURN(bool more, since.Step());
-    if (!more) break;
-    loaded_->versions_seen = since.Int(0);
-    if (since.IsNull(2)) continue;
-    const int64_t memory_id = since.Int(1);
-    ASSIGN_OR_RETURN(const std::vector<int64_t> keys, DecodeKeys(since.Blob(2), memory_id));
-    for (int64_t key : keys) loaded_->map.Insert(key, memory_id);
+    generation = more ? since.Int(0) : 0;
+    if (loaded_ && loaded_->generation == generation) {
+      while (more && !since.IsNull(1)) {  // NULL: no version since.
+        loaded_->versions_seen = since.Int(1);
+        if (!since.IsNull(3)) {
+          const int64_t memory_id = since.Int(2);
+          ASSIGN_OR_RETURN(const std::vector<int64_t> keys,
+                           DecodeKeys(since.Blob(3), memory_id));
+          for (int64_t key : keys) loaded_->map.Insert(key, memory_id);
+        }
+        ASSIGN_OR_RETURN(more, since.Step());
+      }
+      return loaded_.get();
+    }
   }
+  auto fresh = std::make_unique<Loaded>();
+  fresh->generation = generation;
+  ASSIGN_OR_RETURN(store::Stmt newest, db_->Prepare("SELECT COALESCE(MAX(id), 0) FROM versions"));
+  ASSIGN_OR_RETURN(bool row, newest.Step());
+  fresh->versions_seen = row ? newest.Int(0) : 0;
+  ASSIGN_OR_RETURN(store::Stmt all, db_->Prepare("SELECT memory_id, keys FROM dedup_keys"));
+  while (true) {
+    ASSIGN_OR_RETURN(bool more, all.Step());
+    if (!more) break;
+    const int64_t memory_id = all.Int(0);
+    ASSIGN_OR_RETURN(const std::vector<int64_t> keys, DecodeKeys(all.Blob(1), memory_id));
+    for (int64_t key : keys) fresh->map.Insert(key, memory_id);
+  }
+  loaded_ = std::move(fresh);
   return loaded_.get();
 }
 
@@ -261,7 +276,7 @@ absl::Status DedupIndex::RemoveAlias(const Identity& identity) {
   ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare("DELETE FROM aliases WHERE category = ?1 AND "
                                                "key = ?2 AND workspace = ?3"));
   s.Bind(1, identity.category).Bind(2, identity.key).Bind(3, identity.workspace);
-  return s.Run();
+  return s.RunLater();
 }
 
 absl::StatusOr<std::vector<AliasRow>> DedupIndex::AliasesOf(int64_t memory_id) {

@@ -49,6 +49,8 @@ class DedupIndex {
 
   // Makes `keys` the memory's band keys (none: it has none).
   absl::Status Set(int64_t memory_id, const std::vector<int64_t>& keys);
+  // Set for a memory that has no keys yet (one just created): without reading them first.
+  absl::Status Add(int64_t memory_id, const std::vector<int64_t>& keys);
   absl::Status Remove(int64_t memory_id);
   // Distinct memories that may share at least one of `keys`, most shared keys first (ties
   // by id), at most `max`. May name a memory that no longer has them.
@@ -71,6 +73,7 @@ class DedupIndex {
   absl::Status SetStoredScheme(const std::string& scheme);
 
  private:
+  absl::Status Write(int64_t memory_id, const std::vector<int64_t>& keys, bool replace);
   struct Loaded;
   // Moves the keys of a store from before schema version 8 (table dedup_bands) into dedup_keys.
   absl::Status EnsureUpgraded();

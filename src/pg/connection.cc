@@ -36,7 +36,15 @@ struct LibPq {
   decltype(&::PQexecPrepared) PQexecPrepared = nullptr;
   decltype(&::PQfinish) PQfinish = nullptr;
   decltype(&::PQfname) PQfname = nullptr;
+  decltype(&::PQenterPipelineMode) PQenterPipelineMode = nullptr;
+  decltype(&::PQexitPipelineMode) PQexitPipelineMode = nullptr;
   decltype(&::PQfreemem) PQfreemem = nullptr;
+  decltype(&::PQgetResult) PQgetResult = nullptr;
+  decltype(&::PQpipelineStatus) PQpipelineStatus = nullptr;
+  decltype(&::PQpipelineSync) PQpipelineSync = nullptr;
+  decltype(&::PQsendPrepare) PQsendPrepare = nullptr;
+  decltype(&::PQsendQueryParams) PQsendQueryParams = nullptr;
+  decltype(&::PQsendQueryPrepared) PQsendQueryPrepared = nullptr;
   decltype(&::PQgetisnull) PQgetisnull = nullptr;
   decltype(&::PQgetlength) PQgetlength = nullptr;
   decltype(&::PQgetvalue) PQgetvalue = nullptr;
@@ -81,7 +89,15 @@ const LibPq& Pq() {
     get(l.PQexecPrepared, "PQexecPrepared");
     get(l.PQfinish, "PQfinish");
     get(l.PQfname, "PQfname");
+    get(l.PQenterPipelineMode, "PQenterPipelineMode");
+    get(l.PQexitPipelineMode, "PQexitPipelineMode");
     get(l.PQfreemem, "PQfreemem");
+    get(l.PQgetResult, "PQgetResult");
+    get(l.PQpipelineStatus, "PQpipelineStatus");
+    get(l.PQpipelineSync, "PQpipelineSync");
+    get(l.PQsendPrepare, "PQsendPrepare");
+    get(l.PQsendQueryParams, "PQsendQueryParams");
+    get(l.PQsendQueryPrepared, "PQsendQueryPrepared");
     get(l.PQgetisnull, "PQgetisnull");
     get(l.PQgetlength, "PQgetlength");
     get(l.PQgetvalue, "PQgetvalue");
@@ -289,30 +305,112 @@ absl::StatusOr<Rows> Connection::Query(std::string_view sql, const std::vector<V
   return rows;
 }
 
+namespace {
+
+// RunPrepared's parameters as libpq takes them.
+struct ParamArrays {
+  explicit ParamArrays(std::span<const Param> params) {
+    for (const Param& p : params) {
+      values.push_back(p.null ? nullptr : p.value.data());
+      lengths.push_back(static_cast<int>(p.value.size()));
+      formats.push_back(p.binary ? 1 : 0);
+    }
+  }
+  int count() const { return static_cast<int>(values.size()); }
+  absl::InlinedVector<const char*, 16> values;
+  absl::InlinedVector<int, 16> lengths;
+  absl::InlinedVector<int, 16> formats;
+};
+
+}  // namespace
+
+absl::Status Connection::Prepare(PreparedStatement& stmt, bool in_transaction) {
+  if (stmt.session == session_) return absl::OkStatus();
+  // Not in pipeline mode, where PQprepare cannot run: what was queued goes first (a round
+  // trip more, once per statement and session).
+  if (sent_ > 0) RETURN_IF_ERROR(Sync(/*keep_last=*/false, in_transaction).status());
+  const Result prepared(
+      Pq().PQprepare(conn_, stmt.name.c_str(), stmt.sql.c_str(), 0, /*paramTypes=*/nullptr));
+  if (!Succeeded(prepared.result_)) return Failed(prepared.result_, in_transaction);
+  stmt.session = session_;
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Result> Connection::RunPrepared(PreparedStatement& stmt,
                                                std::span<const Param> params) {
   ASSIGN_OR_RETURN(const bool run, Ready(stmt.sql));
   if (!run) return Result();
   const bool in_transaction = this->in_transaction();
-  if (stmt.session != session_) {
-    const Result prepared(
-        Pq().PQprepare(conn_, stmt.name.c_str(), stmt.sql.c_str(), 0, /*paramTypes=*/nullptr));
-    if (!Succeeded(prepared.result_)) return Failed(prepared.result_, in_transaction);
-    stmt.session = session_;
+  RETURN_IF_ERROR(Prepare(stmt, in_transaction));
+  const ParamArrays p(params);
+  if (sent_ > 0) {
+    // After the queued statements, in their round trip.
+    if (Pq().PQsendQueryPrepared(conn_, stmt.name.c_str(), p.count(), p.values.data(),
+                                 p.lengths.data(), p.formats.data(), /*resultFormat=*/0) != 1) {
+      Sync(/*keep_last=*/false, in_transaction).IgnoreError();
+      return Failed(nullptr, in_transaction);
+    }
+    ++sent_;
+    return Sync(/*keep_last=*/true, in_transaction);
   }
-  absl::InlinedVector<const char*, 16> values;
-  absl::InlinedVector<int, 16> lengths;
-  absl::InlinedVector<int, 16> formats;
-  for (const Param& p : params) {
-    values.push_back(p.null ? nullptr : p.value.data());
-    lengths.push_back(static_cast<int>(p.value.size()));
-    formats.push_back(p.binary ? 1 : 0);
-  }
-  Result result(Pq().PQexecPrepared(conn_, stmt.name.c_str(), static_cast<int>(params.size()),
-                                    values.data(), lengths.data(), formats.data(),
-                                    /*resultFormat=*/0));
+  Result result(Pq().PQexecPrepared(conn_, stmt.name.c_str(), p.count(), p.values.data(),
+                                    p.lengths.data(), p.formats.data(), /*resultFormat=*/0));
   if (!Succeeded(result.result_)) return Failed(result.result_, in_transaction);
   return result;
+}
+
+absl::Status Connection::Queue(PreparedStatement& stmt, std::span<const Param> params) {
+  ASSIGN_OR_RETURN(const bool run, Ready(stmt.sql));
+  if (!run) return absl::OkStatus();
+  const bool in_transaction = this->in_transaction();
+  if (!in_transaction) {
+    return absl::InternalError("a statement was queued outside a transaction");
+  }
+  RETURN_IF_ERROR(Prepare(stmt, in_transaction));
+  if (Pq().PQpipelineStatus(conn_) == PQ_PIPELINE_OFF && Pq().PQenterPipelineMode(conn_) != 1) {
+    return Failed(nullptr, in_transaction);
+  }
+  const ParamArrays p(params);
+  if (Pq().PQsendQueryPrepared(conn_, stmt.name.c_str(), p.count(), p.values.data(),
+                               p.lengths.data(), p.formats.data(), /*resultFormat=*/0) != 1) {
+    return Failed(nullptr, in_transaction);
+  }
+  ++sent_;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Result> Connection::Sync(bool keep_last, bool was_in_transaction) {
+  const int sent = sent_;
+  sent_ = 0;
+  absl::Status first;  // The first failure.
+  Result last;
+  if (Pq().PQpipelineSync(conn_) != 1) {
+    first = Failed(nullptr, was_in_transaction);
+  } else {
+    for (int i = 0; i < sent && first.ok(); ++i) {
+      Result result(Pq().PQgetResult(conn_));
+      if (result.result_ == nullptr) {  // The session was lost.
+        first = Failed(nullptr, was_in_transaction);
+        break;
+      }
+      // A command after a failed one is not run: PGRES_PIPELINE_ABORTED.
+      if (!Succeeded(result.result_)) first = Failed(result.result_, was_in_transaction);
+      // The end of this command's results.
+      while (PGresult* more = Pq().PQgetResult(conn_)) Pq().PQclear(more);
+      if (i == sent - 1 && keep_last) last = std::move(result);
+    }
+    // Up to and including the sync's own result, which ends the pipeline.
+    while (Pq().PQstatus(conn_) == CONNECTION_OK) {
+      const Result rest(Pq().PQgetResult(conn_));
+      if (rest.result_ != nullptr && Pq().PQresultStatus(rest.result_) == PGRES_PIPELINE_SYNC) {
+        break;
+      }
+    }
+  }
+  // Fails only with results unread, on a lost session (PQreset ends the mode then).
+  Pq().PQexitPipelineMode(conn_);
+  RETURN_IF_ERROR(first);
+  return last;
 }
 
 absl::Status Connection::Exec(std::string_view sql) {
@@ -320,6 +418,22 @@ absl::Status Connection::Exec(std::string_view sql) {
   if (!run) return absl::OkStatus();
   const bool in_transaction = this->in_transaction();
   const std::string text(sql);
+  if (sent_ > 0) {
+    if (absl::EqualsIgnoreCase(ToAbsl(sql), "COMMIT")) {
+      // In the queued statements' round trip; when one of them failed, the COMMIT does not
+      // run and the transaction is left to roll back.
+      if (Pq().PQsendQueryParams(conn_, text.c_str(), 0, nullptr, nullptr, nullptr, nullptr,
+                                 /*resultFormat=*/0) != 1) {
+        Sync(/*keep_last=*/false, in_transaction).IgnoreError();
+        return Failed(nullptr, in_transaction);
+      }
+      ++sent_;
+      return Sync(/*keep_last=*/false, in_transaction).status();
+    }
+    // Anything else after their outcome; a ROLLBACK even when one of them failed.
+    absl::Status queued = Sync(/*keep_last=*/false, in_transaction).status();
+    if (!queued.ok() && !absl::EqualsIgnoreCase(ToAbsl(sql), "ROLLBACK")) return queued;
+  }
   const Result result(Pq().PQexec(conn_, text.c_str()));
   if (!Succeeded(result.result_)) return Failed(result.result_, in_transaction);
   return absl::OkStatus();

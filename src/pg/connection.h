@@ -97,8 +97,15 @@ class Connection {
   // Runs `stmt` with parameters $1.. bound to `params`, preparing it first when this session
   // has not (a new statement, or a new session after a reconnect).
   absl::StatusOr<Result> RunPrepared(PreparedStatement& stmt, std::span<const Param> params);
-  // Runs `sql`, which may hold several statements and no parameters (a migration's script).
+  // Runs `sql`, which may hold several statements and no parameters (a migration's script);
+  // one statement while statements are queued.
   absl::Status Exec(std::string_view sql);
+  // Sends `stmt` with `params` ahead without waiting for its outcome: its result is read
+  // with the next statement's, in that statement's round trip (libpq's pipeline mode). If it
+  // fails, the statements queued after it and that next one do not run, and the next one
+  // returns its error; the transaction can then only be rolled back. REQUIRES: in a
+  // transaction (a queued statement ends with it at the latest, at COMMIT).
+  absl::Status Queue(PreparedStatement& stmt, std::span<const Param> params);
   // The first column of the first row as an integer. NotFound when there is no row or it is
   // NULL.
   absl::StatusOr<int64_t> QueryInt(std::string_view sql, const std::vector<Value>& params = {});
@@ -121,10 +128,17 @@ class Connection {
   absl::StatusOr<bool> Ready(std::string_view sql);
   // The error of a statement that failed (result may be null), noting a lost session.
   absl::Status Failed(const pg_result* result, bool was_in_transaction);
+  // Prepares `stmt` unless this session has (a new statement, or a new session after a
+  // reconnect).
+  absl::Status Prepare(PreparedStatement& stmt, bool in_transaction);
+  // Ends the pipeline: a sync, then every result sent since; the last one's when
+  // `keep_last`. Errors: the first command's that failed.
+  absl::StatusOr<Result> Sync(bool keep_last, bool was_in_transaction);
 
   pg_conn* conn_;  // Owned.
   int64_t session_ = 0;
   bool lost_in_transaction_ = false;  // The session closed with a transaction open.
+  int sent_ = 0;  // Commands sent in pipeline mode whose results are not read yet.
 };
 
 // A transaction on a Connection that outlives it, rolled back when destroyed uncommitted.

@@ -148,12 +148,8 @@ class PgStmt final : public store::EngineStmt {
   }
 
   absl::StatusOr<bool> Step() override {
-    if (bad_index_ != 0) {
-      return absl::InternalError(absl::StrCat(
-          "postgresql: binding parameter ", bad_index_, " of ", params_.size(),
-          " failed: no such parameter in: ", ToAbsl(std::string_view(stmt_.sql).substr(0, 120))));
-    }
     if (!ran_) {
+      RETURN_IF_ERROR(BindError());
       ASSIGN_OR_RETURN(result_, db_->conn_->RunPrepared(stmt_, params_));
       db_->changes_ = result_.affected();
       ran_ = true;
@@ -174,6 +170,12 @@ class PgStmt final : public store::EngineStmt {
       ASSIGN_OR_RETURN(const bool more, Step());
       if (!more) return id;
     }
+  }
+
+  absl::Status RunLater() override {
+    if (!db_->conn_->in_transaction()) return EngineStmt::RunLater();
+    RETURN_IF_ERROR(BindError());
+    return db_->conn_->Queue(stmt_, params_);
   }
 
   void Reset() override {
@@ -207,6 +209,12 @@ class PgStmt final : public store::EngineStmt {
   }
 
  private:
+  absl::Status BindError() const {
+    if (bad_index_ == 0) return absl::OkStatus();
+    return absl::InternalError(absl::StrCat(
+        "postgresql: binding parameter ", bad_index_, " of ", params_.size(),
+        " failed: no such parameter in: ", ToAbsl(std::string_view(stmt_.sql).substr(0, 120))));
+  }
   Param* At(int index) {
     if (index < 1 || index > static_cast<int>(params_.size())) {
       if (bad_index_ == 0) bad_index_ = index;

@@ -20,6 +20,15 @@ std::string ChangeTriggers(std::initializer_list<const char*> tables) {
   return sql;
 }
 
+// Migration 3's undoing of ChangeTriggers.
+std::string DropChangeTriggers(std::initializer_list<const char*> tables) {
+  std::string sql;
+  for (const char* table : tables) {
+    absl::StrAppend(&sql, "DROP TRIGGER ", table, "_changes ON ", table, ";\n");
+  }
+  return sql;
+}
+
 // Append only: a released migration is never edited, a change is a new entry. Times are unix
 // milliseconds in BIGINT, as in SQLite; identity columns replace SQLite's rowids and the
 // high-water marks of its migrations 4, 5 and 7 (a sequence never hands out a value twice).
@@ -171,6 +180,14 @@ ALTER TABLE text_term_stats ALTER COLUMN term TYPE TEXT COLLATE "C";
 ALTER TABLE text_totals SET (autovacuum_vacuum_threshold = 1000,
                              autovacuum_vacuum_scale_factor = 0);
 )sql",
+      // 3: no change feed. Nodes catch up by ids, which the change lock (taken at BEGIN)
+      // keeps in commit order; nothing read `changes`, and its row triggers cost a tenth of
+      // a write's server time. A tool outside strata that wants a feed of what changed uses
+      // PostgreSQL's logical decoding.
+      absl::StrCat(DropChangeTriggers({"memories", "versions", "retractions", "meta", "aliases",
+                                       "supersessions", "dedup_keys", "embed_spaces",
+                                       "embeddings"}),
+                   "DROP FUNCTION strata_record_change();\nDROP TABLE changes;\n"),
   };
   return *kMigrations;
 }
@@ -236,7 +253,7 @@ const std::vector<const char*>& TableNames() {
   static const auto* const kTables = new std::vector<const char*>{
       "memories",       "versions",        "retractions",  "meta",       "aliases",
       "supersessions",  "dedup_keys",      "embed_spaces", "embeddings", "text_postings",
-      "text_documents", "text_term_stats", "text_totals",  "changes"};
+      "text_documents", "text_term_stats", "text_totals"};
   return *kTables;
 }
 

@@ -131,13 +131,14 @@ absl::StatusOr<std::vector<int64_t>> Stmt::Ints(int col) {
   }
 }
 
-absl::Status Stmt::Run() {
+absl::Status EngineStmt::RunLater() {
   while (true) {
-    auto row = Step();
-    if (!row.ok()) return row.status();
-    if (!*row) return absl::OkStatus();
+    ASSIGN_OR_RETURN(const bool row, Step());
+    if (!row) return absl::OkStatus();
   }
 }
+
+absl::Status Stmt::Run() { return impl_->EngineStmt::RunLater(); }
 
 absl::StatusOr<Stmt> Db::Prepare(std::string_view sql) {
   auto it = cache_.find(ToAbsl(sql));

@@ -61,6 +61,9 @@ class EngineStmt {
   virtual absl::StatusOr<bool> Step() = 0;
   // Runs an INSERT of one row and returns the row's id (see Stmt::RunInsert).
   virtual absl::StatusOr<int64_t> RunInsert() = 0;
+  // Runs a statement without rows, or sends it ahead (see Stmt::RunLater). Here: steps it
+  // until done, as Stmt::Run.
+  virtual absl::Status RunLater();
   // Back to before the first Step, every parameter NULL, the read snapshot released.
   virtual void Reset() = 0;
   virtual bool IsNull(int col) const = 0;
@@ -123,6 +126,12 @@ class Stmt {
   absl::StatusOr<bool> Step() { return impl_->Step(); }
   // Steps until done (for statements that return no rows).
   absl::Status Run();
+  // Run, for a statement without rows whose outcome the caller does not wait for: on
+  // PostgreSQL, in a transaction, it is sent ahead and its outcome read with the next
+  // statement's, in one round trip (a failure fails that statement, or the COMMIT, and the
+  // transaction rolls back); Db::Changes does not count it. At once on SQLite, and outside a
+  // transaction.
+  absl::Status RunLater() { return impl_->RunLater(); }
   // Runs an INSERT of one row and returns its id: on SQLite the rowid (last_insert_rowid);
   // on PostgreSQL the statement ends in `RETURNING id` and this reads it. Not RETURNING on
   // SQLite: it opens a statement journal, whose savepoint flushes FTS5's pending terms into a

@@ -194,7 +194,7 @@ absl::Status VersionTable::AppendVersion(const IdentityRow& identity, VersionRow
     ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare("UPDATE versions SET superseded_at_unix_ms = ?1 "
                                                  "WHERE id = ?2"));
     s.Bind(1, v.recorded_at_unix_ms).Bind(2, *identity.current_version_id);
-    RETURN_IF_ERROR(s.Run());
+    RETURN_IF_ERROR(s.RunLater());
   }
   v.memory_id = identity.memory_id;
   v.version = identity.version_count + 1;
@@ -288,7 +288,7 @@ absl::Status VersionTable::SetIdentityState(int64_t memory_id,
                                 "last_event_at_unix_ms = ?3 WHERE id = ?4"));
   s.Bind(1, current_version_id).Bind(2, version_count).Bind(3, last_event_at_unix_ms);
   s.Bind(4, memory_id);
-  return s.Run();
+  return s.RunLater();
 }
 
 absl::StatusOr<std::vector<RetractionRow>> VersionTable::LoadRetractionRows(int64_t memory_id) {

@@ -211,7 +211,7 @@ absl::Status PgKeywordIndex::Add(int64_t version_id, std::string_view text, std:
       .Bind(3, ArrayLiteral(fields))
       .Bind(4, ArrayLiteral(positions))
       .Bind(5, IntArrayLiteral(lengths));
-  return s.Run();
+  return s.RunLater();
 }
 
 absl::Status PgKeywordIndex::Remove(int64_t version_id) {

@@ -334,7 +334,7 @@ class Importer {
     // should have (then RefreshBands decides).
     if (created && !refresh.contains(memory_id) && !r.versions.back().superseded_at_unix_ms) {
       RETURN_IF_ERROR(
-          dedup_.Set(memory_id, p.keys ? *p.keys : dedup::BodyKeys(p.bodies.back(), r.identity)));
+          dedup_.Add(memory_id, p.keys ? *p.keys : dedup::BodyKeys(p.bodies.back(), r.identity)));
     }
     for (const int64_t id : refresh) RETURN_IF_ERROR(RefreshBands(id));
     return absl::OkStatus();
