@@ -279,6 +279,8 @@ absl::StatusOr<Rows> Connection::Query(std::string_view sql, const std::vector<V
   Rows rows;
   if (!run) return rows;
   const bool in_transaction = this->in_transaction();
+  // After the queued statements' outcome (PQexecParams cannot run in pipeline mode).
+  if (sent_ > 0) RETURN_IF_ERROR(Sync(/*keep_last=*/false, in_transaction).status());
   std::vector<const char*> values;
   values.reserve(params.size());
   for (const Value& v : params) values.push_back(v ? v->c_str() : nullptr);
@@ -367,9 +369,7 @@ absl::Status Connection::Queue(PreparedStatement& stmt, std::span<const Param> p
     return absl::InternalError("a statement was queued outside a transaction");
   }
   RETURN_IF_ERROR(Prepare(stmt, in_transaction));
-  if (Pq().PQpipelineStatus(conn_) == PQ_PIPELINE_OFF && Pq().PQenterPipelineMode(conn_) != 1) {
-    return Failed(nullptr, in_transaction);
-  }
+  RETURN_IF_ERROR(EnterPipeline(in_transaction));
   const ParamArrays p(params);
   if (Pq().PQsendQueryPrepared(conn_, stmt.name.c_str(), p.count(), p.values.data(),
                                p.lengths.data(), p.formats.data(), /*resultFormat=*/0) != 1) {
@@ -377,6 +377,27 @@ absl::Status Connection::Queue(PreparedStatement& stmt, std::span<const Param> p
   }
   ++sent_;
   return absl::OkStatus();
+}
+
+absl::Status Connection::QueueSql(std::string_view sql) {
+  ASSIGN_OR_RETURN(const bool run, Ready(sql));
+  if (!run) return absl::OkStatus();
+  const bool in_transaction = this->in_transaction();
+  RETURN_IF_ERROR(EnterPipeline(in_transaction));
+  const std::string text(sql);
+  if (Pq().PQsendQueryParams(conn_, text.c_str(), 0, nullptr, nullptr, nullptr, nullptr,
+                             /*resultFormat=*/0) != 1) {
+    return Failed(nullptr, in_transaction);
+  }
+  ++sent_;
+  return absl::OkStatus();
+}
+
+absl::Status Connection::EnterPipeline(bool in_transaction) {
+  if (Pq().PQpipelineStatus(conn_) != PQ_PIPELINE_OFF || Pq().PQenterPipelineMode(conn_) == 1) {
+    return absl::OkStatus();
+  }
+  return Failed(nullptr, in_transaction);
 }
 
 absl::StatusOr<Result> Connection::Sync(bool keep_last, bool was_in_transaction) {
@@ -457,6 +478,7 @@ bool Connection::transaction_failed() const {
 
 bool Connection::in_transaction() const {
   if (Pq().PQstatus(conn_) != CONNECTION_OK) return lost_in_transaction_;
+  if (sent_ > 0) return true;  // Sent ahead in one: nothing else is queued.
   return Pq().PQtransactionStatus(conn_) != PQTRANS_IDLE;
 }
 

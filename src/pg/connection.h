@@ -106,6 +106,9 @@ class Connection {
   // returns its error; the transaction can then only be rolled back. REQUIRES: in a
   // transaction (a queued statement ends with it at the latest, at COMMIT).
   absl::Status Queue(PreparedStatement& stmt, std::span<const Param> params);
+  // Queue, for one statement without parameters. REQUIRES: in a transaction, or `sql` begins
+  // one.
+  absl::Status QueueSql(std::string_view sql);
   // The first column of the first row as an integer. NotFound when there is no row or it is
   // NULL.
   absl::StatusOr<int64_t> QueryInt(std::string_view sql, const std::vector<Value>& params = {});
@@ -128,6 +131,8 @@ class Connection {
   absl::StatusOr<bool> Ready(std::string_view sql);
   // The error of a statement that failed (result may be null), noting a lost session.
   absl::Status Failed(const pg_result* result, bool was_in_transaction);
+  // Before sending ahead: in pipeline mode.
+  absl::Status EnterPipeline(bool in_transaction);
   // Prepares `stmt` unless this session has (a new statement, or a new session after a
   // reconnect).
   absl::Status Prepare(PreparedStatement& stmt, bool in_transaction);

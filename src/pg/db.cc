@@ -259,21 +259,21 @@ absl::StatusOr<std::unique_ptr<store::EngineStmt>> PgDb::Compile(std::string_vie
 }
 
 absl::StatusOr<std::unique_lock<std::timed_mutex>> PgDb::BeginWrite() {
-  // One round trip. The change lock is taken now rather than by the first write's change
-  // trigger: the transaction's reads before that write must already see every other
-  // writer's commits. A writer that holds it too long (a stuck node) fails this one after
-  // the lock timeout instead of hanging it; it applies to every lock the transaction waits
-  // for.
-  absl::Status locked = conn_->Exec(begin_write_);
-  if (!locked.ok()) {
-    if (conn_->in_transaction()) conn_->Exec("ROLLBACK").IgnoreError();
-    return absl::Status(locked.code(),
-                        absl::StrCat("beginning a write transaction: ", locked.message()));
-  }
+  // Sent ahead, with the transaction's first statement: no round trip of their own. The
+  // change lock is taken now rather than by the first write: the transaction's reads must
+  // already see every other writer's commits. A writer that holds it too long (a stuck
+  // node) fails that first statement with Unavailable after the lock timeout instead of
+  // hanging it; the timeout applies to every lock the transaction waits for.
+  RETURN_IF_ERROR(conn_->QueueSql("BEGIN"));
+  RETURN_IF_ERROR(conn_->QueueSql(lock_timeout_));
+  RETURN_IF_ERROR(conn_->QueueSql(change_lock_));
   return std::unique_lock<std::timed_mutex>();
 }
 
-absl::Status PgDb::BeginRead() { return conn_->Exec("BEGIN ISOLATION LEVEL REPEATABLE READ"); }
+absl::Status PgDb::BeginRead() {
+  // With the snapshot's first statement.
+  return conn_->QueueSql("BEGIN ISOLATION LEVEL REPEATABLE READ");
+}
 
 absl::Status PgDb::Commit() {
   // COMMIT of a failed transaction "succeeds" as a rollback.

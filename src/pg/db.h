@@ -49,8 +49,7 @@ class PgDb final : public store::Db {
   PgDb(std::unique_ptr<Connection> conn, std::string uri, int lock_timeout_ms)
       : store::Db(std::move(uri)),
         conn_(std::move(conn)),
-        begin_write_(absl::StrCat("BEGIN; SET LOCAL lock_timeout = ", lock_timeout_ms,
-                                  "; SELECT pg_advisory_xact_lock(", kChangeLock, ")")) {}
+        lock_timeout_(absl::StrCat("SET LOCAL lock_timeout = ", lock_timeout_ms)) {}
 
   absl::StatusOr<std::unique_ptr<store::EngineStmt>> Compile(std::string_view sql) override;
   bool InTransaction() const override { return conn_->in_transaction(); }
@@ -59,7 +58,8 @@ class PgDb final : public store::Db {
   absl::Status Commit() override;
 
   std::unique_ptr<Connection> conn_;
-  const std::string begin_write_;  // BEGIN, the lock timeout and the change lock.
+  const std::string lock_timeout_;  // A write transaction's SET LOCAL lock_timeout.
+  const std::string change_lock_ = absl::StrCat("SELECT pg_advisory_xact_lock(", kChangeLock, ")");
   int64_t changes_ = 0;            // Rows the last statement inserted, updated or deleted.
   int64_t statements_ = 0;         // Statements compiled: the last one's name is strata_<n>.
 };

@@ -263,19 +263,97 @@ TEST_F(PgDbTest, ATransactionLostWithItsConnectionCommitsNothing) {
   EXPECT_EQ(Count(), 2);
 }
 
+TEST_F(PgDbTest, StatementsRunLaterAreSeenByTheTransactionAndCommitted) {
+  ASSERT_OK_AND_ASSIGN(store::Stmt insert, db_->Prepare("INSERT INTO t (i) VALUES (?1)"));
+  {
+    ASSERT_OK_AND_ASSIGN(store::Transaction txn, store::Transaction::Begin(*db_));
+    ASSERT_OK(insert.Bind(1, int64_t{1}).RunLater());
+    ASSERT_OK(insert.Bind(1, int64_t{2}).RunLater());
+    // A read after them sees them (they ran first, in its round trip).
+    ASSERT_OK_AND_ASSIGN(store::Stmt sum, db_->Prepare("SELECT sum(i) FROM t"));
+    ASSERT_OK_AND_ASSIGN(bool row, sum.Step());
+    ASSERT_TRUE(row);
+    EXPECT_EQ(sum.Int(0), 3);
+    ASSERT_OK(sum.Step().status());
+    // A statement this session has not prepared yet, queued behind another.
+    ASSERT_OK(insert.Bind(1, int64_t{4}).RunLater());
+    ASSERT_OK_AND_ASSIGN(store::Stmt other, db_->Prepare("INSERT INTO t (i, s) VALUES (?1, 'x')"));
+    ASSERT_OK(other.Bind(1, int64_t{8}).RunLater());
+    ASSERT_OK(txn.Commit());
+  }
+  EXPECT_EQ(Count(), 4);
+  // Outside a transaction it runs at once.
+  ASSERT_OK(insert.Bind(1, int64_t{16}).RunLater());
+  EXPECT_EQ(Count(), 5);
+}
+
+TEST_F(PgDbTest, AFailedStatementRunLaterFailsTheNextOneOrTheCommit) {
+  ASSERT_OK(db_->Exec("INSERT INTO t (id, i) VALUES (1, 1)"));
+  ASSERT_OK_AND_ASSIGN(store::Stmt insert, db_->Prepare("INSERT INTO t (id, i) VALUES (?1, ?2)"));
+  {
+    ASSERT_OK_AND_ASSIGN(store::Transaction txn, store::Transaction::Begin(*db_));
+    ASSERT_OK(insert.Bind(1, int64_t{2}).Bind(2, int64_t{2}).RunLater());
+    ASSERT_OK(insert.Bind(1, int64_t{1}).Bind(2, int64_t{3}).RunLater());  // A duplicate id.
+    ASSERT_OK(insert.Bind(1, int64_t{3}).Bind(2, int64_t{4}).RunLater());
+    ASSERT_OK_AND_ASSIGN(store::Stmt count, db_->Prepare("SELECT count(*) FROM t"));
+    EXPECT_THAT(count.Step().status(),
+                StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("duplicate")));
+    EXPECT_THAT(txn.Commit(), StatusIs(absl::StatusCode::kAborted, ::testing::_));
+  }
+  EXPECT_EQ(Count(), 1);
+  {
+    ASSERT_OK_AND_ASSIGN(store::Transaction txn, store::Transaction::Begin(*db_));
+    ASSERT_OK(insert.Bind(1, int64_t{4}).Bind(2, int64_t{4}).RunLater());
+    ASSERT_OK(insert.Bind(1, int64_t{1}).Bind(2, int64_t{5}).RunLater());
+    EXPECT_THAT(txn.Commit(),
+                StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("duplicate")));
+  }
+  EXPECT_EQ(Count(), 1);
+  // Rolled back, not rolled forward: the next transaction commits alone.
+  {
+    ASSERT_OK_AND_ASSIGN(store::Transaction txn, store::Transaction::Begin(*db_));
+    ASSERT_OK(insert.Bind(1, int64_t{5}).Bind(2, int64_t{5}).RunLater());
+    ASSERT_OK(txn.Commit());
+  }
+  EXPECT_EQ(Count(), 2);
+}
+
+TEST_F(PgDbTest, StatementsRunLaterLostWithTheSessionCommitNothing) {
+  ASSERT_OK_AND_ASSIGN(store::Stmt insert, db_->Prepare("INSERT INTO t (i) VALUES (?1)"));
+  {
+    ASSERT_OK_AND_ASSIGN(store::Transaction txn, store::Transaction::Begin(*db_));
+    ASSERT_OK(insert.Bind(1, int64_t{1}).Run());
+    ASSERT_NO_FATAL_FAILURE(TerminateSession(ServerPid(*db_)));
+    ASSERT_OK(insert.Bind(1, int64_t{2}).RunLater());
+    EXPECT_THAT(txn.Commit(), StatusIs(absl::StatusCode::kUnavailable, ::testing::_));
+  }
+  EXPECT_EQ(Count(), 0);
+  {
+    ASSERT_OK_AND_ASSIGN(store::Transaction txn, store::Transaction::Begin(*db_));
+    ASSERT_OK(insert.Bind(1, int64_t{3}).RunLater());
+    ASSERT_OK(txn.Commit());
+  }
+  EXPECT_EQ(Count(), 1);
+}
+
 TEST_F(PgDbTest, AWriterWaitsForAnotherAtMostTheLockTimeout) {
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<PgDb> other,
                        PgDb::Open(db_->path(), {.busy_timeout_ms = 100}));
   {
     ASSERT_OK_AND_ASSIGN(store::Transaction holder, store::Transaction::Begin(*db_));
-    EXPECT_THAT(store::Transaction::Begin(*other).status(),
-                StatusIs(absl::StatusCode::kUnavailable, HasSubstr("lock_timeout")));
+    ASSERT_OK(db_->Exec("INSERT INTO t (i) VALUES (0)"));  // Holds the lock from here.
+    {
+      // BEGIN and the lock go with the transaction's first statement, which fails.
+      ASSERT_OK_AND_ASSIGN(store::Transaction waiting, store::Transaction::Begin(*other));
+      EXPECT_THAT(other->Exec("INSERT INTO t (i) VALUES (2)"),
+                  StatusIs(absl::StatusCode::kUnavailable, HasSubstr("lock_timeout")));
+    }
     ASSERT_OK(holder.Commit());
   }
   ASSERT_OK_AND_ASSIGN(store::Transaction txn, store::Transaction::Begin(*other));
   ASSERT_OK(other->Exec("INSERT INTO t (i) VALUES (1)"));
   ASSERT_OK(txn.Commit());
-  EXPECT_EQ(Count(), 1);
+  EXPECT_EQ(Count(), 2);
 }
 
 }  // namespace
