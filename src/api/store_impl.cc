@@ -505,6 +505,7 @@ class StoreImpl final : public Store {
     temporal::IdentityRow identity;
     if (existing) {
       identity = *existing;
+      RETURN_IF_ERROR(versions_.AppendVersion(identity, row));
     } else {
       // A new identity: merged into a memory it adds nothing to; otherwise written, naming
       // the memories it resembles (updates are never merged).
@@ -530,10 +531,9 @@ class StoreImpl final : public Store {
       }
       // A key merged earlier becomes a memory of its own.
       RETURN_IF_ERROR(dedup_index_.RemoveAlias(request.identity));
-      ASSIGN_OR_RETURN(const int64_t id, versions_.InsertIdentity(request.identity, now));
+      ASSIGN_OR_RETURN(const int64_t id, versions_.InsertIdentityWith(request.identity, now, row));
       identity = {.memory_id = id, .identity = request.identity, .last_event_at_unix_ms = now - 1};
     }
-    RETURN_IF_ERROR(versions_.AppendVersion(identity, row));
     RETURN_IF_ERROR(fts_.Add(row.version_id, body.text, v.identity.key, v.identity.category));
     RETURN_IF_ERROR(existing ? dedup_index_.Set(identity.memory_id, keys)
                              : dedup_index_.Add(identity.memory_id, keys));

@@ -203,8 +203,22 @@ absl::Status VersionTable::AppendVersion(const IdentityRow& identity, VersionRow
   return SetIdentityState(identity.memory_id, row.version_id, v.version, v.recorded_at_unix_ms);
 }
 
-absl::Status VersionTable::InsertVersionRow(VersionRow& row) {
+namespace {
+
+// A version's columns after memory_id, from versions.version to superseded_at_unix_ms, as
+// parameters `first`.. of `s`.
+void BindVersionColumns(store::Stmt& s, const VersionRow& row, int first) {
   const Version& v = row.version;
+  s.Bind(first, v.version).Bind(first + 1, v.body_json);
+  s.Bind(first + 2, static_cast<int64_t>(row.body_hash)).Bind(first + 3, v.type);
+  s.Bind(first + 4, TagsToJson(v.tags)).Bind(first + 5, v.source).Bind(first + 6, v.importance);
+  s.Bind(first + 7, v.valid_from_unix_ms).Bind(first + 8, v.valid_to_unix_ms);
+  s.Bind(first + 9, v.recorded_at_unix_ms).Bind(first + 10, v.superseded_at_unix_ms);
+}
+
+}  // namespace
+
+absl::Status VersionTable::InsertVersionRow(VersionRow& row) {
   static const std::string kSqlite = absl::StrCat(
       "INSERT INTO versions (id, memory_id, version, body_json, body_hash, type, tags_json, "
       "source, importance, valid_from_unix_ms, valid_to_unix_ms, recorded_at_unix_ms, "
@@ -217,13 +231,43 @@ absl::Status VersionTable::InsertVersionRow(VersionRow& row) {
       "superseded_at_unix_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) "
       "RETURNING id";
   ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare(OnSqlite(*db_) ? kSqlite : kPostgres));
-  s.Bind(1, v.memory_id).Bind(2, v.version).Bind(3, v.body_json);
-  s.Bind(4, static_cast<int64_t>(row.body_hash)).Bind(5, v.type).Bind(6, TagsToJson(v.tags));
-  s.Bind(7, v.source).Bind(8, v.importance);
-  s.Bind(9, v.valid_from_unix_ms).Bind(10, v.valid_to_unix_ms).Bind(11, v.recorded_at_unix_ms);
-  s.Bind(12, v.superseded_at_unix_ms);
+  s.Bind(1, row.version.memory_id);
+  BindVersionColumns(s, row, 2);
   ASSIGN_OR_RETURN(row.version_id, s.RunInsert());
   return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> VersionTable::InsertIdentityWith(const Identity& identity,
+                                                         int64_t now_unix_ms, VersionRow& row) {
+  if (OnSqlite(*db_)) {
+    ASSIGN_OR_RETURN(const int64_t id, InsertIdentity(identity, now_unix_ms));
+    RETURN_IF_ERROR(AppendVersion({.memory_id = id, .identity = identity}, row));
+    return id;
+  }
+  // One round trip for both rows; the identity's state as AppendVersion sets it.
+  ASSIGN_OR_RETURN(
+      store::Stmt s,
+      db_->Prepare("WITH m AS (INSERT INTO memories (category, key, workspace, "
+                   "created_at_unix_ms, last_event_at_unix_ms) VALUES (?12, ?13, ?14, ?15, ?16) "
+                   "RETURNING id) "
+                   "INSERT INTO versions (memory_id, version, body_json, body_hash, type, "
+                   "tags_json, source, importance, valid_from_unix_ms, valid_to_unix_ms, "
+                   "recorded_at_unix_ms, superseded_at_unix_ms) VALUES ((SELECT id FROM m), ?1, "
+                   "?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) RETURNING id, memory_id"));
+  Version& v = row.version;
+  v.version = 1;
+  v.superseded_at_unix_ms.reset();
+  BindVersionColumns(s, row, 1);
+  s.Bind(12, identity.category).Bind(13, identity.key).Bind(14, identity.workspace);
+  s.Bind(15, now_unix_ms).Bind(16, now_unix_ms - 1);
+  ASSIGN_OR_RETURN(const bool inserted, s.Step());
+  if (!inserted) return absl::InternalError("inserting a memory and its version returned no row");
+  row.version_id = s.Int(0);
+  v.memory_id = s.Int(1);
+  ASSIGN_OR_RETURN(const bool more, s.Step());
+  (void)more;
+  RETURN_IF_ERROR(SetIdentityState(v.memory_id, row.version_id, v.version, v.recorded_at_unix_ms));
+  return v.memory_id;
 }
 
 absl::Status VersionTable::Retract(const IdentityRow& identity, int64_t at_unix_ms,

@@ -108,6 +108,10 @@ class VersionTable {
   absl::StatusOr<std::optional<IdentityRow>> FindIdentityById(int64_t memory_id);
   // Creates the identity row; returns its id.
   absl::StatusOr<int64_t> InsertIdentity(const Identity& identity, int64_t now_unix_ms);
+  // InsertIdentity, then AppendVersion of its first version `row` (PostgreSQL: in one
+  // statement); returns the identity's id.
+  absl::StatusOr<int64_t> InsertIdentityWith(const Identity& identity, int64_t now_unix_ms,
+                                             VersionRow& row);
 
   absl::StatusOr<VersionRow> LoadVersion(int64_t version_id);
   // The versions with these ids, in this order, in one query. Errors: NotFound naming the
