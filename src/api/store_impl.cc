@@ -298,7 +298,7 @@ class StoreImpl final : public Store {
     }
     if (!sqlite()) {
       ASSIGN_OR_RETURN(stats.db_file_bytes,
-                       pg::DatabaseBytes(static_cast<pg::PgDb&>(*db_).connection()));
+                       pg::DatabaseBytes(postgres()->connection()));
     } else {
       std::error_code ec;
       stats.db_file_bytes = static_cast<int64_t>(std::filesystem::file_size(db_->path(), ec));
@@ -441,10 +441,15 @@ class StoreImpl final : public Store {
     return db_->dialect() == store::Dialect::kSqlite ? static_cast<store::SqliteDb*>(db_.get())
                                                      : nullptr;
   }
+  // The PostgreSQL connection; null on SQLite.
+  pg::PgDb* postgres() const {
+    return db_->dialect() == store::Dialect::kPostgres ? static_cast<pg::PgDb*>(db_.get())
+                                                       : nullptr;
+  }
   absl::StatusOr<int> SchemaVersion() {
     if (sqlite()) return store::SchemaVersion(*db_);
     ASSIGN_OR_RETURN(const pg::SchemaState state,
-                     pg::ReadSchemaState(static_cast<pg::PgDb&>(*db_).connection()));
+                     pg::ReadSchemaState(postgres()->connection()));
     return state.current();
   }
 

@@ -203,19 +203,10 @@ absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(const std::string& 
   // answer fails a connection attempt after 10 s, and one gone without closing the session
   // (a host crashed, a network cut) fails the statement in flight after about a minute of
   // silence, rather than after the system's two hours of TCP keepalive idle time.
-  // And every statement is planned for its parameters: a statement prepared once
-  // (PgDb) would otherwise switch to a generic plan after five runs, and the owners' range
-  // reads ("WHERE id > $1": what changed since a watermark) get a sequential scan there, as
-  // if a third of the table matched; at 3,000 versions the dedup catch-up took 0.76 ms so
-  // planned, and grew with the table. Planning costs ~20-50 us a statement. And no JIT: a
-  // keyword ranking's estimates (arrays unnested, CTEs) pass jit_above_cost, and compiling
-  // it took 35 ms of a 40 ms statement at 100K memories for ~1 ms of execution.
-  static constexpr const char* kKeywords[] = {
-      "connect_timeout",  "keepalives_idle", "keepalives_interval", "keepalives_count",
-      "options",          "dbname",          nullptr};
-  const char* const values[] = {
-      "10", "30", "10", "3", "-c plan_cache_mode=force_custom_plan -c jit=off", uri.c_str(),
-      nullptr};
+  static constexpr const char* kKeywords[] = {"connect_timeout", "keepalives_idle",
+                                              "keepalives_interval", "keepalives_count",
+                                              "dbname", nullptr};
+  const char* const values[] = {"10", "30", "10", "3", uri.c_str(), nullptr};
   PGconn* conn = Pq().PQconnectdbParams(kKeywords, values, /*expand_dbname=*/1);
   if (conn == nullptr) return absl::ResourceExhaustedError("libpq: out of memory");
   if (Pq().PQstatus(conn) != CONNECTION_OK) {
@@ -226,7 +217,24 @@ absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(const std::string& 
   // Our statements' notices (e.g. "relation already exists, skipping") are not for stderr.
   Pq().PQsetNoticeProcessor(
       conn, [](void*, const char*) {}, nullptr);
-  return std::unique_ptr<Connection>(new Connection(conn));
+  auto connection = std::unique_ptr<Connection>(new Connection(conn));
+  RETURN_IF_ERROR(connection->Configure());
+  return connection;
+}
+
+absl::Status Connection::Configure() {
+  // Set here rather than in libpq's `options`, which a URI's own would replace. Every
+  // statement is planned for its parameters: a statement prepared once (PgDb) would
+  // otherwise switch to a generic plan after five runs, and the owners' range reads
+  // ("WHERE id > $1": what changed since a watermark) get a sequential scan there, as if a
+  // third of the table matched; at 3,000 versions the dedup catch-up took 0.76 ms so
+  // planned, and grew with the table. Planning costs ~20-50 us a statement. And no JIT: a
+  // keyword ranking's estimates (arrays unnested, CTEs) pass jit_above_cost, and compiling
+  // it took 35 ms of a 40 ms statement at 100K memories for ~1 ms of execution.
+  const Result result(
+      Pq().PQexec(conn_, "SET plan_cache_mode = force_custom_plan; SET jit = off"));
+  if (!Succeeded(result.result_)) return Failed(result.result_, /*was_in_transaction=*/false);
+  return absl::OkStatus();
 }
 
 Connection::~Connection() { Pq().PQfinish(conn_); }
@@ -260,6 +268,7 @@ absl::StatusOr<bool> Connection::Ready(std::string_view sql) {
                                                Message(Pq().PQerrorMessage(conn_))));
   }
   ++session_;
+  RETURN_IF_ERROR(Configure());
   return true;
 }
 

@@ -129,6 +129,8 @@ class Connection {
   // Unavailable when the server cannot be reached, or `sql` would run outside the lost
   // transaction it belongs to.
   absl::StatusOr<bool> Ready(std::string_view sql);
+  // Sets what every session runs with (after connecting and after each reconnect).
+  absl::Status Configure();
   // The error of a statement that failed (result may be null), noting a lost session.
   absl::Status Failed(const pg_result* result, bool was_in_transaction);
   // Before sending ahead: in pipeline mode.

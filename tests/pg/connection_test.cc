@@ -47,6 +47,18 @@ TEST(ConnectionTest, RunsParameterizedQueries) {
   EXPECT_EQ(blob->rows[0][0], "\\x00ff");
 }
 
+TEST(ConnectionTest, SessionSettingsHoldWhateverTheUriSets) {
+  const std::string uri = testing::FreshDatabaseUri();
+  // A URI with libpq `options` of its own, which replace any given beside it.
+  auto conn = Connection::Open(uri + "&options=-c%20plan_cache_mode%3Dauto%20-c%20jit%3Don");
+  ASSERT_TRUE(conn.ok()) << conn.status();
+  auto rows = (*conn)->Query(
+      "SELECT current_setting('plan_cache_mode'), current_setting('jit')");
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  EXPECT_EQ(rows->rows[0][0], "force_custom_plan");
+  EXPECT_EQ(rows->rows[0][1], "off");
+}
+
 TEST(ConnectionTest, ErrorsByKind) {
   auto conn = OpenFresh();
   ASSERT_NE(conn, nullptr);
