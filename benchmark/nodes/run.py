@@ -9,7 +9,8 @@ in a temporary directory that every node opens), starts --nodes `strata serve --
 loads --size memories of Perseus Vault's scale corpus (benchmark/scale/corpus.py) by single
 perseus_vault_remember calls from --clients clients at once, client c on node c mod nodes, each
 its own keep-alive connection and session. Then:
-- the write rate over the whole load (all clients), and each tenth's;
+- the write rate over the whole load (all clients), and each tenth's, with the CPU a write
+  took in each party (the PostgreSQL server with its children, the nodes, the clients);
 - the embedding backlog drained: until every node's index holds every stored vector;
 - recall latency per mode (fts5, dense, hybrid; query "entity R group G", limit 10) from one
   client at a time, alternating nodes;
@@ -140,6 +141,30 @@ def load(nodes, size, clients):
     return time.perf_counter() - began, tenths
 
 
+def cpu_seconds(pids):
+    """User + system CPU of `pids`, with their waited-for children's, from /proc."""
+    total = 0
+    for pid in pids:
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += sum(int(x) for x in fields[11:15])  # utime stime cutime cstime
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def postgres_pids(cluster):
+    """The postmaster of tools/pg-cluster's cluster at `cluster`, and its children."""
+    with open(os.path.join(cluster, "cluster")) as f:
+        data = os.path.join(f.read().strip(), "data")
+    with open(os.path.join(data, "postmaster.pid")) as f:
+        postmaster = int(f.readline())
+    children = subprocess.run(["pgrep", "-P", str(postmaster)], capture_output=True,
+                              text=True).stdout.split()
+    return [postmaster] + [int(c) for c in children]
+
+
 def drain(nodes):
     """Seconds until every node's index holds every stored vector and none is pending."""
     began = time.perf_counter()
@@ -224,11 +249,20 @@ def main():
                       for n in range(1, args.nodes)]
             log("loading %s memories, %d clients over %d nodes (%s)"
                 % (f"{args.size:,}", args.clients, args.nodes, args.store))
+            parties = {"nodes": lambda: cpu_seconds([n.proc.pid for n in nodes]),
+                       "clients": time.process_time}
+            if args.store == "postgresql":
+                parties["postgres"] = lambda: cpu_seconds(postgres_pids(cluster))
+            before = {name: cpu() for name, cpu in parties.items()}
             seconds, tenths = load(nodes, args.size, args.clients)
+            cpu_ms = {name: round((cpu() - before[name]) * 1000 / args.size, 3)
+                      for name, cpu in parties.items()}
             report["writes"] = {
                 "seconds": round(seconds, 2), "rate_per_s": round(args.size / seconds, 1),
-                "tenth_rates_per_s": [round(args.size / 10 / t, 1) for t in tenths]}
-            log("  writes: %.0f/s" % (args.size / seconds))
+                "tenth_rates_per_s": [round(args.size / 10 / t, 1) for t in tenths],
+                "cpu_ms_per_write": cpu_ms}
+            log("  writes: %.0f/s; CPU ms a write: %s" % (
+                args.size / seconds, ", ".join("%s %.2f" % kv for kv in cpu_ms.items())))
             drain_s, states = drain(nodes)
             report["drain_seconds_after_load"] = round(drain_s, 2)
             report["vectors"] = states[0]["vectors"]
