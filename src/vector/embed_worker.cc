@@ -48,8 +48,15 @@ absl::StatusOr<int64_t> EmbedWorker::EmbedBacklogBatch(store::Db& db, int64_t& c
   // the lock again at once, batch after batch), and wakes the worker when it is done.
   if (backfills_waiting_ > 0) return 0;
   if (!embed_mu_.TryLock()) return 0;
+  // The newest version before looking: when none after the cursor is pending, the cursor
+  // moves up to it, so that the next look starts there instead of passing again over every
+  // version another node (or an earlier look) embedded. Version ids are given in commit
+  // order, so none appears below it later.
+  const absl::StatusOr<int64_t> newest = NewestVersionId(db);
   absl::StatusOr<int64_t> embedded =
-      EmbedBatch(db, BacklogScope{}, cursor, embedder_->batch_size(), nullptr);
+      newest.ok() ? EmbedBatch(db, BacklogScope{}, cursor, embedder_->batch_size(), nullptr)
+                  : newest;
+  if (newest.ok() && embedded.ok() && *embedded == 0) cursor = std::max(cursor, *newest);
   embed_mu_.Unlock();
   return embedded;
 }
