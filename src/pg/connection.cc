@@ -261,7 +261,14 @@ absl::StatusOr<bool> Connection::Ready(std::string_view sql) {
            Pq().PQstatus(conn_) == CONNECTION_OK) {
     }
   }
-  if (Pq().PQstatus(conn_) == CONNECTION_OK) return true;
+  if (Pq().PQstatus(conn_) == CONNECTION_OK) {
+    // Left in pipeline mode with nothing sent (a send that failed): out of it, for the
+    // statements that run alone.
+    if (sent_ == 0 && Pq().PQpipelineStatus(conn_) != PQ_PIPELINE_OFF) {
+      Pq().PQexitPipelineMode(conn_);
+    }
+    return true;
+  }
   Pq().PQreset(conn_);
   if (Pq().PQstatus(conn_) != CONNECTION_OK) {
     return absl::UnavailableError(absl::StrCat("PostgreSQL unreachable (reconnecting): ",
