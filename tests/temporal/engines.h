@@ -1,5 +1,6 @@
 #pragma once
-// Tests that run on both engines (temporal, dedup, vector): a migrated, empty store on each.
+// Tests that run on both engines (temporal, dedup, vector, and the public API's in api/): a
+// migrated, empty store on each.
 
 #include <memory>
 #include <string>
@@ -10,6 +11,10 @@
 #include "testing/temp_dir.h"
 
 namespace strata::temporal::testing {
+
+// Where a new, empty store goes: a SQLite file in `dir`, or the URI of a new database on the
+// PostgreSQL cluster tests/pg/with_cluster started ("" and a test failure without one).
+std::string NewStorePath(store::Dialect dialect, strata::testing::TempDir& dir);
 
 // A new store with the latest schema: a SQLite file in `dir`, or a new database on the
 // PostgreSQL cluster tests/pg/with_cluster started.
