@@ -57,6 +57,15 @@ def fresh_pg_database(label):
     return base + "&dbname=" + name
 
 
+def store_args(db, tmp):
+    """The arguments naming the store `db`: `--db db`, and on PostgreSQL an `--index-dir` in
+    `tmp` (a node keeps its vector index in a local directory, not in the database)."""
+    args = ["--db", db]
+    if ON_POSTGRES:
+        args += ["--index-dir", os.path.join(tmp, "index")]
+    return args
+
+
 class ServerError(AssertionError):
     """The server did not answer as a well-behaved MCP server must (hang, EOF, bad line)."""
 
@@ -440,9 +449,7 @@ class StrataTestCase(unittest.TestCase):
         """Starts `strata --db <db> <extra...>` and registers it for cleanup."""
         argv = []
         if use_db:
-            argv += ["--db", db or self.db]
-            if ON_POSTGRES:
-                argv += ["--index-dir", os.path.join(self.tmp, "index")]
+            argv += store_args(db or self.db, self.tmp)
         argv += list(extra)
         stderr_path = os.path.join(self.tmp, "stderr-%d.log" % len(self._clients))
         client = McpClient(BINARY, argv, env=env, stderr_path=stderr_path, cwd=cwd)
