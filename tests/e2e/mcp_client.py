@@ -445,6 +445,13 @@ class StrataTestCase(unittest.TestCase):
         if problems:
             self.fail("\n".join(problems))
 
+    def new_store(self, name):
+        """Another new, empty store for this test: the file `name` in its directory, or on
+        PostgreSQL a new database."""
+        if ON_POSTGRES:
+            return fresh_pg_database("%s_%s" % (self._testMethodName, name))
+        return os.path.join(self.tmp, name)
+
     def spawn(self, *extra, db=None, env=None, use_db=True, cwd=None):
         """Starts `strata --db <db> <extra...>` and registers it for cleanup."""
         argv = []
