@@ -30,13 +30,18 @@ absl::StatusOr<std::unique_ptr<store::Db>> OpenMigrated(store::Dialect dialect,
   return db;
 }
 
-absl::StatusOr<std::unique_ptr<store::Db>> OpenAgain(const store::Db& db) {
-  if (db.dialect() == store::Dialect::kSqlite) {
-    ASSIGN_OR_RETURN(std::unique_ptr<store::SqliteDb> again, store::Db::Open(db.path(), {}));
-    return again;
+absl::StatusOr<std::unique_ptr<store::Db>> Connect(store::Dialect dialect,
+                                                   const std::string& path) {
+  if (dialect == store::Dialect::kSqlite) {
+    ASSIGN_OR_RETURN(std::unique_ptr<store::SqliteDb> db, store::Db::Open(path, {}));
+    return db;
   }
-  ASSIGN_OR_RETURN(std::unique_ptr<pg::PgDb> again, pg::PgDb::Open(db.path()));
-  return again;
+  ASSIGN_OR_RETURN(std::unique_ptr<pg::PgDb> db, pg::PgDb::Open(path));
+  return db;
+}
+
+absl::StatusOr<std::unique_ptr<store::Db>> OpenAgain(const store::Db& db) {
+  return Connect(db.dialect(), db.path());
 }
 
 std::string EngineName(const ::testing::TestParamInfo<store::Dialect>& info) {

@@ -21,6 +21,9 @@ std::string NewStorePath(store::Dialect dialect, strata::testing::TempDir& dir);
 absl::StatusOr<std::unique_ptr<store::Db>> OpenMigrated(store::Dialect dialect,
                                                         strata::testing::TempDir& dir);
 
+// A connection to the store at `path` (as NewStorePath gives) on `dialect`.
+absl::StatusOr<std::unique_ptr<store::Db>> Connect(store::Dialect dialect, const std::string& path);
+
 // Another connection to the store `db` is connected to.
 absl::StatusOr<std::unique_ptr<store::Db>> OpenAgain(const store::Db& db);
 
