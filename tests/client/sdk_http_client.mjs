@@ -70,8 +70,8 @@ function psql(uri, sql) {
     { encoding: 'utf8' }).trim();
 }
 
-// The store: a file in `dir`, or a new database on the test cluster. Returns its --db value
-// and the arguments that name it ({ db, args }).
+// The store: a file in `dir` (--db), or a new database on the test cluster (--store, as an
+// operator names one). Returns its path or URI and the arguments that name it ({ db, args }).
 function newStore(dir) {
   if (!ON_POSTGRES) {
     const db = path.join(dir, 'memory.db');
@@ -82,7 +82,7 @@ function newStore(dir) {
   const name = `sdk_http_${process.pid}`;
   psql(base, `CREATE DATABASE ${name}`);
   const db = `${base}&dbname=${name}`;
-  return { db, args: ['--db', db, '--index-dir', path.join(dir, 'index')] };
+  return { db, args: ['--store', db, '--index-dir', path.join(dir, 'index')] };
 }
 
 // Starts the server; resolves with { child, url, db, stderr() } once it names its port.
