@@ -522,8 +522,9 @@ class TemporalOracle : public ::testing::TestWithParam<store::Dialect> {
   }
 
   // How many histories a run drives on this engine, given its count on SQLite. Every read on
-  // PostgreSQL is a round trip to the server, about 20 times slower than SQLite's here: a fifth
-  // of the histories (the first ones of the same seed) keeps that leg near a minute in CI.
+  // PostgreSQL is a round trip to the server: the runs took 15 to 40 times as long as on
+  // SQLite here, so a fifth of the histories (the first of the same seed) keeps that leg near
+  // a minute in CI.
   int Histories(int on_sqlite) const {
     return GetParam() == store::Dialect::kPostgres ? on_sqlite / 5 : on_sqlite;
   }
