@@ -357,7 +357,8 @@ class StoreImpl final : public Store {
   }
 
   absl::StatusOr<ExportSummary> Export(const ExportOptions& options, std::ostream& out) override {
-    return transfer::Export(*db_, options, out);
+    ASSIGN_OR_RETURN(const int schema_version, SchemaVersion());
+    return transfer::Export(*db_, schema_version, options, out);
   }
 
   absl::StatusOr<ImportSummary> Import(std::istream& in, const ImportOptions& options) override {

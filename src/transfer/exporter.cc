@@ -7,7 +7,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "dedup/index.h"
-#include "store/schema.h"
 #include "temporal/supersession_table.h"
 #include "temporal/version_table.h"
 #include "transfer/record.h"
@@ -105,8 +104,8 @@ bool InScope(const Identity& identity, const temporal::Scope& scope) {
 
 }  // namespace
 
-absl::StatusOr<ExportSummary> Export(store::Db& db, const ExportOptions& options,
-                                     std::ostream& out) {
+absl::StatusOr<ExportSummary> Export(store::Db& db, int schema_version,
+                                     const ExportOptions& options, std::ostream& out) {
   const temporal::Scope scope{.workspace = options.workspace, .category = options.category};
   const std::optional<int64_t> as_of = options.as_of_unix_ms;
   ASSIGN_OR_RETURN(store::ReadSnapshot snapshot, store::ReadSnapshot::Begin(db));
@@ -116,8 +115,10 @@ absl::StatusOr<ExportSummary> Export(store::Db& db, const ExportOptions& options
   temporal::ScannedIdentity scanned;
   MemoryRecord record;
 
-  Header header{.strata_version = kVersion, .scope = scope, .as_of_unix_ms = as_of};
-  ASSIGN_OR_RETURN(header.schema_version, store::SchemaVersion(db));
+  Header header{.strata_version = kVersion,
+                .schema_version = schema_version,
+                .scope = scope,
+                .as_of_unix_ms = as_of};
   if (!as_of) {
     ASSIGN_OR_RETURN(const temporal::ScopeCounts counts, versions.Count(scope));
     header.counts = {.memories = counts.memories,

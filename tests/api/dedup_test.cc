@@ -2,6 +2,7 @@
 // near-duplicate of a current memory of the same category and workspace, and adds nothing to
 // it, is merged into it and becomes an alias; one that adds something is written and names
 // what it resembles; updates never merge; forget, purge and rebuilds keep the signatures right.
+// On a SQLite file and on a PostgreSQL database (temporal/engines.h).
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -21,6 +22,7 @@
 #include "dedup/signature.h"
 #include "store/db.h"
 #include "strata/strata.h"
+#include "temporal/engines.h"
 #include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
 #include "text/body_text.h"
@@ -96,9 +98,11 @@ std::string Found(const absl::StatusOr<std::optional<Version>>& found) {
   return found->has_value() ? (*found)->body_json : "<none>";
 }
 
-class DedupTest : public ::testing::Test {
+class DedupTest : public ::testing::TestWithParam<store::Dialect> {
  protected:
   void SetUp() override {
+    path_ = temporal::testing::NewStorePath(GetParam(), dir_);
+    ASSERT_FALSE(path_.empty());
     ASSERT_GE(Similarity(kDeploy, kDeployNear), 0.70);
     ASSERT_LT(Similarity(kDeploy, kDeployNear), 0.95);
     ASSERT_NO_FATAL_FAILURE(OpenStore());
@@ -125,9 +129,9 @@ class DedupTest : public ::testing::Test {
     return stats.ok() ? *stats : Stats{};
   }
 
-  // Runs `sql` on a second connection to the store's file.
+  // Runs `sql` on a second connection to the store.
   absl::Status ExecElsewhere(std::string_view sql) {
-    absl::StatusOr<std::unique_ptr<store::Db>> db = store::Db::Open(path_, {});
+    absl::StatusOr<std::unique_ptr<store::Db>> db = temporal::testing::Connect(GetParam(), path_);
     if (!db.ok()) return db.status();
     return (*db)->Exec(sql);
   }
@@ -135,7 +139,7 @@ class DedupTest : public ::testing::Test {
   // The band keys indexed for `memory_id`, read on a second connection (dedup_keys holds them
   // as 8-byte little-endian integers).
   absl::StatusOr<std::set<int64_t>> BandKeysOf(int64_t memory_id) {
-    absl::StatusOr<std::unique_ptr<store::Db>> db = store::Db::Open(path_, {});
+    absl::StatusOr<std::unique_ptr<store::Db>> db = temporal::testing::Connect(GetParam(), path_);
     if (!db.ok()) return db.status();
     absl::StatusOr<store::Stmt> s =
         (*db)->Prepare("SELECT keys FROM dedup_keys WHERE memory_id = ?1");
@@ -156,7 +160,7 @@ class DedupTest : public ::testing::Test {
   }
 
   absl::StatusOr<int64_t> CountBandRows() {
-    absl::StatusOr<std::unique_ptr<store::Db>> db = store::Db::Open(path_, {});
+    absl::StatusOr<std::unique_ptr<store::Db>> db = temporal::testing::Connect(GetParam(), path_);
     if (!db.ok()) return db.status();
     absl::StatusOr<store::Stmt> s =
         (*db)->Prepare("SELECT COALESCE(SUM(length(keys)), 0) / 8 FROM dedup_keys");
@@ -167,7 +171,7 @@ class DedupTest : public ::testing::Test {
   }
 
   strata::testing::TempDir dir_;
-  std::string path_ = dir_.File("memory.db");
+  std::string path_;
   FakeClock clock_{kNow};
   std::unique_ptr<Store> store_;
 };
@@ -186,7 +190,7 @@ std::set<int64_t> ExpectedKeys(const Identity& identity, std::string_view body_j
 // ---------------------------------------------------------------------------------------------
 // Merging
 
-TEST_F(DedupTest, NearDuplicateOfANewKeyIsMergedIntoTheCurrentVersion) {
+TEST_P(DedupTest, NearDuplicateOfANewKeyIsMergedIntoTheCurrentVersion) {
   const Identity deploy = Id("deploy.process");
   const WriteResult first = Write(deploy, "Deploys go out on Fridays.");
   ASSERT_EQ(Action(first), "created");
@@ -209,12 +213,12 @@ TEST_F(DedupTest, NearDuplicateOfANewKeyIsMergedIntoTheCurrentVersion) {
   EXPECT_EQ(stats.dedup.aliases, 1);
 }
 
-TEST_F(DedupTest, CreatedAndUpdatedWritesHaveNoSimilarity) {
+TEST_P(DedupTest, CreatedAndUpdatedWritesHaveNoSimilarity) {
   EXPECT_EQ(Write(Id("deploy"), kDeploy).similarity, std::nullopt);
   EXPECT_EQ(Write(Id("deploy"), kUnrelated).similarity, std::nullopt);
 }
 
-TEST_F(DedupTest, ExactDuplicateIsMergedWithSimilarityOne) {
+TEST_P(DedupTest, ExactDuplicateIsMergedWithSimilarityOne) {
   // The same object with its keys in another order and other spacing: the same content.
   ASSERT_OK_AND_ASSIGN(
       const WriteResult first,
@@ -231,7 +235,7 @@ TEST_F(DedupTest, ExactDuplicateIsMergedWithSimilarityOne) {
   EXPECT_EQ(second.similarity, 1.0);
 }
 
-TEST_F(DedupTest, AShortBodyIsNeverMergedAcrossKeysEvenWhenIdentical) {
+TEST_P(DedupTest, AShortBodyIsNeverMergedAcrossKeysEvenWhenIdentical) {
   // {"n": 1} under two keys is two facts: the key says whose.
   ASSERT_OK_AND_ASSIGN(const WriteResult a, store_->Remember(Req(Id("n1"), R"({"n": 1})")));
   ASSERT_OK_AND_ASSIGN(const WriteResult b, store_->Remember(Req(Id("n2"), R"({ "n" : 1 })")));
@@ -246,7 +250,7 @@ TEST_F(DedupTest, AShortBodyIsNeverMergedAcrossKeysEvenWhenIdentical) {
   EXPECT_EQ(Action(c), "created");
 }
 
-TEST_F(DedupTest, TheSameAttributeUnderTwoSubjectsStaysTwoMemories) {
+TEST_P(DedupTest, TheSameAttributeUnderTwoSubjectsStaysTwoMemories) {
   const Identity alice = Id("alice", "hr");
   const Identity bob = Id("bob", "hr");
   ASSERT_OK_AND_ASSIGN(const WriteResult a,
@@ -269,7 +273,7 @@ TEST_F(DedupTest, TheSameAttributeUnderTwoSubjectsStaysTwoMemories) {
   EXPECT_EQ(GetStats().dedup.aliases, 0);
 }
 
-TEST_F(DedupTest, AOneWordCorrectionUnderANewKeyIsWrittenAndNamesTheOldMemory) {
+TEST_P(DedupTest, AOneWordCorrectionUnderANewKeyIsWrittenAndNamesTheOldMemory) {
   const WriteResult first = Write(Id("maria-lang", "people"),
                                   "Maria leads the storage team and prefers Go for new services");
   const WriteResult second =
@@ -292,7 +296,7 @@ TEST_F(DedupTest, AOneWordCorrectionUnderANewKeyIsWrittenAndNamesTheOldMemory) {
   EXPECT_EQ(found.items[0].version.identity.key, "maria-lang-2");
 }
 
-TEST_F(DedupTest, ACorrectedWordIsWrittenAndAReworderingIsMerged) {
+TEST_P(DedupTest, ACorrectedWordIsWrittenAndAReworderingIsMerged) {
   const WriteResult first = Write(Id("deploy"), kDeploy);
   const WriteResult corrected = Write(Id("deploy.red"), kDeployCorrected);
   EXPECT_EQ(Action(corrected), "created");
@@ -304,7 +308,7 @@ TEST_F(DedupTest, ACorrectedWordIsWrittenAndAReworderingIsMerged) {
   EXPECT_THAT(reworded.similar, IsEmpty());
 }
 
-TEST_F(DedupTest, AddingOrDroppingANegationIsNeverMerged) {
+TEST_P(DedupTest, AddingOrDroppingANegationIsNeverMerged) {
   const WriteResult first =
       Write(Id("cache"), "The cache is warmed at startup and flushed every night at two");
   const WriteResult negated =
@@ -325,7 +329,7 @@ TEST_F(DedupTest, AddingOrDroppingANegationIsNeverMerged) {
   EXPECT_EQ(undone.similar[0].memory_id, other_scope.version.memory_id);
 }
 
-TEST_F(DedupTest, BodiesThatAreNotNearDuplicatesAreNotMergedForSharingTheirStrings) {
+TEST_P(DedupTest, BodiesThatAreNotNearDuplicatesAreNotMergedForSharingTheirStrings) {
   // docs/design.md §4 merges a body that is a near-duplicate (trigram Jaccard >= 0.70). These two
   // bodies are 0.60 similar as bodies; only their one string value ("alice") is the same.
   const std::string monday = R"({"user":"alice","balance":1200,"limit":5000,"overdraft":false})";
@@ -339,7 +343,7 @@ TEST_F(DedupTest, BodiesThatAreNotNearDuplicatesAreNotMergedForSharingTheirStrin
   EXPECT_EQ(got.body_json, tuesday);
 }
 
-TEST_F(DedupTest, ReadsByTheAliasFindTheMergedMemory) {
+TEST_P(DedupTest, ReadsByTheAliasFindTheMergedMemory) {
   const Identity deploy = Id("deploy.process");
   const Identity alias = Id("deploy.rules");
   const WriteResult first = Write(deploy, kDeploy);
@@ -363,7 +367,7 @@ TEST_F(DedupTest, ReadsByTheAliasFindTheMergedMemory) {
   EXPECT_EQ(Found(store_->AsOf(alias, kNow - 1)), "<none>");
 }
 
-TEST_F(DedupTest, RecallReturnsTheMergedMemoryOnce) {
+TEST_P(DedupTest, RecallReturnsTheMergedMemoryOnce) {
   Write(Id("deploy.process"), kDeploy);
   ASSERT_EQ(Action(Write(Id("deploy.rules"), kDeployNear)), "deduped");
   Write(Id("alice.editor"), kUnrelated);
@@ -377,7 +381,7 @@ TEST_F(DedupTest, RecallReturnsTheMergedMemoryOnce) {
   EXPECT_THAT(keys, ElementsAre("deploy.process"));
 }
 
-TEST_F(DedupTest, DedupFalseStoresASecondMemory) {
+TEST_P(DedupTest, DedupFalseStoresASecondMemory) {
   const WriteResult first = Write(Id("deploy.process"), kDeploy);
   const WriteResult second = Write(Id("deploy.rules"), kDeployNear, /*dedup=*/false);
   EXPECT_EQ(Action(second), "created");
@@ -393,7 +397,7 @@ TEST_F(DedupTest, DedupFalseStoresASecondMemory) {
   EXPECT_EQ(stats.dedup.checks, 1);  // Only the first write was checked.
 }
 
-TEST_F(DedupTest, ANearDuplicateOfAMemoryStoredWithDedupFalseIsMerged) {
+TEST_P(DedupTest, ANearDuplicateOfAMemoryStoredWithDedupFalseIsMerged) {
   // dedup=false skips the check, not the index: the memory is a merge target afterwards.
   const WriteResult first = Write(Id("deploy.process"), kDeploy, /*dedup=*/false);
   const WriteResult second = Write(Id("deploy.rules"), kDeployNear);
@@ -404,7 +408,7 @@ TEST_F(DedupTest, ANearDuplicateOfAMemoryStoredWithDedupFalseIsMerged) {
 // ---------------------------------------------------------------------------------------------
 // Scope
 
-TEST_F(DedupTest, SameBodyInAnotherCategoryIsNotMerged) {
+TEST_P(DedupTest, SameBodyInAnotherCategoryIsNotMerged) {
   const WriteResult first = Write(Id("deploy", "facts"), kDeploy);
   const WriteResult second = Write(Id("deploy.copy", "procedures"), kDeploy);
   EXPECT_EQ(Action(second), "created");
@@ -412,7 +416,7 @@ TEST_F(DedupTest, SameBodyInAnotherCategoryIsNotMerged) {
   EXPECT_EQ(Action(Write(Id("deploy.near", "procedures"), kDeployNear)), "deduped");
 }
 
-TEST_F(DedupTest, SameBodyInAnotherWorkspaceIsNotMerged) {
+TEST_P(DedupTest, SameBodyInAnotherWorkspaceIsNotMerged) {
   const WriteResult first = Write(Id("deploy", "facts", ""), kDeploy);
   const WriteResult second = Write(Id("deploy.copy", "facts", "team-a"), kDeploy);
   const WriteResult third = Write(Id("deploy.copy", "facts", "team-b"), kDeploy);
@@ -430,7 +434,7 @@ TEST_F(DedupTest, SameBodyInAnotherWorkspaceIsNotMerged) {
 // ---------------------------------------------------------------------------------------------
 // Updates
 
-TEST_F(DedupTest, UpdatesOfAnExistingKeyNeverDedup) {
+TEST_P(DedupTest, UpdatesOfAnExistingKeyNeverDedup) {
   const WriteResult deploy = Write(Id("deploy.process"), kDeploy);
   const WriteResult other = Write(Id("other"), kUnrelated);
   const WriteResult updated = Write(Id("other"), kDeployNear);
@@ -449,7 +453,7 @@ TEST_F(DedupTest, UpdatesOfAnExistingKeyNeverDedup) {
   EXPECT_NE(deploy.version.memory_id, other.version.memory_id);
 }
 
-TEST_F(DedupTest, AForgottenKeyWrittenAgainIsNotMerged) {
+TEST_P(DedupTest, AForgottenKeyWrittenAgainIsNotMerged) {
   const WriteResult deploy = Write(Id("deploy.process"), kDeploy);
   const WriteResult other = Write(Id("other"), kUnrelated);
   ASSERT_OK_AND_ASSIGN(const bool forgotten, store_->Forget(Id("other"), "stale"));
@@ -460,7 +464,7 @@ TEST_F(DedupTest, AForgottenKeyWrittenAgainIsNotMerged) {
   EXPECT_NE(again.version.memory_id, deploy.version.memory_id);
 }
 
-TEST_F(DedupTest, SignatureRowsFollowTheCurrentVersion) {
+TEST_P(DedupTest, SignatureRowsFollowTheCurrentVersion) {
   const Identity id = Id("note");
   const std::string first = R"({"what": "deploy", "how": ["through staging", "then prod"]})";
   const std::string second = R"({"what": "rollback", "how": ["revert the tag"], "n": 3})";
@@ -476,7 +480,7 @@ TEST_F(DedupTest, SignatureRowsFollowTheCurrentVersion) {
 // ---------------------------------------------------------------------------------------------
 // Forget and purge
 
-TEST_F(DedupTest, AForgottenMemoryIsNoLongerAMergeTarget) {
+TEST_P(DedupTest, AForgottenMemoryIsNoLongerAMergeTarget) {
   const WriteResult first = Write(Id("deploy.process"), kDeploy);
   ASSERT_OK_AND_ASSIGN(const bool forgotten, store_->Forget(Id("deploy.process"), "obsolete"));
   ASSERT_TRUE(forgotten);
@@ -485,7 +489,7 @@ TEST_F(DedupTest, AForgottenMemoryIsNoLongerAMergeTarget) {
   EXPECT_NE(second.version.memory_id, first.version.memory_id);
 }
 
-TEST_F(DedupTest, ForgettingAnAliasRemovesOnlyTheAlias) {
+TEST_P(DedupTest, ForgettingAnAliasRemovesOnlyTheAlias) {
   const Identity alias = Id("deploy.rules");
   const WriteResult first = Write(Id("deploy.process"), kDeploy);
   ASSERT_EQ(Action(Write(alias, kDeployNear)), "deduped");
@@ -502,7 +506,7 @@ TEST_F(DedupTest, ForgettingAnAliasRemovesOnlyTheAlias) {
   EXPECT_EQ(Action(Write(Id("deploy.again"), kDeployNear)), "deduped");
 }
 
-TEST_F(DedupTest, PurgeRemovesTheSignatures) {
+TEST_P(DedupTest, PurgeRemovesTheSignatures) {
   const WriteResult first = Write(Id("deploy.process"), kDeploy);
   EXPECT_THAT(store_->Purge(Id("deploy.process")), IsOkAndHolds(1));
   EXPECT_THAT(BandKeysOf(first.version.memory_id), IsOkAndHolds(IsEmpty()));
@@ -510,7 +514,7 @@ TEST_F(DedupTest, PurgeRemovesTheSignatures) {
   EXPECT_EQ(Action(second), "created");
 }
 
-TEST_F(DedupTest, PurgeRemovesTheAliasesOfThePurgedMemory) {
+TEST_P(DedupTest, PurgeRemovesTheAliasesOfThePurgedMemory) {
   Write(Id("deploy.process"), kDeploy);
   ASSERT_EQ(Action(Write(Id("deploy.rules"), kDeployNear)), "deduped");
   ASSERT_EQ(Action(Write(Id("deploy.copy"), kDeploy)), "deduped");
@@ -522,7 +526,7 @@ TEST_F(DedupTest, PurgeRemovesTheAliasesOfThePurgedMemory) {
   EXPECT_EQ(GetStats().dedup.aliases, 0);
 }
 
-TEST_F(DedupTest, PurgingAnAliasRemovesOnlyTheAlias) {
+TEST_P(DedupTest, PurgingAnAliasRemovesOnlyTheAlias) {
   const WriteResult first = Write(Id("deploy.process"), kDeploy);
   ASSERT_EQ(Action(Write(Id("deploy.rules"), kDeployNear)), "deduped");
   EXPECT_THAT(store_->Purge(Id("deploy.rules")), IsOkAndHolds(0));
@@ -535,7 +539,7 @@ TEST_F(DedupTest, PurgingAnAliasRemovesOnlyTheAlias) {
 // ---------------------------------------------------------------------------------------------
 // Writing to an alias key
 
-TEST_F(DedupTest, WritingAnotherBodyToAnAliasKeyMakesItAMemoryOfItsOwn) {
+TEST_P(DedupTest, WritingAnotherBodyToAnAliasKeyMakesItAMemoryOfItsOwn) {
   const WriteResult first = Write(Id("deploy.process"), kDeploy);
   ASSERT_EQ(Action(Write(Id("deploy.rules"), kDeployNear)), "deduped");
 
@@ -551,7 +555,7 @@ TEST_F(DedupTest, WritingAnotherBodyToAnAliasKeyMakesItAMemoryOfItsOwn) {
   EXPECT_EQ(GetStats().dedup.aliases, 0);
 }
 
-TEST_F(DedupTest, WritingADuplicateToAnAliasKeyWithDedupFalseMakesItAMemoryOfItsOwn) {
+TEST_P(DedupTest, WritingADuplicateToAnAliasKeyWithDedupFalseMakesItAMemoryOfItsOwn) {
   const WriteResult first = Write(Id("deploy.process"), kDeploy);
   ASSERT_EQ(Action(Write(Id("deploy.rules"), kDeployNear)), "deduped");
   const WriteResult own = Write(Id("deploy.rules"), kDeployNear, /*dedup=*/false);
@@ -563,7 +567,7 @@ TEST_F(DedupTest, WritingADuplicateToAnAliasKeyWithDedupFalseMakesItAMemoryOfIts
 // ---------------------------------------------------------------------------------------------
 // Batches
 
-TEST_F(DedupTest, BatchMergesANearDuplicateWithinTheBatchAndABadItemFailsAlone) {
+TEST_P(DedupTest, BatchMergesANearDuplicateWithinTheBatchAndABadItemFailsAlone) {
   const std::vector<WriteRequest> requests = {
       Req(Id("deploy.process"), Json(kDeploy)),
       Req(Id(""), Json(kUnrelated)),
@@ -594,7 +598,7 @@ TEST_F(DedupTest, BatchMergesANearDuplicateWithinTheBatchAndABadItemFailsAlone) 
 // ---------------------------------------------------------------------------------------------
 // The threshold
 
-TEST_F(DedupTest, AThresholdAboveTheSimilarityKeepsBothMemories) {
+TEST_P(DedupTest, AThresholdAboveTheSimilarityKeepsBothMemories) {
   ASSERT_NO_FATAL_FAILURE(OpenStore(0.95));
   EXPECT_EQ(GetStats().dedup.threshold, 0.95);
   Write(Id("deploy.process"), kDeploy);
@@ -603,21 +607,21 @@ TEST_F(DedupTest, AThresholdAboveTheSimilarityKeepsBothMemories) {
   EXPECT_EQ(Action(Write(Id("deploy.copy"), kDeploy)), "deduped");
 }
 
-TEST_F(DedupTest, AThresholdBelowTheSimilarityMerges) {
+TEST_P(DedupTest, AThresholdBelowTheSimilarityMerges) {
   ASSERT_NO_FATAL_FAILURE(OpenStore(0.5));
   EXPECT_EQ(GetStats().dedup.threshold, 0.5);
   Write(Id("deploy.process"), kDeploy);
   EXPECT_EQ(Action(Write(Id("deploy.rules"), kDeployNear)), "deduped");
 }
 
-TEST_F(DedupTest, AThresholdOfOneMergesOnlyTheSameText) {
+TEST_P(DedupTest, AThresholdOfOneMergesOnlyTheSameText) {
   ASSERT_NO_FATAL_FAILURE(OpenStore(1.0));
   Write(Id("deploy.process"), kDeploy);
   EXPECT_EQ(Action(Write(Id("deploy.rules"), kDeployNear)), "created");
   EXPECT_EQ(Action(Write(Id("deploy.copy"), kDeploy)), "deduped");
 }
 
-TEST_F(DedupTest, AThresholdOutsideZeroToOneIsRejected) {
+TEST_P(DedupTest, AThresholdOutsideZeroToOneIsRejected) {
   for (double threshold : {0.0, -0.5, 1.5, std::numeric_limits<double>::quiet_NaN(),
                            std::numeric_limits<double>::infinity()}) {
     SCOPED_TRACE(threshold);
@@ -631,7 +635,7 @@ TEST_F(DedupTest, AThresholdOutsideZeroToOneIsRejected) {
 // ---------------------------------------------------------------------------------------------
 // Stats
 
-TEST_F(DedupTest, StatsStartAtZero) {
+TEST_P(DedupTest, StatsStartAtZero) {
   const Stats stats = GetStats();
   EXPECT_EQ(stats.dedup.threshold, 0.70);
   EXPECT_TRUE(stats.dedup.signatures_complete);
@@ -642,7 +646,7 @@ TEST_F(DedupTest, StatsStartAtZero) {
   EXPECT_THAT(stats.dedup.candidates_histogram, IsEmpty());
 }
 
-TEST_F(DedupTest, StatsCountChecksCandidatesMergesAndAliases) {
+TEST_P(DedupTest, StatsCountChecksCandidatesMergesAndAliases) {
   const std::vector<std::string> actions = {
       Action(Write(Id("deploy.process"), kDeploy)),                     // Checked: none.
       Action(Write(Id("deploy.rules"), kDeployNear)),                   // Checked: 1.
@@ -664,7 +668,7 @@ TEST_F(DedupTest, StatsCountChecksCandidatesMergesAndAliases) {
   EXPECT_EQ(stats.active_memories, 3);
 }
 
-TEST_F(DedupTest, AliasesAreCountedAcrossReopeningButCountersStartOver) {
+TEST_P(DedupTest, AliasesAreCountedAcrossReopeningButCountersStartOver) {
   Write(Id("deploy.process"), kDeploy);
   ASSERT_EQ(Action(Write(Id("deploy.rules"), kDeployNear)), "deduped");
   ASSERT_NO_FATAL_FAILURE(OpenStore());
@@ -679,7 +683,7 @@ TEST_F(DedupTest, AliasesAreCountedAcrossReopeningButCountersStartOver) {
 // ---------------------------------------------------------------------------------------------
 // Rebuilding signatures
 
-TEST_F(DedupTest, RebuildSignaturesRestoresMerging) {
+TEST_P(DedupTest, RebuildSignaturesRestoresMerging) {
   const WriteResult deploy = Write(Id("deploy.process"), kDeploy);
   Write(Id("alice.editor"), kUnrelated);
   Write(Id("forgotten"), "A memory that is forgotten before the rebuild.");
@@ -707,12 +711,12 @@ TEST_F(DedupTest, RebuildSignaturesRestoresMerging) {
   EXPECT_EQ(merged.similarity, 1.0);
 }
 
-TEST_F(DedupTest, RebuildSignaturesOfAnEmptyStoreIndexesNothing) {
+TEST_P(DedupTest, RebuildSignaturesOfAnEmptyStoreIndexesNothing) {
   EXPECT_THAT(store_->RebuildSignatures(), IsOkAndHolds(0));
   EXPECT_THAT(CountBandRows(), IsOkAndHolds(0));
 }
 
-TEST_F(DedupTest, AnotherSchemeIsReportedIncompleteUntilRebuilt) {
+TEST_P(DedupTest, AnotherSchemeIsReportedIncompleteUntilRebuilt) {
   Write(Id("deploy.process"), kDeploy);
   store_.reset();
   ASSERT_OK(
@@ -726,7 +730,7 @@ TEST_F(DedupTest, AnotherSchemeIsReportedIncompleteUntilRebuilt) {
   EXPECT_TRUE(GetStats().dedup.signatures_complete);
 }
 
-TEST_F(DedupTest, AnUnknownSchemeIsReportedIncomplete) {
+TEST_P(DedupTest, AnUnknownSchemeIsReportedIncomplete) {
   // A store from before dedup: memories, no scheme recorded.
   Write(Id("deploy.process"), kDeploy);
   store_.reset();
@@ -735,7 +739,7 @@ TEST_F(DedupTest, AnUnknownSchemeIsReportedIncomplete) {
   EXPECT_FALSE(GetStats().dedup.signatures_complete);
 }
 
-TEST_F(DedupTest, AnotherSchemeWithoutCurrentMemoriesIsComplete) {
+TEST_P(DedupTest, AnotherSchemeWithoutCurrentMemoriesIsComplete) {
   Write(Id("forgotten"), kDeploy);
   ASSERT_OK(store_->Forget(Id("forgotten"), ""));
   store_.reset();
@@ -748,6 +752,9 @@ TEST_F(DedupTest, AnotherSchemeWithoutCurrentMemoriesIsComplete) {
   ASSERT_NO_FATAL_FAILURE(OpenStore());
   EXPECT_TRUE(GetStats().dedup.signatures_complete);
 }
+
+INSTANTIATE_TEST_SUITE_P(Engines, DedupTest, temporal::testing::Engines(),
+                         temporal::testing::EngineName);
 
 }  // namespace
 }  // namespace strata

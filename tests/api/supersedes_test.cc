@@ -1,7 +1,8 @@
 // Explicit corrections through the public API (`WriteRequest::supersedes`): the
 // predecessor's valid period ends where the successor's begins, recall stops returning it in
 // every mode, both histories name each other, reads of the past answer as before, and a
-// correction that cannot be made writes nothing, alone in a batch too.
+// correction that cannot be made writes nothing, alone in a batch too. On a SQLite file and on
+// a PostgreSQL database (temporal/engines.h).
 
 #include <chrono>
 #include <cstdint>
@@ -16,6 +17,7 @@
 
 #include "store/db.h"
 #include "strata/strata.h"
+#include "temporal/engines.h"
 #include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
 #include "util/clock.h"
@@ -60,9 +62,13 @@ std::vector<std::string> LinkKeys(const std::vector<SupersessionLink>& links) {
   return keys;
 }
 
-class SupersedesTest : public ::testing::Test {
+class SupersedesTest : public ::testing::TestWithParam<store::Dialect> {
  protected:
-  void SetUp() override { ASSERT_NO_FATAL_FAILURE(OpenStore("none")); }
+  void SetUp() override {
+    path_ = temporal::testing::NewStorePath(GetParam(), dir_);
+    ASSERT_FALSE(path_.empty());
+    ASSERT_NO_FATAL_FAILURE(OpenStore("none"));
+  }
 
   void OpenStore(const std::string& embedder) {
     store_.reset();
@@ -109,7 +115,7 @@ class SupersedesTest : public ::testing::Test {
   }
 
   int64_t SupersessionRows() {
-    absl::StatusOr<std::unique_ptr<store::Db>> db = store::Db::Open(path_, {});
+    absl::StatusOr<std::unique_ptr<store::Db>> db = temporal::testing::Connect(GetParam(), path_);
     if (!db.ok()) return -1;
     absl::StatusOr<store::Stmt> s = (*db)->Prepare("SELECT count(*) FROM supersessions");
     if (!s.ok() || !s->Step().value_or(false)) return -1;
@@ -125,12 +131,12 @@ class SupersedesTest : public ::testing::Test {
   }
 
   strata::testing::TempDir dir_;
-  std::string path_ = dir_.File("memory.db");
+  std::string path_;
   FakeClock clock_{kNow};
   std::unique_ptr<Store> store_;
 };
 
-TEST_F(SupersedesTest, RebuildingSignaturesLeavesASupersededMemoryOut) {
+TEST_P(SupersedesTest, RebuildingSignaturesLeavesASupersededMemoryOut) {
   Correct();
   // maria-rust only: a superseded memory is no merge target, before or after a rebuild.
   EXPECT_THAT(store_->RebuildSignatures(), IsOkAndHolds(1));
@@ -139,7 +145,7 @@ TEST_F(SupersedesTest, RebuildingSignaturesLeavesASupersededMemoryOut) {
   EXPECT_THAT(store_->RebuildSignatures(), IsOkAndHolds(2));
 }
 
-TEST_F(SupersedesTest, ResultNamesThePredecessor) {
+TEST_P(SupersedesTest, ResultNamesThePredecessor) {
   const WriteResult result = Correct();
   EXPECT_EQ(result.action, WriteAction::kCreated);
   ASSERT_TRUE(result.supersedes.has_value());
@@ -149,7 +155,7 @@ TEST_F(SupersedesTest, ResultNamesThePredecessor) {
   EXPECT_EQ(result.supersedes->at_unix_ms, result.version.recorded_at_unix_ms);
 }
 
-TEST_F(SupersedesTest, ValidAtBeforeTheSuccessorsValidFromFindsThePredecessorAndAfterDoesNot) {
+TEST_P(SupersedesTest, ValidAtBeforeTheSuccessorsValidFromFindsThePredecessorAndAfterDoesNot) {
   Correct();
   EXPECT_EQ(Found(store_->ValidAt(Id("maria-go"), Day(-50))), kGo);
   EXPECT_EQ(Found(store_->ValidAt(Id("maria-go"), Day(-10) - 1)), kGo);
@@ -158,7 +164,7 @@ TEST_F(SupersedesTest, ValidAtBeforeTheSuccessorsValidFromFindsThePredecessorAnd
   EXPECT_EQ(Found(store_->ValidAt(Id("maria-rust"), Day(0))), kRust);
 }
 
-TEST_F(SupersedesTest, PredecessorGetsAClosingVersionRecordedWithTheSuccessor) {
+TEST_P(SupersedesTest, PredecessorGetsAClosingVersionRecordedWithTheSuccessor) {
   const WriteResult rust = Correct();
   ASSERT_OK_AND_ASSIGN(const Version go, store_->Get(Id("maria-go")));
   EXPECT_EQ(go.version, 2);
@@ -168,7 +174,7 @@ TEST_F(SupersedesTest, PredecessorGetsAClosingVersionRecordedWithTheSuccessor) {
   EXPECT_EQ(go.recorded_at_unix_ms, rust.version.recorded_at_unix_ms);
 }
 
-TEST_F(SupersedesTest, CorrectionIsRecordedAfterBothMemoriesLastEvents) {
+TEST_P(SupersedesTest, CorrectionIsRecordedAfterBothMemoriesLastEvents) {
   // The predecessor's next event is 2 ms ahead of the still clock; the successor's is now.
   Write(Req(Id("maria-go"), R"("one")"));
   Write(Req(Id("maria-go"), R"("two")"));
@@ -178,14 +184,14 @@ TEST_F(SupersedesTest, CorrectionIsRecordedAfterBothMemoriesLastEvents) {
   EXPECT_EQ(go.recorded_at_unix_ms, kNow + 2);
 }
 
-TEST_F(SupersedesTest, RecallNowReturnsTheSuccessorOnly) {
+TEST_P(SupersedesTest, RecallNowReturnsTheSuccessorOnly) {
   Correct();
   EXPECT_THAT(Keys(Recall("Maria storage team")), ElementsAre("maria-rust"));
   EXPECT_THAT(Keys(Recall("prefers Go")), ElementsAre("maria-rust"));
   EXPECT_THAT(Keys(Recall("")), ElementsAre("maria-rust"));  // A listing, too.
 }
 
-TEST_F(SupersedesTest, AsOfBeforeTheCorrectionAnswersAsItDid) {
+TEST_P(SupersedesTest, AsOfBeforeTheCorrectionAnswersAsItDid) {
   Write(Req(Id("maria-go"), kGo, Day(-100)));
   const int64_t before = clock_.NowUnixMs();
   clock_.Advance(kMinute);
@@ -205,7 +211,7 @@ TEST_F(SupersedesTest, AsOfBeforeTheCorrectionAnswersAsItDid) {
   EXPECT_EQ(Found(store_->Bitemporal(Id("maria-go"), after, Day(0))), "<none>");
 }
 
-TEST_F(SupersedesTest, RecallAtAValidInstantFindsThePredecessorOnlyBeforeTheSuccessorBegins) {
+TEST_P(SupersedesTest, RecallAtAValidInstantFindsThePredecessorOnlyBeforeTheSuccessorBegins) {
   Correct();
   EXPECT_THAT(Keys(Recall("Maria storage", RecallMode::kFts5, std::nullopt, Day(-50))),
               ElementsAre("maria-go"));
@@ -213,7 +219,7 @@ TEST_F(SupersedesTest, RecallAtAValidInstantFindsThePredecessorOnlyBeforeTheSucc
               ElementsAre("maria-rust"));
 }
 
-TEST_F(SupersedesTest, OutOfOrderVersionsOfThePredecessorAreCutToo) {
+TEST_P(SupersedesTest, OutOfOrderVersionsOfThePredecessorAreCutToo) {
   // docs/design.md §3 scenario 4: a later-recorded version about an older period leaves the newer
   // one standing; the correction ends both.
   const Identity model = Id("model.default", "config");
@@ -234,7 +240,7 @@ TEST_F(SupersedesTest, OutOfOrderVersionsOfThePredecessorAreCutToo) {
               ElementsAre("model.default"));
 }
 
-TEST_F(SupersedesTest, HistoryNamesEachOtherAndKeepsEveryVersion) {
+TEST_P(SupersedesTest, HistoryNamesEachOtherAndKeepsEveryVersion) {
   const WriteResult rust = Correct();
   ASSERT_OK_AND_ASSIGN(const HistoryPage go, store_->History(Id("maria-go"), 10, 0));
   EXPECT_EQ(go.total, 2);
@@ -249,7 +255,7 @@ TEST_F(SupersedesTest, HistoryNamesEachOtherAndKeepsEveryVersion) {
   EXPECT_THAT(r.successors, IsEmpty());
 }
 
-TEST_F(SupersedesTest, MissingTargetIsAnErrorAndWritesNothing) {
+TEST_P(SupersedesTest, MissingTargetIsAnErrorAndWritesNothing) {
   Write(Req(Id("maria-go"), kGo));
   const int64_t versions = Versions();
   EXPECT_THAT(
@@ -260,7 +266,7 @@ TEST_F(SupersedesTest, MissingTargetIsAnErrorAndWritesNothing) {
   EXPECT_EQ(Versions(), versions);
 }
 
-TEST_F(SupersedesTest, MissingTargetFailsAloneInABatch) {
+TEST_P(SupersedesTest, MissingTargetFailsAloneInABatch) {
   Write(Req(Id("maria-go"), kGo, Day(-100)));
   clock_.Advance(kMinute);
   ASSERT_OK_AND_ASSIGN(
@@ -279,7 +285,7 @@ TEST_F(SupersedesTest, MissingTargetFailsAloneInABatch) {
   EXPECT_EQ(Found(store_->ValidAt(Id("maria-go"), Day(0))), "<none>");
 }
 
-TEST_F(SupersedesTest, AliasNamesTheMemoryItWasMergedInto) {
+TEST_P(SupersedesTest, AliasNamesTheMemoryItWasMergedInto) {
   WriteRequest original = Req(Id("maria-go"), kGo, Day(-100));
   original.dedup = true;
   Write(original);
@@ -295,7 +301,7 @@ TEST_F(SupersedesTest, AliasNamesTheMemoryItWasMergedInto) {
   EXPECT_THAT(Keys(Recall("Maria storage")), ElementsAre("maria-rust"));
 }
 
-TEST_F(SupersedesTest, ForgottenTargetIsAnErrorAndWritesNothing) {
+TEST_P(SupersedesTest, ForgottenTargetIsAnErrorAndWritesNothing) {
   Write(Req(Id("maria-go"), kGo));
   ASSERT_OK(store_->Forget(Id("maria-go"), ""));
   const int64_t versions = Versions();
@@ -305,14 +311,14 @@ TEST_F(SupersedesTest, ForgottenTargetIsAnErrorAndWritesNothing) {
   EXPECT_EQ(Versions(), versions);
 }
 
-TEST_F(SupersedesTest, ItselfIsAnError) {
+TEST_P(SupersedesTest, ItselfIsAnError) {
   Write(Req(Id("maria-go"), kGo));
   EXPECT_THAT(store_->Remember(Req(Id("maria-go"), kRust, std::nullopt, Id("maria-go"))),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("cannot supersede itself")));
   EXPECT_EQ(Found(store_->ValidAt(Id("maria-go"), kNow)), kGo);
 }
 
-TEST_F(SupersedesTest, SuccessorStartingNoLaterThanThePredecessorIsAnErrorAndWritesNothing) {
+TEST_P(SupersedesTest, SuccessorStartingNoLaterThanThePredecessorIsAnErrorAndWritesNothing) {
   Write(Req(Id("maria-go"), kGo, Day(10)));
   const int64_t versions = Versions();
   // Without valid_from the successor starts now, before the predecessor does.
@@ -323,7 +329,7 @@ TEST_F(SupersedesTest, SuccessorStartingNoLaterThanThePredecessorIsAnErrorAndWri
   EXPECT_EQ(Versions(), versions);
 }
 
-TEST_F(SupersedesTest, AnAlreadySupersededMemoryIsAnErrorButARetryChangesNothing) {
+TEST_P(SupersedesTest, AnAlreadySupersededMemoryIsAnErrorButARetryChangesNothing) {
   Correct();
   const int64_t versions = Versions();
   EXPECT_THAT(store_->Remember(Req(Id("maria-zig"), R"("Zig")", std::nullopt, Id("maria-go"))),
@@ -337,7 +343,7 @@ TEST_F(SupersedesTest, AnAlreadySupersededMemoryIsAnErrorButARetryChangesNothing
   EXPECT_EQ(Versions(), versions);
 }
 
-TEST_F(SupersedesTest, AnUnchangedRewriteCanNameWhatItSupersedes) {
+TEST_P(SupersedesTest, AnUnchangedRewriteCanNameWhatItSupersedes) {
   // The flow `similar` suggests: write, then name the memory it corrects.
   Write(Req(Id("maria-go"), kGo, Day(-100)));
   clock_.Advance(kMinute);
@@ -351,7 +357,7 @@ TEST_F(SupersedesTest, AnUnchangedRewriteCanNameWhatItSupersedes) {
   EXPECT_THAT(Keys(Recall("Maria storage")), ElementsAre("maria-rust"));
 }
 
-TEST_F(SupersedesTest, RewritingThePredecessorAfterwardsMakesItRecalledAgain) {
+TEST_P(SupersedesTest, RewritingThePredecessorAfterwardsMakesItRecalledAgain) {
   Correct();
   clock_.Advance(kMinute);
   Write(Req(Id("maria-go"), R"({"text": "Maria now leads the storage team's Go rewrite"})"));
@@ -359,7 +365,7 @@ TEST_F(SupersedesTest, RewritingThePredecessorAfterwardsMakesItRecalledAgain) {
               ::testing::UnorderedElementsAre("maria-go", "maria-rust"));
 }
 
-TEST_F(SupersedesTest, PurgingEitherMemoryLeavesNoLink) {
+TEST_P(SupersedesTest, PurgingEitherMemoryLeavesNoLink) {
   Correct();
   ASSERT_EQ(SupersessionRows(), 1);
   ASSERT_OK(store_->Purge(Id("maria-rust")));
@@ -377,7 +383,7 @@ TEST_F(SupersedesTest, PurgingEitherMemoryLeavesNoLink) {
 }
 
 // Dense and hybrid recall filter predecessors the same way (with the builtin embedder).
-TEST_F(SupersedesTest, RecallNowReturnsTheSuccessorOnlyInEveryMode) {
+TEST_P(SupersedesTest, RecallNowReturnsTheSuccessorOnlyInEveryMode) {
   ASSERT_NO_FATAL_FAILURE(OpenStore("builtin"));
   Correct();
   ASSERT_OK_AND_ASSIGN(const EmbedResult embedded, store_->Embed({.limit = 1000}, {}));
@@ -401,6 +407,9 @@ TEST_F(SupersedesTest, RecallNowReturnsTheSuccessorOnlyInEveryMode) {
                 ElementsAre("maria-go"));
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Engines, SupersedesTest, temporal::testing::Engines(),
+                         temporal::testing::EngineName);
 
 }  // namespace
 }  // namespace strata

@@ -57,6 +57,15 @@ def fresh_pg_database(label):
     return base + "&dbname=" + name
 
 
+def store_args(db, tmp):
+    """The arguments naming the store `db`: `--db db`, and on PostgreSQL an `--index-dir` in
+    `tmp` (a node keeps its vector index in a local directory, not in the database)."""
+    args = ["--db", db]
+    if ON_POSTGRES:
+        args += ["--index-dir", os.path.join(tmp, "index")]
+    return args
+
+
 class ServerError(AssertionError):
     """The server did not answer as a well-behaved MCP server must (hang, EOF, bad line)."""
 
@@ -436,13 +445,18 @@ class StrataTestCase(unittest.TestCase):
         if problems:
             self.fail("\n".join(problems))
 
+    def new_store(self, name):
+        """Another new, empty store for this test: the file `name` in its directory, or on
+        PostgreSQL a new database."""
+        if ON_POSTGRES:
+            return fresh_pg_database("%s_%s" % (self._testMethodName, name))
+        return os.path.join(self.tmp, name)
+
     def spawn(self, *extra, db=None, env=None, use_db=True, cwd=None):
         """Starts `strata --db <db> <extra...>` and registers it for cleanup."""
         argv = []
         if use_db:
-            argv += ["--db", db or self.db]
-            if ON_POSTGRES:
-                argv += ["--index-dir", os.path.join(self.tmp, "index")]
+            argv += store_args(db or self.db, self.tmp)
         argv += list(extra)
         stderr_path = os.path.join(self.tmp, "stderr-%d.log" % len(self._clients))
         client = McpClient(BINARY, argv, env=env, stderr_path=stderr_path, cwd=cwd)

@@ -3,13 +3,13 @@
 Each test is one group of bad inputs against one server. After the group the server must
 still answer ping and still find the memory written before it; then it must exit 0 on EOF and
 the database file must pass `PRAGMA integrity_check`. Every tool error must name the argument.
+With STRATA_TEST_STORE=postgresql (mcp_client.py) the store is a PostgreSQL database.
 
 Run: python3 tests/e2e/test_bad_input.py <path-to-strata-binary>
 """
 
 import json
 import os
-import sqlite3
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -37,8 +37,8 @@ class BadInputCase(StrataTestCase):
                 r = self.call_ok(self.client, "recall", {"query": "yellow canary"})
                 self.assertIn(self.canary["id"], [i["id"] for i in r["items"]])
                 self.assertEqual(self.client.close(), 0)
-            with sqlite3.connect(self.db) as db:
-                self.assertEqual(db.execute("PRAGMA integrity_check").fetchall(), [("ok",)])
+            if not mcp_client.ON_POSTGRES:
+                self.assertEqual(mcp_client.integrity(self.db), "ok")
         finally:
             super().tearDown()
 

@@ -1,4 +1,5 @@
-"""Two strata processes on one database file (docs/design.md §6, §9).
+"""Two strata processes on one database (docs/design.md §6, §9): a SQLite file, or with
+STRATA_TEST_STORE=postgresql (mcp_client.py) a PostgreSQL database.
 
 Two servers start together on a new file, then write (`remember` and `remember_batch`) and
 recall at the same time, each driven by its own thread. No lock error may reach a client: every
@@ -6,9 +7,10 @@ call succeeds. Each sees the other's writes: a keyword recall (fts5 and hybrid) 
 other process acknowledged a write finds it at once, `get` reads it, and dense recall finds it
 once a vector exists and the index has caught up (a bounded poll).
 
-The bounded-busy case: a write lock held from outside (Python's sqlite3, BEGIN IMMEDIATE) for
-longer than strata's busy timeout makes a strata write fail with a clear error result, not a
-hang or a crash, while reads keep working; once the lock is released the write succeeds.
+The bounded-busy case: a write lock held from outside (Python's sqlite3, BEGIN IMMEDIATE; on
+PostgreSQL a psql session's lock on the change log every write appends to) for longer than
+strata's busy timeout makes a strata write fail with a clear error result, not a hang or a
+crash, while reads keep working; once the lock is released the write succeeds.
 
 Randomness comes from one seed, printed; STRATA_CONCURRENCY_SEED=N replays a run.
 
@@ -18,6 +20,7 @@ Run: python3 tests/e2e/test_concurrency.py <path-to-strata-binary>
 import os
 import random
 import sqlite3
+import subprocess
 import sys
 import threading
 import time
@@ -34,11 +37,12 @@ OPERATIONS = 150        # per process
 REPAIR_DEADLINE = 60.0  # bound on waiting for the other process's vectors (never asserted)
 POLL_INTERVAL = 0.05
 
-LOCK_WORDS = ("locked", "busy")
+LOCK_WORDS = ("locked", "busy", "lock_timeout")
 # What a write gets once the lock stayed held for strata's busy timeout
-# (store::DbOptions::busy_timeout_ms, 5000).
+# (store::DbOptions::busy_timeout_ms, 5000; PostgreSQL's lock_timeout).
 BUSY_MESSAGE = ("the database is busy: another writer has held its lock for more than 5000 ms; "
                 "nothing was written, try again")
+PG_BUSY_MESSAGE = "a lock stayed held by another session past lock_timeout"
 
 
 def token(side, n):
@@ -161,8 +165,8 @@ class TwoProcesses(StrataTestCase):
             self.assertIsNone(stats["embeddings"]["last_error"], stats["embeddings"])
         self.assertEqual(first.close(), 0)
         self.assertEqual(second.close(), 0)
-        with sqlite3.connect(self.db) as db:
-            self.assertEqual(db.execute("PRAGMA integrity_check").fetchone()[0], "ok")
+        if not mcp_client.ON_POSTGRES:
+            self.assertEqual(mcp_client.integrity(self.db), "ok")
 
     def check_sees(self, reader, writer):
         """`reader`'s process reads every write `writer`'s acknowledged, in every mode."""
@@ -202,13 +206,53 @@ class TwoProcesses(StrataTestCase):
             time.sleep(POLL_INTERVAL)
 
 
+class SqliteLock:
+    """The write lock of a SQLite file, held by another connection until release()."""
+
+    def __init__(self, path):
+        # Waits its turn: the embedding worker may be storing vectors at that moment.
+        self.db = sqlite3.connect(path, timeout=10, isolation_level=None)
+        self.db.execute("BEGIN IMMEDIATE")
+
+    def release(self):
+        self.db.execute("ROLLBACK")
+
+    def close(self):
+        self.db.close()
+
+
+class PostgresLock:
+    """A psql session's EXCLUSIVE lock on `changes` (every write of strata appends to it, and
+    readers are let through) until release()."""
+
+    def __init__(self, uri):
+        self.psql = subprocess.Popen([mcp_client.PSQL, "-X", "-q", "-v", "ON_ERROR_STOP=1", uri],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, text=True)
+        self.psql.stdin.write("BEGIN;\nLOCK TABLE changes IN EXCLUSIVE MODE;\n\\echo locked\n")
+        self.psql.stdin.flush()
+        line = self.psql.stdout.readline()  # Waits its turn, as above.
+        if line.strip() != "locked":
+            raise AssertionError("psql did not take the lock: %r" % line)
+
+    def release(self):
+        self.psql.stdin.write("ROLLBACK;\n\\echo released\n")
+        self.psql.stdin.flush()
+        self.psql.stdout.readline()
+
+    def close(self):
+        if self.psql.poll() is None:
+            self.psql.kill()
+        self.psql.wait()
+        self.psql.stdin.close()
+        self.psql.stdout.close()
+
+
 class BusyDatabase(StrataTestCase):
     """A write lock held from outside strata for longer than its busy timeout."""
 
     def hold_write_lock(self):
-        # Waits its turn: the embedding worker may be storing vectors at that moment.
-        holder = sqlite3.connect(self.db, timeout=10, isolation_level=None)
-        holder.execute("BEGIN IMMEDIATE")
+        holder = (PostgresLock if mcp_client.ON_POSTGRES else SqliteLock)(self.db)
         self.addCleanup(holder.close)
         return holder
 
@@ -218,7 +262,8 @@ class BusyDatabase(StrataTestCase):
     def check_busy_error(self, client, name, arguments):
         """The error of a write while the lock is held: it says the database is busy, for how
         long strata waited, that nothing was written and to try again."""
-        text = self.call_error(client, name, arguments, BUSY_MESSAGE)
+        text = self.call_error(client, name, arguments,
+                               PG_BUSY_MESSAGE if mcp_client.ON_POSTGRES else BUSY_MESSAGE)
         print("%s while locked: %s" % (name, text), flush=True)
         return text
 
@@ -236,7 +281,7 @@ class BusyDatabase(StrataTestCase):
         self.assertAlive(c)
         self.assertIs(self.call_ok(c, "get", {"category": "busy", "key": "during"})["found"],
                       False)
-        holder.execute("ROLLBACK")
+        holder.release()
         r = self.call_ok(c, "remember", locked)
         self.assertEqual(r["action"], "created")
         self.assertEqual(self.call_ok(c, "get", {"category": "busy", "key": "during"})["body"],
@@ -265,8 +310,9 @@ class BusyDatabase(StrataTestCase):
         self.check_busy_error(c, "remember", self.write("during", "behind the worker"))
         # The worker gave up first (it waited first), and says why in stats.
         worker = self.call_ok(c, "stats", {})["embeddings"]
-        self.assertIn("database is busy", worker["last_error"] or "", worker)
-        holder.execute("ROLLBACK")
+        self.assertIn(PG_BUSY_MESSAGE if mcp_client.ON_POSTGRES else "database is busy",
+                      worker["last_error"] or "", worker)
+        holder.release()
         self.assertEqual(self.call_ok(c, "remember", self.write("after", "released"))["action"],
                          "created")
         # The worker got over it too: everything gets its vector.

@@ -47,10 +47,9 @@ class HttpServer:
     def __init__(self, binary, db, tmp, *extra):
         self.stderr_path = os.path.join(tmp, "stderr-%d.txt" % time.monotonic_ns())
         self._stderr = open(self.stderr_path, "wb")
-        if mcp_client.ON_POSTGRES and "--index-dir" not in extra:
-            extra = ("--index-dir", os.path.join(tmp, "index")) + extra
         self.proc = subprocess.Popen(
-            [binary, "serve", "--http", "127.0.0.1:0", "--db", db] + list(extra),
+            [binary, "serve", "--http", "127.0.0.1:0"] + mcp_client.store_args(db, tmp)
+            + list(extra),
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self._stderr)
         self.port = None
         deadline = time.monotonic() + START_DEADLINE

@@ -5,16 +5,22 @@ every acknowledged write, and restore refuses while a server has the file open. 
 other memories (server-memory JSONL, a Markdown folder, CSV, JSONL) is found by recall, and
 an --as-of export imported elsewhere exports the same file.
 
+With STRATA_TEST_STORE=postgresql (mcp_client.py) the stores are PostgreSQL databases: a store
+exported from one goes into a SQLite file and back into another database, byte for byte, and
+backup and restore are refused with the way to do it there.
+
 Run: python3 tests/e2e/test_transfer.py <path-to-strata-binary>
 """
 
 import json
 import os
 import random
+import re
 import sqlite3
 import subprocess
 import sys
 import threading
+import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -22,6 +28,13 @@ import mcp_client  # noqa: E402
 from mcp_client import StrataTestCase  # noqa: E402
 
 RUN_TIMEOUT = 120  # only against hangs
+
+
+def across_engines(export):
+    """An export without its header's schema_version, which each engine numbers its own way:
+    what a store on the other engine exports byte for byte."""
+    header, rest = export.split(b"\n", 1)
+    return re.sub(rb',"schema_version":\d+', b"", header, count=1) + b"\n" + rest
 
 
 class Transfer(StrataTestCase):
@@ -82,12 +95,21 @@ class Transfer(StrataTestCase):
         with open(path, "rb") as f:
             self.assertEqual(f.read(), first)
 
-        fresh = os.path.join(self.tmp, "fresh.db")
+        fresh = os.path.join(self.tmp, "fresh.db")  # a SQLite file on either leg
+        same = across_engines if mcp_client.ON_POSTGRES else (lambda export: export)
         p = self.ok(fresh, "import", path)
         self.assertIn("created %d" % (len(lines) - 1), p.stderr.decode())
-        self.assertEqual(self.ok(fresh, "export").stdout, first)
+        self.assertEqual(same(self.ok(fresh, "export").stdout), same(first))
+        copies = [self.db, fresh]
+        if mcp_client.ON_POSTGRES:
+            # And from the SQLite file back into a new PostgreSQL database.
+            back = self.new_store("back")
+            p = self.ok(back, "import", "-", input=self.ok(fresh, "export").stdout)
+            self.assertIn("created %d" % (len(lines) - 1), p.stderr.decode())
+            self.assertEqual(self.ok(back, "export").stdout, first)
+            copies.append(back)
         # The time-axis reads agree: history of the out-of-order key, and valid_at recall.
-        for db in (self.db, fresh):
+        for db in copies:
             out = self.ok(db, "recall", "opus", "--valid-at", "2026-01-15", "--mode", "fts5",
                           "--json").stdout
             items = json.loads(out)["items"]
@@ -95,7 +117,7 @@ class Transfer(StrataTestCase):
 
         p = self.ok(fresh, "import", "-", input=first)
         self.assertIn("created 0, unchanged %d" % (len(lines) - 1), p.stderr.decode())
-        self.assertEqual(self.ok(fresh, "export").stdout, first)
+        self.assertEqual(same(self.ok(fresh, "export").stdout), same(first))
 
     def test_bad_lines_are_reported_by_number(self):
         self.fill(self.db)
@@ -105,7 +127,7 @@ class Transfer(StrataTestCase):
         lines[4] = lines[4].replace(b'"key":"', b'"key":"\xc3\x28', 1)    # invalid UTF-8
         bad = b"\n".join(lines)
 
-        fresh = os.path.join(self.tmp, "stop.db")
+        fresh = self.new_store("stop.db")
         p = self.run_cli(fresh, "import", "-", input=bad)
         self.assertNotEqual(p.returncode, 0)
         err = p.stderr.decode("utf-8", "replace")
@@ -114,7 +136,7 @@ class Transfer(StrataTestCase):
         counts = json.loads(self.ok(fresh, "stats", "--json").stdout)
         self.assertEqual(counts["active_memories"] + counts["forgotten_memories"], 0)
 
-        fresh = os.path.join(self.tmp, "skip.db")
+        fresh = self.new_store("skip.db")
         p = self.run_cli(fresh, "import", "-", "--on-error", "skip", input=bad)
         self.assertNotEqual(p.returncode, 0)  # something failed, and the summary says so
         err = p.stderr.decode("utf-8", "replace")
@@ -129,6 +151,8 @@ class Transfer(StrataTestCase):
         self.assertNotEqual(p.returncode, 0)
         self.assertIn("line 1: format_version", p.stderr.decode())
 
+    @unittest.skipIf(mcp_client.ON_POSTGRES, "backup and restore copy a SQLite file "
+                     "(test_backup_and_restore_refuse_postgresql)")
     def test_backup_during_writes_and_restore(self):
         server = self.serve()
         acknowledged = []
@@ -183,11 +207,47 @@ class Transfer(StrataTestCase):
         out = self.ok(self.db, "recall", mcp_client.WORDS[0], "--json").stdout
         self.assertIsInstance(json.loads(out)["items"], list)
 
+    @unittest.skipUnless(mcp_client.ON_POSTGRES, "a PostgreSQL store")
+    def test_backup_and_restore_refuse_postgresql(self):
+        self.ok(self.db, "remember", "--category", "notes", "--key", "kept",
+                "--body", "written before the refusals")
+        backup = os.path.join(self.tmp, "backup.db")
+        p = self.run_cli(self.db, "backup", backup)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("strata backup: backup copies a SQLite file; back a PostgreSQL store up "
+                      "with pg_dump or `strata export`", p.stderr.decode())
+        self.assertFalse(os.path.exists(backup))
+        # A SQLite backup is not restored over the database, which keeps what it had.
+        other = os.path.join(self.tmp, "other.db")
+        self.ok(other, "remember", "--category", "notes", "--key", "other",
+                "--body", "only in the SQLite backup")
+        self.ok(other, "backup", backup)
+        p = self.run_cli(self.db, "restore", backup)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("strata restore: replaces a SQLite file; bring a backup into a PostgreSQL "
+                      "store with `strata import` (from an export) or pg_restore",
+                      p.stderr.decode())
+        self.assertEqual(self.recall_keys(self.db, "written"), ["kept"])
+        self.assertEqual(self.recall_keys(self.db, "backup"), [])
+
+    def count_memories(self):
+        """How many memories self.db holds; None before the import has created its tables."""
+        try:
+            if mcp_client.ON_POSTGRES:
+                return int(mcp_client.psql(self.db, "SELECT count(*) FROM memories"))
+            with sqlite3.connect(f"file:{self.db}?mode=ro", uri=True, timeout=5) as conn:
+                return conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+        except (AssertionError, sqlite3.Error):
+            return None
+
     def test_an_import_killed_midway_leaves_whole_indexed_batches(self):
         """SIGKILL during an import: the store opens clean and holds whole batches of 1,000,
         each memory found by keyword and deduplicated against; importing the file again
         brings in the rest and the store exports the file's lines."""
-        n = 12000
+        # Killed once `kill_at` memories are in, while a later batch is being written. An
+        # import into PostgreSQL is slower (12,000 memories took 2 minutes here): its leg
+        # imports 2,000 and kills the second batch.
+        n, kill_at = (2000, 1000) if mcp_client.ON_POSTGRES else (12000, 2000)
         rng = random.Random(7)
         lines = []
         for i in range(n):
@@ -215,19 +275,13 @@ class Transfer(StrataTestCase):
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 cwd=self.tmp)
         try:
-            # Kill once two batches are in, while later ones are being written.
-            while proc.poll() is None:
-                try:
-                    with sqlite3.connect(f"file:{self.db}?mode=ro", uri=True,
-                                         timeout=5) as conn:
-                        if conn.execute("SELECT count(*) FROM memories").fetchone()[0] >= 2000:
-                            break
-                except sqlite3.Error:
-                    pass
+            while proc.poll() is None and (self.count_memories() or 0) < kill_at:
+                pass
             proc.kill()
         finally:
             proc.wait()
-        self.assertEqual(mcp_client.integrity(self.db), "ok")
+        if not mcp_client.ON_POSTGRES:
+            self.assertEqual(mcp_client.integrity(self.db), "ok")
         exported = self.ok(self.db, "export").stdout.decode("utf-8").splitlines()[1:]
         count = len(exported)
         self.assertGreaterEqual(count, 1000)
@@ -237,8 +291,16 @@ class Transfer(StrataTestCase):
             self.assertEqual(self.recall_keys(self.db, f"marker{i}q"), [f"note-{i}"])
         p = self.ok(self.db, "import", path)
         self.assertIn(f"created {n - count}, unchanged {count},", p.stderr.decode())
-        self.assertEqual(self.ok(self.db, "export").stdout.decode("utf-8").splitlines()[1:],
-                         lines)
+        final = self.ok(self.db, "export").stdout.decode("utf-8").splitlines()[1:]
+        if mcp_client.ON_POSTGRES:
+            # A sequence does not roll back: the ids the killed batch took stay taken, so the
+            # memories imported again get new ones (ids above them; the rest is the file's).
+            self.assertEqual(final[:count], lines[:count])
+            self.assertTrue(all(json.loads(line)["id"] > count for line in final[count:]))
+            final, lines = final[count:], lines[count:]
+            for records in (final, lines):
+                records[:] = [re.sub(r'^\{"id":\d+,', "{", line) for line in records]
+        self.assertEqual(final, lines)
         # The last memory of the killed import got its band keys: a copy merges into it.
         last = json.loads(lines[count - 1])["versions"][0]["body_json"]
         copy = self.ok(self.db, "remember", "--category", "notes", "--key", "copy",
@@ -367,7 +429,7 @@ class Transfer(StrataTestCase):
         for line in as_of.decode().splitlines()[1:]:
             record = json.loads(line)
             self.assertTrue(all(v["recorded_at"] <= t for v in record["versions"]))
-        fresh = os.path.join(self.tmp, "as-of.db")
+        fresh = self.new_store("as-of.db")
         self.ok(fresh, "import", "-", input=as_of)
         self.assertEqual(self.ok(fresh, "export", "--as-of", str(t)).stdout, as_of)
         p = self.run_cli(self.db, "export", "--as-of", "last tuesday")

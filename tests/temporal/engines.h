@@ -1,5 +1,6 @@
 #pragma once
-// Tests that run on both engines (temporal, dedup, vector): a migrated, empty store on each.
+// Tests that run on both engines (temporal, dedup, vector, and the public API's in api/): a
+// migrated, empty store on each.
 
 #include <memory>
 #include <string>
@@ -11,10 +12,17 @@
 
 namespace strata::temporal::testing {
 
+// Where a new, empty store goes: a SQLite file in `dir`, or the URI of a new database on the
+// PostgreSQL cluster tests/pg/with_cluster started ("" and a test failure without one).
+std::string NewStorePath(store::Dialect dialect, strata::testing::TempDir& dir);
+
 // A new store with the latest schema: a SQLite file in `dir`, or a new database on the
 // PostgreSQL cluster tests/pg/with_cluster started.
 absl::StatusOr<std::unique_ptr<store::Db>> OpenMigrated(store::Dialect dialect,
                                                         strata::testing::TempDir& dir);
+
+// A connection to the store at `path` (as NewStorePath gives) on `dialect`.
+absl::StatusOr<std::unique_ptr<store::Db>> Connect(store::Dialect dialect, const std::string& path);
 
 // Another connection to the store `db` is connected to.
 absl::StatusOr<std::unique_ptr<store::Db>> OpenAgain(const store::Db& db);
