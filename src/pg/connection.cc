@@ -139,8 +139,12 @@ absl::Status StatusOf(const std::string& message, const PGresult* result) {
   const char* state = result ? Pq().PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
   const std::string_view code = state ? state : "";
   if (code == "55P03") {
-    return absl::UnavailableError(
-        absl::StrCat("a lock stayed held by another session past lock_timeout: ", message));
+    // As SQLite's busy error says it; the server's primary message only (no context).
+    const char* primary = Pq().PQresultErrorField(result, PG_DIAG_MESSAGE_PRIMARY);
+    return absl::UnavailableError(absl::StrCat(
+        "the database is busy: another session held a lock past lock_timeout; nothing was "
+        "written, try again (",
+        primary ? primary : message, ")"));
   }
   if (code.substr(0, 2) == "08" || code.substr(0, 2) == "57") {
     // Connection exception, operator intervention (statement_timeout, a cancel, a shutdown).

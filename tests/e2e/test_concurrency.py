@@ -42,7 +42,10 @@ LOCK_WORDS = ("locked", "busy", "lock_timeout")
 # (store::DbOptions::busy_timeout_ms, 5000; PostgreSQL's lock_timeout).
 BUSY_MESSAGE = ("the database is busy: another writer has held its lock for more than 5000 ms; "
                 "nothing was written, try again")
-PG_BUSY_MESSAGE = "a lock stayed held by another session past lock_timeout"
+PG_BUSY_MESSAGE = ("the database is busy: another session held a lock past lock_timeout; "
+                   "nothing was written, try again")
+# pg/schema.h kChangeLock: every write transaction of strata takes it at BEGIN.
+PG_CHANGE_LOCK = 0x5374726174610002
 
 
 def token(side, n):
@@ -222,14 +225,15 @@ class SqliteLock:
 
 
 class PostgresLock:
-    """A psql session's EXCLUSIVE lock on `changes` (every write of strata appends to it, and
-    readers are let through) until release()."""
+    """A psql session holding strata's change lock (every write transaction of strata takes
+    it; readers do not) until release()."""
 
     def __init__(self, uri):
         self.psql = subprocess.Popen([mcp_client.PSQL, "-X", "-q", "-v", "ON_ERROR_STOP=1", uri],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL, text=True)
-        self.psql.stdin.write("BEGIN;\nLOCK TABLE changes IN EXCLUSIVE MODE;\n\\echo locked\n")
+        self.psql.stdin.write("BEGIN;\nSELECT pg_advisory_xact_lock(%d) \\g /dev/null\n"
+                              "\\echo locked\n" % PG_CHANGE_LOCK)
         self.psql.stdin.flush()
         line = self.psql.stdout.readline()  # Waits its turn, as above.
         if line.strip() != "locked":
