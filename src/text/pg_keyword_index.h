@@ -48,10 +48,15 @@ class PgKeywordIndex {
 
   // The number of indexed versions.
   absl::StatusOr<int64_t> IndexedRows();
-  // For each of `terms`, at least the number of versions matching it as a one-term
-  // KeywordMatch does, from text_term_stats in one statement (INT64_MAX for a term the index
-  // cuts into several tokens: a phrase, which has no statistics).
-  absl::StatusOr<std::vector<int64_t>> UpperBounds(const std::vector<std::string>& terms);
+  // The number of indexed versions and, for each of `terms`, at least the number of versions
+  // matching it as a one-term KeywordMatch does (INT64_MAX for a term the index cuts into
+  // several tokens: a phrase, which has no statistics), from text_totals and text_term_stats in
+  // one statement: one snapshot, one round trip.
+  struct Statistics {
+    int64_t rows = 0;
+    std::vector<int64_t> bounds;
+  };
+  absl::StatusOr<Statistics> ReadStatistics(const std::vector<std::string>& terms);
   // Whether more than `count` versions with ids above `after` match `term` as a one-term
   // KeywordMatch does.
   absl::StatusOr<bool> MatchesMoreThan(const std::string& term, int64_t after, int64_t count);

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <limits>
+#include <utility>
 
 #include "text/fts5_records.h"
 #include "text/fts_query.h"
@@ -68,30 +69,33 @@ absl::StatusOr<bool> TermStats::IsCommon(const std::string& term, int64_t rows, 
 
 absl::StatusOr<SplitTerms> TermStats::Split(const std::vector<std::string>& terms) {
   SplitTerms out;
-  ASSIGN_OR_RETURN(const int64_t rows, IndexedRows());
-  if (rows < kPruneMinRows || terms.size() < 2) {
+  if (terms.size() < 2) {
     out.selective = terms;
     return out;
   }
-  std::vector<std::optional<bool>> known;
-  std::vector<std::string> unknown;
-  for (const std::string& term : terms) {
-    known.push_back(Cached(term, rows));
-    if (!known.back()) unknown.push_back(term);
+  // On PostgreSQL, the index's size and every term's bound on its matches come in one
+  // statement (a round trip each was a third of a ranking's), so that most rare terms need no
+  // count. FTS5 keeps no such statistics.
+  int64_t rows = 0;
+  std::vector<int64_t> bounds(terms.size(), std::numeric_limits<int64_t>::max());
+  if (db_->dialect() == store::Dialect::kPostgres) {
+    ASSIGN_OR_RETURN(PgKeywordIndex::Statistics statistics,
+                     PgKeywordIndex(db_).ReadStatistics(terms));
+    rows = statistics.rows;
+    bounds = std::move(statistics.bounds);
+  } else {
+    ASSIGN_OR_RETURN(rows, IndexedRows());
   }
-  // On PostgreSQL, the statistics bound every unknown term's matches in one statement: most
-  // rare terms need no count. FTS5 keeps no such statistics.
-  std::vector<int64_t> bounds(unknown.size(), std::numeric_limits<int64_t>::max());
-  if (db_->dialect() == store::Dialect::kPostgres && !unknown.empty()) {
-    ASSIGN_OR_RETURN(bounds, PgKeywordIndex(db_).UpperBounds(unknown));
+  if (rows < kPruneMinRows) {
+    out.selective = terms;
+    return out;
   }
-  size_t next_unknown = 0;
   for (size_t i = 0; i < terms.size(); ++i) {
-    bool common = known[i].value_or(false);
-    if (!known[i]) {
-      ASSIGN_OR_RETURN(common, IsCommon(terms[i], rows, bounds[next_unknown++]));
+    std::optional<bool> common = Cached(terms[i], rows);
+    if (!common) {
+      ASSIGN_OR_RETURN(common, IsCommon(terms[i], rows, bounds[i]));
     }
-    (common ? out.common : out.selective).push_back(terms[i]);
+    (*common ? out.common : out.selective).push_back(terms[i]);
   }
   if (out.selective.empty()) std::swap(out.selective, out.common);
   return out;
