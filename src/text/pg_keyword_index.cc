@@ -293,38 +293,48 @@ absl::StatusOr<Postings> ReadPostings(store::Db& db, const std::vector<PhraseTok
   for (const std::string& prefix : prefixes) highs.push_back(prefix + std::string(kLastCharacter));
   std::vector<std::string> lows = exact;
   lows.insert(lows.end(), prefixes.begin(), prefixes.end());
-  // Without candidates, nothing is restricted and text_term_stats is not read.
-  constexpr std::string_view kUnrestricted =
-      "WITH r AS (SELECT low, high, false AS restricted, lookup FROM unnest(CAST(?1 AS text[]), "
-      "CAST(?2 AS text[])) WITH ORDINALITY AS r (low, high, lookup)), ";
-  // A phrase's anchor: its position of fewest documents, the first of them on a tie.
-  constexpr std::string_view kRestricted =
-      "WITH o AS (SELECT * FROM unnest(CAST(?6 AS bigint[]), CAST(?7 AS bigint[]), "
-      "CAST(?8 AS text[])) AS o (phrase, position, term)), "
-      "n AS (SELECT o.phrase, o.position, sum(coalesce(s.documents, 0)) AS documents FROM o "
-      "LEFT JOIN text_term_stats AS s ON s.term = o.term GROUP BY o.phrase, o.position), "
-      "anchors AS (SELECT o.term FROM (SELECT DISTINCT ON (phrase) phrase, position FROM n "
-      "ORDER BY phrase, documents, position) AS a JOIN o USING (phrase, position)), "
-      "r AS (SELECT low, high, candidate AND low NOT IN (SELECT term FROM anchors) AS restricted, "
-      "lookup FROM unnest(CAST(?1 AS text[]), CAST(?2 AS text[]), CAST(?5 AS boolean[])) "
-      "WITH ORDINALITY AS r (low, high, candidate, lookup)), ";
-  constexpr std::string_view kRead =
-      "a AS (SELECT r.lookup, t.field, t.version_id, t.positions FROM r CROSS JOIN "
-      "LATERAL (SELECT field, version_id, positions FROM text_postings "
-      "WHERE NOT r.restricted AND term >= r.low AND term <= r.high "
-      "AND version_id > ?3 AND version_id < ?4) AS t), "
-      "b AS (SELECT r.lookup, t.field, t.version_id, t.positions FROM r CROSS JOIN "
-      "LATERAL (SELECT field, version_id, positions FROM text_postings "
-      "WHERE r.restricted AND term = r.low AND field = ANY(CAST('{0,1,2}' AS smallint[])) "
-      "AND version_id = ANY(ARRAY(SELECT version_id FROM a))) AS t), "
-      "p AS (SELECT * FROM a UNION ALL SELECT * FROM b) "
+  // A lookup's postings: its term's, or its prefix's range of terms'.
+  constexpr char kLookup[] =
+      "CROSS JOIN LATERAL (SELECT field, version_id, positions FROM text_postings "
+      "WHERE term >= r.low AND term <= r.high AND version_id > ?3 AND version_id < ?4) AS t";
+  // The postings p read, their versions' lengths, the totals.
+  constexpr char kRows[] =
       "SELECT lookup, field, version_id, CAST(positions AS text) FROM p "
       "UNION ALL SELECT -1, NULL, version_id, CAST(lengths AS text) FROM text_documents "
       "WHERE version_id = ANY(ARRAY(SELECT version_id FROM p)) "
       "UNION ALL SELECT 0, field, documents, CAST(tokens AS text) FROM text_totals";
+  std::string sql;
   const bool restricting = !restrictions.candidates.empty();
-  ASSIGN_OR_RETURN(store::Stmt s,
-                   db.Prepare(std::string(restricting ? kRestricted : kUnrestricted) + std::string(kRead)));
+  if (!restricting) {
+    // Every lookup read whole, in a statement half as costly to plan and run as the one below
+    // (0.32 against 0.76 ms at 20,000 memories).
+    sql = absl::StrCat(
+        "WITH p AS (SELECT r.lookup, t.field, t.version_id, t.positions FROM "
+        "unnest(CAST(?1 AS text[]), CAST(?2 AS text[])) WITH ORDINALITY AS r (low, high, lookup) ",
+        kLookup, ") ", kRows);
+  } else {
+    // A phrase's anchor is its position of fewest documents, the first of them on a tie; a
+    // restricted term is read by id in the versions the others are in.
+    sql = absl::StrCat(
+        "WITH o AS (SELECT * FROM unnest(CAST(?6 AS bigint[]), CAST(?7 AS bigint[]), "
+        "CAST(?8 AS text[])) AS o (phrase, position, term)), "
+        "n AS (SELECT o.phrase, o.position, sum(coalesce(s.documents, 0)) AS documents FROM o "
+        "LEFT JOIN text_term_stats AS s ON s.term = o.term GROUP BY o.phrase, o.position), "
+        "anchors AS (SELECT o.term FROM (SELECT DISTINCT ON (phrase) phrase, position FROM n "
+        "ORDER BY phrase, documents, position) AS a JOIN o USING (phrase, position)), "
+        "r AS (SELECT low, high, candidate AND low NOT IN (SELECT term FROM anchors) "
+        "AS restricted, lookup FROM unnest(CAST(?1 AS text[]), CAST(?2 AS text[]), "
+        "CAST(?5 AS boolean[])) WITH ORDINALITY AS r (low, high, candidate, lookup)), "
+        "a AS (SELECT r.lookup, t.field, t.version_id, t.positions FROM r ",
+        kLookup, " WHERE NOT r.restricted), "
+        "b AS (SELECT r.lookup, t.field, t.version_id, t.positions FROM r CROSS JOIN "
+        "LATERAL (SELECT field, version_id, positions FROM text_postings "
+        "WHERE r.restricted AND term = r.low AND field = ANY(CAST('{0,1,2}' AS smallint[])) "
+        "AND version_id = ANY(ARRAY(SELECT version_id FROM a))) AS t), "
+        "p AS (SELECT * FROM a UNION ALL SELECT * FROM b) ",
+        kRows);
+  }
+  ASSIGN_OR_RETURN(store::Stmt s, db.Prepare(sql));
   s.Bind(1, ArrayLiteral(lows)).Bind(2, ArrayLiteral(highs)).Bind(3, after).Bind(4, before);
   if (restricting) {
     s.Bind(5, ArrayLiteral(candidate_flags))
@@ -502,33 +512,36 @@ absl::StatusOr<PgKeywordIndex::Statistics> PgKeywordIndex::ReadStatistics(
     const std::vector<std::string>& terms) {
   Statistics out{.bounds = std::vector<int64_t>(terms.size(), 0)};
   std::vector<std::string> alternatives;
-  std::vector<std::string> of_term;  // Each alternative's index in `terms`.
+  std::vector<size_t> of_term;  // Each alternative's index in `terms`.
   for (size_t i = 0; i < terms.size(); ++i) {
     const PhraseTokens phrase = TokensOf(terms[i], false);
     if (phrase.size() > 1) out.bounds[i] = std::numeric_limits<int64_t>::max();
     if (phrase.size() != 1) continue;
     for (const std::string& term : phrase[0].terms) {
       alternatives.push_back(term);
-      of_term.push_back(absl::StrCat(i));
+      of_term.push_back(i);
     }
   }
-  // The documents of each term and field, summed: at least the versions holding any. Row -1:
-  // the index's size.
-  ASSIGN_OR_RETURN(
-      store::Stmt s,
-      db_->Prepare("SELECT -1, documents FROM text_totals WHERE field = 0 "
-                   "UNION ALL SELECT q.i, coalesce(sum(s.documents), 0) FROM "
-                   "unnest(CAST(?1 AS text[]), CAST(?2 AS bigint[])) AS q (term, i) "
-                   "LEFT JOIN text_term_stats AS s ON s.term = q.term GROUP BY q.i"));
-  s.Bind(1, ArrayLiteral(alternatives)).Bind(2, ArrayLiteral(of_term));
+  // The documents of each term and field, summed: at least the versions holding any. A row
+  // without a term: the index's size.
+  ASSIGN_OR_RETURN(store::Stmt s,
+                   db_->Prepare("SELECT term, documents FROM text_term_stats "
+                                "WHERE term = ANY(CAST(?1 AS text[])) "
+                                "UNION ALL SELECT NULL, documents FROM text_totals WHERE field = 0"));
+  s.Bind(1, ArrayLiteral(alternatives));
+  absl::flat_hash_map<std::string, int64_t> documents;
   while (true) {
     ASSIGN_OR_RETURN(const bool row, s.Step());
     if (!row) break;
-    if (s.Int(0) < 0) {
+    if (s.IsNull(0)) {
       out.rows = s.Int(1);
     } else {
-      out.bounds[static_cast<size_t>(s.Int(0))] = s.Int(1);
+      documents[std::string(s.Text(0))] += s.Int(1);
     }
+  }
+  for (size_t a = 0; a < alternatives.size(); ++a) {
+    const auto it = documents.find(alternatives[a]);
+    if (it != documents.end()) out.bounds[of_term[a]] += it->second;
   }
   return out;
 }
