@@ -13,6 +13,9 @@ namespace strata::text {
 namespace {
 
 constexpr size_t kMaxCachedTerms = 4096;
+// In an index past 2 * kSampleRows a term in at most half of the sample is rare, which an
+// unsaturated bound tells without a count: saturation costs large indexes no counts.
+static_assert(kSaturatedDocuments >= kSampleRows / 2);
 
 }  // namespace
 
