@@ -42,28 +42,30 @@ absl::StatusOr<bool> TermStats::IsCommon(const std::string& term, int64_t rows, 
   // Common: in more than half of the index; in an index larger than 2 * kSampleRows, in more
   // than half of its newest kSampleRows version ids (dense but for purges, which only make a
   // term look rarer), which stand for the whole.
-  int64_t after = std::numeric_limits<int64_t>::min();
-  int64_t half = rows / 2;
-  if (rows > 2 * kSampleRows) {
-    ASSIGN_OR_RETURN(store::Stmt newest, db_->Prepare("SELECT max(id) FROM versions"));
-    ASSIGN_OR_RETURN(const bool has_max, newest.Step());
-    after = (has_max && !newest.IsNull(0) ? newest.Int(0) : 0) - kSampleRows;
-    half = kSampleRows / 2;
-  }
+  // A term its bound tells rare costs no read (at 100K memories the newest id was read for
+  // each such term first: two round trips a recall for nothing).
+  const bool sampled = rows > 2 * kSampleRows;
+  const int64_t half = sampled ? kSampleRows / 2 : rows / 2;
   bool common = false;
-  if (bound <= half) {
-    common = false;
-  } else if (db_->dialect() == store::Dialect::kPostgres) {
-    ASSIGN_OR_RETURN(common, PgKeywordIndex(db_).MatchesMoreThan(term, after, half));
-  } else {
-    // Counting stops just past half, so a common term costs at most that.
-    const std::string expression = MatchExpression({term});
-    ASSIGN_OR_RETURN(store::Stmt s,
-                     db_->Prepare("SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ?1 "
-                                  "AND rowid > ?2 LIMIT ?3)"));
-    s.Bind(1, expression).Bind(2, after).Bind(3, half + 1);
-    ASSIGN_OR_RETURN(const bool row, s.Step());
-    common = row && s.Int(0) > half;
+  if (bound > half) {
+    int64_t after = std::numeric_limits<int64_t>::min();
+    if (sampled) {
+      ASSIGN_OR_RETURN(store::Stmt newest, db_->Prepare("SELECT max(id) FROM versions"));
+      ASSIGN_OR_RETURN(const bool has_max, newest.Step());
+      after = (has_max && !newest.IsNull(0) ? newest.Int(0) : 0) - kSampleRows;
+    }
+    if (db_->dialect() == store::Dialect::kPostgres) {
+      ASSIGN_OR_RETURN(common, PgKeywordIndex(db_).MatchesMoreThan(term, after, half));
+    } else {
+      // Counting stops just past half, so a common term costs at most that.
+      const std::string expression = MatchExpression({term});
+      ASSIGN_OR_RETURN(store::Stmt s,
+                       db_->Prepare("SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ?1 "
+                                    "AND rowid > ?2 LIMIT ?3)"));
+      s.Bind(1, expression).Bind(2, after).Bind(3, half + 1);
+      ASSIGN_OR_RETURN(const bool row, s.Step());
+      common = row && s.Int(0) > half;
+    }
   }
   if (cache_.size() >= kMaxCachedTerms) cache_.clear();
   cache_[term] = Entry{.common = common, .rows_at = rows};
