@@ -33,8 +33,10 @@ inline constexpr size_t kMaxStoredTermBytes = 1024;
 // then stays there for good ("saturated": the term is in at least this many versions, or was).
 // The terms in most versions (a corpus's vocabulary, "the") are rows every write would update;
 // past this their counts serve nothing: TermStats counts a term's matches itself once its
-// bound exceeds half of kSampleRows, and a phrase's anchor is its rarest position.
-inline constexpr int64_t kSaturatedDocuments = 10000;
+// bound exceeds half of the versions it samples (at most kSampleRows), and a phrase's anchor
+// is its rarest position. Above every such half, so that no build, this one or one before it,
+// takes a saturated count for a rare term's.
+inline constexpr int64_t kSaturatedDocuments = 20001;
 
 // Thread safety: as the Db it borrows.
 class PgKeywordIndex {
