@@ -2,8 +2,9 @@
 // The keyword index on PostgreSQL, ranking as SQLite's FTS5 table does (docs/decisions.md,
 // "The keyword index on PostgreSQL"). Tables (pg/schema.cc): text_postings (term, field,
 // version_id, positions[]) a posting per term and field of a version; text_documents
-// (version_id, lengths[]) its tokens per field; text_term_stats (term, field, documents) and
-// text_totals (field, documents, tokens), kept by Add and Remove in the writer's transaction.
+// (version_id, lengths[]) its tokens per field; text_term_stats (term, field, documents, up to
+// kSaturatedDocuments) and text_totals (field, documents, tokens), kept by Add and Remove in
+// the writer's transaction.
 // Terms are text::Tokenize's, positions FTS5's (a colocated token shares its predecessor's),
 // so a query finds what FTS5 finds. Rank reads the postings of the query's terms (positions
 // and all), their versions' lengths and the totals in one statement, and scores them here
@@ -28,6 +29,15 @@ namespace strata::text {
 // kMaxTermBytes, identifiers kMaxIdentifierBytes), so every match is the same.
 inline constexpr size_t kMaxStoredTermBytes = 1024;
 
+// A text_term_stats row counts its term's documents in its field until it reaches this many,
+// then stays there for good ("saturated": the term is in at least this many versions, or was).
+// The terms in most versions (a corpus's vocabulary, "the") are rows every write would update;
+// past this their counts serve nothing: TermStats counts a term's matches itself once its
+// bound exceeds half of the versions it samples (at most kSampleRows), and a phrase's anchor
+// is its rarest position. Above every such half, so that no build, this one or one before it,
+// takes a saturated count for a rare term's.
+inline constexpr int64_t kSaturatedDocuments = 20001;
+
 // Thread safety: as the Db it borrows.
 class PgKeywordIndex {
  public:
@@ -48,10 +58,15 @@ class PgKeywordIndex {
 
   // The number of indexed versions.
   absl::StatusOr<int64_t> IndexedRows();
-  // For each of `terms`, at least the number of versions matching it as a one-term
-  // KeywordMatch does, from text_term_stats in one statement (INT64_MAX for a term the index
-  // cuts into several tokens: a phrase, which has no statistics).
-  absl::StatusOr<std::vector<int64_t>> UpperBounds(const std::vector<std::string>& terms);
+  // The number of indexed versions and, for each of `terms`, at least the number of versions
+  // matching it as a one-term KeywordMatch does (INT64_MAX for a saturated term, and for one
+  // the index cuts into several tokens: a phrase, which has no statistics), from text_totals
+  // and text_term_stats in one statement: one snapshot, one round trip.
+  struct Statistics {
+    int64_t rows = 0;
+    std::vector<int64_t> bounds;
+  };
+  absl::StatusOr<Statistics> ReadStatistics(const std::vector<std::string>& terms);
   // Whether more than `count` versions with ids above `after` match `term` as a one-term
   // KeywordMatch does.
   absl::StatusOr<bool> MatchesMoreThan(const std::string& term, int64_t after, int64_t count);

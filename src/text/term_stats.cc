@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <limits>
+#include <utility>
 
 #include "text/fts5_records.h"
 #include "text/fts_query.h"
@@ -12,6 +13,11 @@ namespace strata::text {
 namespace {
 
 constexpr size_t kMaxCachedTerms = 4096;
+// A saturated row's count exceeds every half IsCommon compares a bound with (rows / 2 up to
+// 2 * kSampleRows rows, kSampleRows / 2 past them): it is never taken for a rare term's, by
+// this build or an older one reading the same store. And past 2 * kSampleRows a term in at
+// most half of the sample still has an exact bound: saturation costs large indexes no counts.
+static_assert(kSaturatedDocuments > kSampleRows);
 
 }  // namespace
 
@@ -38,28 +44,30 @@ absl::StatusOr<bool> TermStats::IsCommon(const std::string& term, int64_t rows, 
   // Common: in more than half of the index; in an index larger than 2 * kSampleRows, in more
   // than half of its newest kSampleRows version ids (dense but for purges, which only make a
   // term look rarer), which stand for the whole.
-  int64_t after = std::numeric_limits<int64_t>::min();
-  int64_t half = rows / 2;
-  if (rows > 2 * kSampleRows) {
-    ASSIGN_OR_RETURN(store::Stmt newest, db_->Prepare("SELECT max(id) FROM versions"));
-    ASSIGN_OR_RETURN(const bool has_max, newest.Step());
-    after = (has_max && !newest.IsNull(0) ? newest.Int(0) : 0) - kSampleRows;
-    half = kSampleRows / 2;
-  }
+  // A term its bound tells rare costs no read (at 100K memories the newest id was read for
+  // each such term first: two round trips a recall for nothing).
+  const bool sampled = rows > 2 * kSampleRows;
+  const int64_t half = sampled ? kSampleRows / 2 : rows / 2;
   bool common = false;
-  if (bound <= half) {
-    common = false;
-  } else if (db_->dialect() == store::Dialect::kPostgres) {
-    ASSIGN_OR_RETURN(common, PgKeywordIndex(db_).MatchesMoreThan(term, after, half));
-  } else {
-    // Counting stops just past half, so a common term costs at most that.
-    const std::string expression = MatchExpression({term});
-    ASSIGN_OR_RETURN(store::Stmt s,
-                     db_->Prepare("SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ?1 "
-                                  "AND rowid > ?2 LIMIT ?3)"));
-    s.Bind(1, expression).Bind(2, after).Bind(3, half + 1);
-    ASSIGN_OR_RETURN(const bool row, s.Step());
-    common = row && s.Int(0) > half;
+  if (bound > half) {
+    int64_t after = std::numeric_limits<int64_t>::min();
+    if (sampled) {
+      ASSIGN_OR_RETURN(store::Stmt newest, db_->Prepare("SELECT max(id) FROM versions"));
+      ASSIGN_OR_RETURN(const bool has_max, newest.Step());
+      after = (has_max && !newest.IsNull(0) ? newest.Int(0) : 0) - kSampleRows;
+    }
+    if (db_->dialect() == store::Dialect::kPostgres) {
+      ASSIGN_OR_RETURN(common, PgKeywordIndex(db_).MatchesMoreThan(term, after, half));
+    } else {
+      // Counting stops just past half, so a common term costs at most that.
+      const std::string expression = MatchExpression({term});
+      ASSIGN_OR_RETURN(store::Stmt s,
+                       db_->Prepare("SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ?1 "
+                                    "AND rowid > ?2 LIMIT ?3)"));
+      s.Bind(1, expression).Bind(2, after).Bind(3, half + 1);
+      ASSIGN_OR_RETURN(const bool row, s.Step());
+      common = row && s.Int(0) > half;
+    }
   }
   if (cache_.size() >= kMaxCachedTerms) cache_.clear();
   cache_[term] = Entry{.common = common, .rows_at = rows};
@@ -68,30 +76,33 @@ absl::StatusOr<bool> TermStats::IsCommon(const std::string& term, int64_t rows, 
 
 absl::StatusOr<SplitTerms> TermStats::Split(const std::vector<std::string>& terms) {
   SplitTerms out;
-  ASSIGN_OR_RETURN(const int64_t rows, IndexedRows());
-  if (rows < kPruneMinRows || terms.size() < 2) {
+  if (terms.size() < 2) {
     out.selective = terms;
     return out;
   }
-  std::vector<std::optional<bool>> known;
-  std::vector<std::string> unknown;
-  for (const std::string& term : terms) {
-    known.push_back(Cached(term, rows));
-    if (!known.back()) unknown.push_back(term);
+  // On PostgreSQL, the index's size and every term's bound on its matches come in one
+  // statement (a round trip each was a third of a ranking's), so that most rare terms need no
+  // count. FTS5 keeps no such statistics.
+  int64_t rows = 0;
+  std::vector<int64_t> bounds(terms.size(), std::numeric_limits<int64_t>::max());
+  if (db_->dialect() == store::Dialect::kPostgres) {
+    ASSIGN_OR_RETURN(PgKeywordIndex::Statistics statistics,
+                     PgKeywordIndex(db_).ReadStatistics(terms));
+    rows = statistics.rows;
+    bounds = std::move(statistics.bounds);
+  } else {
+    ASSIGN_OR_RETURN(rows, IndexedRows());
   }
-  // On PostgreSQL, the statistics bound every unknown term's matches in one statement: most
-  // rare terms need no count. FTS5 keeps no such statistics.
-  std::vector<int64_t> bounds(unknown.size(), std::numeric_limits<int64_t>::max());
-  if (db_->dialect() == store::Dialect::kPostgres && !unknown.empty()) {
-    ASSIGN_OR_RETURN(bounds, PgKeywordIndex(db_).UpperBounds(unknown));
+  if (rows < kPruneMinRows) {
+    out.selective = terms;
+    return out;
   }
-  size_t next_unknown = 0;
   for (size_t i = 0; i < terms.size(); ++i) {
-    bool common = known[i].value_or(false);
-    if (!known[i]) {
-      ASSIGN_OR_RETURN(common, IsCommon(terms[i], rows, bounds[next_unknown++]));
+    std::optional<bool> common = Cached(terms[i], rows);
+    if (!common) {
+      ASSIGN_OR_RETURN(common, IsCommon(terms[i], rows, bounds[i]));
     }
-    (common ? out.common : out.selective).push_back(terms[i]);
+    (*common ? out.common : out.selective).push_back(terms[i]);
   }
   if (out.selective.empty()) std::swap(out.selective, out.common);
   return out;

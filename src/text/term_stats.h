@@ -33,8 +33,8 @@ class TermStats {
  public:
   explicit TermStats(store::Db* db) : db_(db) {}
 
-  // Splits `terms`. When every term is common, or the index holds fewer than kPruneMinRows
-  // versions, all are selective.
+  // Splits `terms`. When there are fewer than two (then nothing is read), when every term is
+  // common, or when the index holds fewer than kPruneMinRows versions, all are selective.
   absl::StatusOr<SplitTerms> Split(const std::vector<std::string>& terms);
 
   // The number of versions in the keyword index (FTS5's own row count; text_totals's).

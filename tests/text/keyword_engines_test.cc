@@ -28,6 +28,7 @@
 #include "text/fts5_extensions.h"
 #include "text/fts_index.h"
 #include "text/fts_query.h"
+#include "text/pg_keyword_index.h"
 #include "text/term_stats.h"
 
 namespace strata::text {
@@ -138,6 +139,25 @@ std::vector<KeywordMatch> Queries() {
     queries.push_back({.terms = parsed.terms});                   // Terms alone.
   }
   return queries;
+}
+
+// Past kPruneMinRows, where terms are counted: "every" is in all versions, "most" in 3 of 5,
+// "half" in exactly half (not more than half: selective), "few" in 1 of 5.
+std::vector<Document> CountedCorpus() {
+  std::vector<Document> docs;
+  const int count = static_cast<int>(kPruneMinRows) + 200;
+  for (int i = 0; i < count; ++i) {
+    std::string text = "every";
+    if (i % 5 < 3) text += " most runner";
+    if (i % 2 == 0) text += " half";
+    if (i % 5 == 0) text += " few abcдеф";
+    if (i % 7 == 0) text += " running";
+    docs.push_back({.id = i + 1,
+                    .body_json = absl::StrCat("\"", text, "\""),
+                    .key = absl::StrCat("k", i),
+                    .category = "c"});
+  }
+  return docs;
 }
 
 std::string Describe(const KeywordMatch& match) {
@@ -291,21 +311,8 @@ TEST_F(KeywordEnginesTest, EmptyQueriesAndAbsentTermsMatchNothing) {
 }
 
 TEST_F(KeywordEnginesTest, TermStatsSplitAlike) {
-  // Past kPruneMinRows, where terms are counted: "every" is in all, "most" in 3 of 5, "half"
-  // in exactly half (not more than half: selective), "few" in 1 of 5.
-  std::vector<Document> docs;
-  const int count = static_cast<int>(kPruneMinRows) + 200;
-  for (int i = 0; i < count; ++i) {
-    std::string text = "every";
-    if (i % 5 < 3) text += " most runner";
-    if (i % 2 == 0) text += " half";
-    if (i % 5 == 0) text += " few abcдеф";
-    if (i % 7 == 0) text += " running";
-    docs.push_back({.id = i + 1,
-                    .body_json = absl::StrCat("\"", text, "\""),
-                    .key = absl::StrCat("k", i),
-                    .category = "c"});
-  }
+  const std::vector<Document> docs = CountedCorpus();
+  const int count = static_cast<int>(docs.size());
   Add(docs);
   TermStats sqlite_stats(sqlite_.get());
   TermStats pg_stats(pg_.get());
@@ -328,6 +335,59 @@ TEST_F(KeywordEnginesTest, TermStatsSplitAlike) {
   // The ranking of a corpus this size, too.
   RankAlike({.terms = {"every", "most", "half", "few", "runners"}}, 0, 50);
   RankAlike({.terms = {"abcдеф"}}, 10, 20);
+}
+
+TEST_F(KeywordEnginesTest, SaturatedStatisticsStayAndRankAlike) {
+  // CountedCorpus; then the rows of the terms in at least half of the versions saturated, as a
+  // store ten times larger has them.
+  const std::vector<Document> docs = CountedCorpus();
+  const int count = static_cast<int>(docs.size());
+  Add(docs);
+  ASSERT_OK(pg_->Exec(absl::StrCat("UPDATE text_term_stats SET documents = ", kSaturatedDocuments,
+                                   " WHERE documents >= ", count / 2)));
+  auto saturated = [this]() -> std::vector<std::string> {
+    auto s = pg_->Prepare(absl::StrCat("SELECT term FROM text_term_stats WHERE documents = ",
+                                       kSaturatedDocuments, " ORDER BY term"));
+    std::vector<std::string> terms;
+    if (!s.ok()) return {"(error)"};
+    while (true) {
+      absl::StatusOr<bool> row = s->Step();
+      if (!row.ok() || !*row) break;
+      terms.push_back(std::string(s->Text(0)));
+    }
+    return terms;
+  };
+  const std::vector<std::string> before = saturated();
+  ASSERT_THAT(before, Not(IsEmpty()));
+  auto few = [this]() -> int64_t {
+    auto s = pg_->Prepare("SELECT sum(documents) FROM text_term_stats WHERE term = 'few'");
+    if (!s.ok() || !s->Step().value_or(false)) return -1;
+    return s->Int(0);
+  };
+  ASSERT_EQ(few(), count / 5);
+  // Removing and re-adding versions holding them leaves them as they are; the others count.
+  Remove({docs[0], docs[5], docs[10]});
+  EXPECT_EQ(saturated(), before);
+  EXPECT_EQ(few(), count / 5 - 3);
+  Add({docs[0]});
+  EXPECT_EQ(saturated(), before);
+  EXPECT_EQ(few(), count / 5 - 2);
+  // Split, ranking and phrases (whose anchor the statistics choose) as on SQLite.
+  TermStats sqlite_stats(sqlite_.get());
+  TermStats pg_stats(pg_.get());
+  for (const std::vector<std::string>& terms :
+       std::vector<std::vector<std::string>>{{"every", "most", "half", "few"}, {"every", "most"}}) {
+    ASSERT_OK_AND_ASSIGN(const SplitTerms on_sqlite, sqlite_stats.Split(terms));
+    ASSERT_OK_AND_ASSIGN(const SplitTerms on_pg, pg_stats.Split(terms));
+    EXPECT_EQ(on_sqlite.selective, on_pg.selective);
+    EXPECT_EQ(on_sqlite.common, on_pg.common);
+  }
+  for (const char* text : {"every most", "half few", "most runner", "every half", "abcдеф"}) {
+    const ParsedQuery query = ParseQuery(text);
+    RankAlike({.terms = query.terms, .phrases = query.phrases}, 0, 30);
+    RankAlike({.phrases = query.phrases}, 5, 30);
+    NewestAlike({.phrases = query.phrases}, std::nullopt, 30);
+  }
 }
 
 }  // namespace
