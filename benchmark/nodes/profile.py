@@ -34,29 +34,8 @@ nodes = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(nodes)
 
 PG_CLUSTER = os.path.join(ROOT, "tools", "pg-cluster")
-TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pids):
-    total = 0
-    for pid in pids:
-        try:
-            with open("/proc/%d/stat" % pid) as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])  # utime, stime
-        except OSError:
-            pass  # Gone meanwhile: a backend of a closed session.
-    return total / TICKS
-
-
-def cluster_pids(cluster_dir):
-    with open(os.path.join(cluster_dir, "cluster")) as f:
-        data = os.path.join(f.read().strip(), "data")
-    with open(os.path.join(data, "postmaster.pid")) as f:
-        master = int(f.readline())
-    children = subprocess.run(["pgrep", "-P", str(master)], capture_output=True,
-                              text=True).stdout.split()
-    return [master] + [int(p) for p in children]
+cpu_seconds = nodes.cpu_seconds
+cluster_pids = nodes.postgres_pids
 
 
 def psql(uri, sql):
