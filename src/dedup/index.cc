@@ -10,6 +10,7 @@
 #include "dedup/band_map.h"
 #include "dedup/content.h"
 #include "dedup/signature.h"
+#include "temporal/version_table.h"
 #include "text/body_text.h"
 #include "util/status_macros.h"
 
@@ -208,9 +209,7 @@ absl::StatusOr<DedupIndex::Loaded*> DedupIndex::Current() {
   }
   auto fresh = std::make_unique<Loaded>();
   fresh->generation = generation;
-  ASSIGN_OR_RETURN(store::Stmt newest, db_->Prepare("SELECT COALESCE(MAX(id), 0) FROM versions"));
-  ASSIGN_OR_RETURN(bool row, newest.Step());
-  fresh->versions_seen = row ? newest.Int(0) : 0;
+  ASSIGN_OR_RETURN(fresh->versions_seen, temporal::VersionTable(db_).NewestVersionId());
   ASSIGN_OR_RETURN(store::Stmt all, db_->Prepare("SELECT memory_id, keys FROM dedup_keys"));
   while (true) {
     ASSIGN_OR_RETURN(bool more, all.Step());

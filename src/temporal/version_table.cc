@@ -115,6 +115,12 @@ absl::StatusOr<int64_t> VersionTable::InsertIdentity(const Identity& identity,
   return s.RunInsert();
 }
 
+absl::StatusOr<int64_t> VersionTable::NewestVersionId() {
+  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare("SELECT COALESCE(MAX(id), 0) FROM versions"));
+  ASSIGN_OR_RETURN(const bool row, s.Step());
+  return row ? s.Int(0) : 0;
+}
+
 absl::StatusOr<VersionRow> VersionTable::LoadVersion(int64_t version_id) {
   static const std::string sql =
       absl::StrCat("SELECT ", kVersionColumns,

@@ -114,6 +114,8 @@ class VersionTable {
                                              VersionRow& row);
 
   absl::StatusOr<VersionRow> LoadVersion(int64_t version_id);
+  // The largest version id (0 when there is none).
+  absl::StatusOr<int64_t> NewestVersionId();
   // The versions with these ids, in this order, in one query. Errors: NotFound naming the
   // first id of no version.
   absl::StatusOr<std::vector<VersionRow>> LoadVersionsById(std::span<const int64_t> version_ids);

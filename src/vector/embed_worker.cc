@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "temporal/version_table.h"
 #include "util/status_macros.h"
 #include "vector/similarity_floor.h"
 
@@ -52,7 +53,7 @@ absl::StatusOr<int64_t> EmbedWorker::EmbedBacklogBatch(store::Db& db, int64_t& c
   // moves up to it, so that the next look starts there instead of passing again over every
   // version another node (or an earlier look) embedded. Version ids are given in commit
   // order, so none appears below it later.
-  const absl::StatusOr<int64_t> newest = NewestVersionId(db);
+  const absl::StatusOr<int64_t> newest = temporal::VersionTable(&db).NewestVersionId();
   absl::StatusOr<int64_t> embedded =
       newest.ok() ? EmbedBatch(db, BacklogScope{}, cursor, embedder_->batch_size(), nullptr)
                   : newest;

@@ -125,12 +125,6 @@ absl::StatusOr<int64_t> CountPending(store::Db& db, int64_t space, const Backlog
   return row ? s.Int(0) : 0;
 }
 
-absl::StatusOr<int64_t> NewestVersionId(store::Db& db) {
-  ASSIGN_OR_RETURN(store::Stmt s, db.Prepare("SELECT coalesce(max(id), 0) FROM versions"));
-  ASSIGN_OR_RETURN(bool row, s.Step());
-  return row ? s.Int(0) : 0;
-}
-
 absl::StatusOr<int64_t> LastVectorRow(store::Db& db) {
   ASSIGN_OR_RETURN(store::Stmt s, db.Prepare("SELECT coalesce(max(id), 0) FROM embeddings"));
   ASSIGN_OR_RETURN(bool row, s.Step());

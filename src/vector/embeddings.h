@@ -40,9 +40,6 @@ struct BacklogScope {
   std::optional<int64_t> memory_id;
 };
 
-// The largest version id (0 when there is none).
-absl::StatusOr<int64_t> NewestVersionId(store::Db& db);
-
 // Versions with id > after_id and no vector in `space`, oldest first, at most `limit`.
 absl::StatusOr<std::vector<PendingVersion>> PendingVersions(store::Db& db, int64_t space,
                                                             const BacklogScope& scope,
