@@ -98,7 +98,7 @@ class StoreImpl final : public Store {
     ASSIGN_OR_RETURN(store::Transaction txn, store::Transaction::Begin(*db_));
     ASSIGN_OR_RETURN(WriteResult result, WriteInTransaction(request, body));
     RETURN_IF_ERROR(txn.Commit());
-    if (vectors_) vectors_->Wake();
+    if (vectors_) vectors_->Wrote({&result.version.memory_id, 1});
     return result;
   }
 
@@ -137,7 +137,13 @@ class StoreImpl final : public Store {
     }
     RETURN_IF_ERROR(txn.Commit());
     if (control.progress && total > 0) control.progress(total, total);
-    if (vectors_) vectors_->Wake();
+    if (vectors_) {
+      std::vector<int64_t> written;
+      for (const absl::StatusOr<WriteResult>& r : results) {
+        if (r.ok()) written.push_back(r->version.memory_id);
+      }
+      vectors_->Wrote(written);
+    }
     return results;
   }
 
@@ -363,8 +369,7 @@ class StoreImpl final : public Store {
 
   absl::StatusOr<ImportSummary> Import(std::istream& in, const ImportOptions& options) override {
     absl::StatusOr<ImportSummary> summary = transfer::Import(*db_, in, options);
-    // What committed before a failure needs vectors too.
-    if (vectors_) vectors_->Wake();
+    Imported();  // What committed before a failure too.
     return summary;
   }
 
@@ -423,7 +428,7 @@ class StoreImpl final : public Store {
           applied = created = 0;
           return absl::OkStatus();
         });
-    if (vectors_) vectors_->Wake();
+    Imported();
     return summary;
   }
 
@@ -452,6 +457,16 @@ class StoreImpl final : public Store {
     ASSIGN_OR_RETURN(const pg::SchemaState state,
                      pg::ReadSchemaState(postgres()->connection()));
     return state.current();
+  }
+  // An import committed versions: they are this process's to embed, whoever else sees them.
+  void Imported() {
+    if (!vectors_) return;
+    const absl::StatusOr<int64_t> newest = versions_.NewestVersionId();
+    if (newest.ok()) {
+      vectors_->WroteThrough(*newest);
+    } else {
+      vectors_->Wrote({});  // Still looks now; another process's may wait for it.
+    }
   }
 
   // The next instant at which this identity may record an event: now, or 1 ms after its

@@ -5,12 +5,25 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "temporal/version_table.h"
 #include "util/status_macros.h"
 #include "vector/similarity_floor.h"
 
 namespace strata::vector {
+namespace {
+
+// The backlog a scan reads, in embedder batches.
+constexpr int kWindowBatches = 4;
+// How often the worker scans the backlog for versions it did not write: half the grace, so
+// that a version waits at most 1.5 times the grace for another process to take it up.
+constexpr auto kScanInterval = kForeignGrace / 2;
+// Claims beyond this many are not kept (their versions wait for a scan): a bound on memory
+// while the embedder is down.
+constexpr size_t kMaxClaims = 100000;
+
+}  // namespace
 
 EmbedWorker::EmbedWorker(embed::Embedder& embedder, const Space& space, PublishedIndex& index)
     : embedder_(&embedder), space_(&space), index_(&index) {}
@@ -44,22 +57,120 @@ void EmbedWorker::MeasureFloor() {
   similarity_floor_ = *floor;
 }
 
+void EmbedWorker::Claim(std::span<const int64_t> memory_ids) {
+  const auto now = std::chrono::steady_clock::now();
+  absl::MutexLock lock(&mu_);
+  for (const int64_t id : memory_ids) {
+    if (claimed_.size() < kMaxClaims || claimed_.contains(id)) claimed_[id] = now;
+  }
+}
+
+void EmbedWorker::ClaimThrough(int64_t version_id) {
+  absl::MutexLock lock(&mu_);
+  claimed_through_ = std::max(claimed_through_, version_id);
+  scan_now_ = true;
+}
+
 absl::StatusOr<int64_t> EmbedWorker::EmbedBacklogBatch(store::Db& db, int64_t& cursor) {
   // A waiting Backfill goes first (it answers a caller; this thread would otherwise take
   // the lock again at once, batch after batch), and wakes the worker when it is done.
   if (backfills_waiting_ > 0) return 0;
   if (!embed_mu_.TryLock()) return 0;
+  absl::StatusOr<int64_t> embedded = EmbedClaimed(db, cursor);
+  if (embedded.ok() && *embedded == 0) {
+    const auto now = std::chrono::steady_clock::now();
+    bool scan;
+    {
+      absl::MutexLock lock(&mu_);
+      scan = scan_now_ || now - last_scan_ >= kScanInterval;
+      if (scan) scan_now_ = false;
+    }
+    if (scan) {
+      last_scan_ = now;
+      embedded = EmbedUnclaimed(db, cursor);
+      // A full batch: a backlog, to go on with at once.
+      if (embedded.ok() && *embedded == embedder_->batch_size()) {
+        absl::MutexLock lock(&mu_);
+        scan_now_ = true;
+      }
+    }
+  }
+  embed_mu_.Unlock();
+  return embedded;
+}
+
+absl::StatusOr<int64_t> EmbedWorker::EmbedClaimed(store::Db& db, int64_t cursor) {
+  const auto now = std::chrono::steady_clock::now();
+  BacklogScope scope{.memory_ids = std::vector<int64_t>()};
+  {
+    absl::MutexLock lock(&mu_);
+    if (claimed_.empty()) return 0;
+    for (const auto& [id, at] : claimed_) scope.memory_ids->push_back(id);
+  }
+  // Versions at or below the cursor have their vectors (EmbedUnclaimed).
+  ASSIGN_OR_RETURN(std::vector<PendingVersion> pending,
+                   PendingVersions(db, space_->id, scope, cursor, embedder_->batch_size()));
+  const bool all = static_cast<int64_t>(pending.size()) < embedder_->batch_size();
+  ASSIGN_OR_RETURN(const int64_t embedded, Embed(db, std::move(pending)));
+  if (all) {
+    // Their versions are embedded; a claim made since stays for the next turn.
+    absl::MutexLock lock(&mu_);
+    absl::erase_if(claimed_, [&](const auto& claim) { return claim.second <= now; });
+  }
+  return embedded;
+}
+
+absl::StatusOr<int64_t> EmbedWorker::EmbedUnclaimed(store::Db& db, int64_t& cursor) {
   // The newest version before looking: when none after the cursor is pending, the cursor
   // moves up to it, so that the next look starts there instead of passing again over every
   // version another node (or an earlier look) embedded. Version ids are given in commit
   // order, so none appears below it later.
-  const absl::StatusOr<int64_t> newest = temporal::VersionTable(&db).NewestVersionId();
-  absl::StatusOr<int64_t> embedded =
-      newest.ok() ? EmbedBatch(db, BacklogScope{}, cursor, embedder_->batch_size(), nullptr)
-                  : newest;
-  if (newest.ok() && embedded.ok() && *embedded == 0) cursor = std::max(cursor, *newest);
-  embed_mu_.Unlock();
+  ASSIGN_OR_RETURN(const int64_t newest, temporal::VersionTable(&db).NewestVersionId());
+  // A window of several batches, so that versions waiting for their writer do not hide the
+  // ones ready behind them.
+  ASSIGN_OR_RETURN(std::vector<PendingVersion> pending,
+                   PendingVersions(db, space_->id, BacklogScope{}, cursor,
+                                   kWindowBatches * embedder_->batch_size()));
+  if (pending.empty()) {
+    cursor = std::max(cursor, newest);
+    first_seen_.clear();
+    return 0;
+  }
+  int64_t next = cursor;
+  std::vector<PendingVersion> ready = Ready(std::move(pending), next);
+  ASSIGN_OR_RETURN(const int64_t embedded, Embed(db, std::move(ready)));
+  cursor = next;
+  absl::erase_if(first_seen_, [&](const auto& seen) { return seen.first <= cursor; });
   return embedded;
+}
+
+std::vector<PendingVersion> EmbedWorker::Ready(std::vector<PendingVersion> pending,
+                                               int64_t& cursor) {
+  const auto now = std::chrono::steady_clock::now();
+  const size_t batch = static_cast<size_t>(embedder_->batch_size());
+  std::vector<PendingVersion> ready;
+  std::optional<int64_t> first_waiting;
+  {
+    absl::MutexLock lock(&mu_);
+    for (PendingVersion& p : pending) {
+      if (ready.size() == batch) break;
+      bool now_ready = p.version_id <= claimed_through_ || claimed_.contains(p.memory_id);
+      if (!now_ready) {
+        const auto seen = first_seen_.try_emplace(p.version_id, now).first;
+        now_ready = now - seen->second >= kForeignGrace;
+      }
+      if (now_ready) {
+        ready.push_back(std::move(p));
+      } else if (!first_waiting) {
+        first_waiting = p.version_id;
+      }
+    }
+  }
+  if (!ready.empty()) {
+    cursor = ready.back().version_id;
+    if (first_waiting) cursor = std::min(cursor, *first_waiting - 1);
+  }
+  return ready;
 }
 
 absl::StatusOr<int64_t> EmbedWorker::EmbedBatch(store::Db& db, const BacklogScope& scope,
@@ -69,19 +180,26 @@ absl::StatusOr<int64_t> EmbedWorker::EmbedBatch(store::Db& db, const BacklogScop
   ASSIGN_OR_RETURN(std::vector<PendingVersion> pending,
                    PendingVersions(db, space_->id, scope, cursor, limit));
   if (pending.empty()) return 0;
+  if (attempted != nullptr) *attempted += static_cast<int64_t>(pending.size());
+  const int64_t last = pending.back().version_id;
+  ASSIGN_OR_RETURN(const int64_t embedded, Embed(db, std::move(pending)));
+  cursor = last;
+  return embedded;
+}
+
+absl::StatusOr<int64_t> EmbedWorker::Embed(store::Db& db, std::vector<PendingVersion> versions) {
+  if (versions.empty()) return 0;
   std::vector<std::string> texts;
   std::vector<int64_t> ids;
-  texts.reserve(pending.size());
-  ids.reserve(pending.size());
-  for (PendingVersion& p : pending) {
+  texts.reserve(versions.size());
+  ids.reserve(versions.size());
+  for (PendingVersion& p : versions) {
     texts.push_back(std::move(p.text));
     ids.push_back(p.version_id);
   }
-  if (attempted != nullptr) *attempted += static_cast<int64_t>(ids.size());
   ASSIGN_OR_RETURN(const std::vector<float> vectors,
                    embed::EmbedAll(*embedder_, texts, embed::Role::kDocument));
   RETURN_IF_ERROR(StoreVectors(db, space_->id, space_->dimension, ids, vectors));
-  cursor = ids.back();
   absl::MutexLock lock(&mu_);
   embedded_ += static_cast<int64_t>(ids.size());
   last_error_.clear();

@@ -11,16 +11,25 @@ namespace strata::vector {
 namespace {
 
 // The scope's conditions on `v` (versions) and `m` (memories).
-std::string ScopeSql(const BacklogScope& scope) {
+std::string ScopeSql(const store::Db& db, const BacklogScope& scope) {
   std::string sql;
   if (scope.category) absl::StrAppend(&sql, " AND m.category = :category");
   if (scope.memory_id) absl::StrAppend(&sql, " AND v.memory_id = :memory_id");
+  if (scope.memory_ids) {
+    absl::StrAppend(&sql, db.dialect() == store::Dialect::kSqlite
+                              ? " AND v.memory_id IN (SELECT value FROM json_each(:memory_ids))"
+                              : " AND v.memory_id IN (SELECT CAST(value AS BIGINT) FROM "
+                                "jsonb_array_elements_text(CAST(:memory_ids AS jsonb)))");
+  }
   return sql;
 }
 
 void BindScope(store::Stmt& s, const BacklogScope& scope) {
   if (scope.category) s.Bind(s.ParameterIndex(":category"), std::string_view(*scope.category));
   if (scope.memory_id) s.Bind(s.ParameterIndex(":memory_id"), *scope.memory_id);
+  if (scope.memory_ids) {
+    s.Bind(s.ParameterIndex(":memory_ids"), store::JsonArrayOf(*scope.memory_ids));
+  }
 }
 
 }  // namespace
@@ -80,10 +89,11 @@ absl::StatusOr<std::vector<PendingVersion>> PendingVersions(store::Db& db, int64
   ASSIGN_OR_RETURN(
       store::Stmt s,
       db.Prepare(absl::StrCat(
-          "SELECT v.id, m.key, v.body_json FROM versions v JOIN memories m ON m.id = v.memory_id "
+          "SELECT v.id, v.memory_id, m.key, v.body_json FROM versions v "
+          "JOIN memories m ON m.id = v.memory_id "
           "WHERE v.id > :after AND NOT EXISTS (SELECT 1 FROM embeddings e "
           "WHERE e.space_id = :space AND e.version_id = v.id)",
-          ScopeSql(scope), " ORDER BY v.id LIMIT :limit")));
+          ScopeSql(db, scope), " ORDER BY v.id LIMIT :limit")));
   s.Bind(s.ParameterIndex(":after"), after_id)
       .Bind(s.ParameterIndex(":space"), space)
       .Bind(s.ParameterIndex(":limit"), int64_t{limit});
@@ -92,7 +102,9 @@ absl::StatusOr<std::vector<PendingVersion>> PendingVersions(store::Db& db, int64
   while (true) {
     ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row) break;
-    out.push_back({.version_id = s.Int(0), .text = EmbeddingText(s.Text(1), s.Text(2))});
+    out.push_back({.version_id = s.Int(0),
+                   .memory_id = s.Int(1),
+                   .text = EmbeddingText(s.Text(2), s.Text(3))});
   }
   return out;
 }
@@ -109,7 +121,7 @@ absl::StatusOr<VectorCounts> CountVectorsAndPending(store::Db& db, int64_t space
 }
 
 absl::StatusOr<int64_t> CountPending(store::Db& db, int64_t space, const BacklogScope& scope) {
-  if (!scope.category && !scope.memory_id) {
+  if (!scope.category && !scope.memory_id && !scope.memory_ids) {
     ASSIGN_OR_RETURN(const VectorCounts counts, CountVectorsAndPending(db, space));
     return counts.pending;
   }
@@ -118,7 +130,7 @@ absl::StatusOr<int64_t> CountPending(store::Db& db, int64_t space, const Backlog
                        "SELECT count(*) FROM versions v JOIN memories m ON m.id = v.memory_id "
                        "WHERE NOT EXISTS (SELECT 1 FROM embeddings e "
                        "WHERE e.space_id = :space AND e.version_id = v.id)",
-                       ScopeSql(scope))));
+                       ScopeSql(db, scope))));
   s.Bind(s.ParameterIndex(":space"), space);
   BindScope(s, scope);
   ASSIGN_OR_RETURN(bool row, s.Step());

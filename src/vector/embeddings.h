@@ -31,13 +31,15 @@ std::string EmbeddingText(std::string_view key, std::string_view body_json);
 
 struct PendingVersion {
   int64_t version_id = 0;
+  int64_t memory_id = 0;
   std::string text;  // EmbeddingText.
 };
 
-// Which part of the backlog: everything, a category, or one memory.
+// Which part of the backlog: everything, a category, one memory or some.
 struct BacklogScope {
   std::optional<std::string> category;
   std::optional<int64_t> memory_id;
+  std::optional<std::vector<int64_t>> memory_ids;  // Any of them.
 };
 
 // Versions with id > after_id and no vector in `space`, oldest first, at most `limit`.

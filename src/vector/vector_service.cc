@@ -6,6 +6,7 @@
 #include <system_error>
 
 #include "absl/time/time.h"
+#include "temporal/version_table.h"
 #include "util/status_macros.h"
 
 namespace strata::vector {
@@ -44,9 +45,12 @@ absl::StatusOr<std::unique_ptr<VectorService>> VectorService::Start(
     store::Db& db, int64_t now_unix_ms, bool embed_in_background) {
   ASSIGN_OR_RETURN(Space space, RegisterSpace(db, embedder->info(), now_unix_ms));
   ASSIGN_OR_RETURN(const int64_t rows, LastVectorRow(db));
+  // What is pending at start is this process's to embed as much as anyone's.
+  ASSIGN_OR_RETURN(const int64_t newest, temporal::VersionTable(&db).NewestVersionId());
   ASSIGN_OR_RETURN(std::unique_ptr<store::Db> worker_db, open_db());
   std::unique_ptr<VectorService> service(new VectorService(
       std::move(index_path), std::move(embedder), std::move(space), rows, embed_in_background));
+  service->embedding_.ClaimThrough(newest);
   service->worker_ =
       std::jthread([s = service.get(), wdb = std::move(worker_db)](std::stop_token stop) mutable {
         s->Run(stop, std::move(wdb));
@@ -59,6 +63,16 @@ VectorService::~VectorService() {
   // Under the lock: the worker either has not checked for a stop yet or is waiting.
   absl::MutexLock lock(&wake_mu_);
   wake_.SignalAll();
+}
+
+void VectorService::Wrote(std::span<const int64_t> memory_ids) {
+  embedding_.Claim(memory_ids);
+  Wake();
+}
+
+void VectorService::WroteThrough(int64_t version_id) {
+  embedding_.ClaimThrough(version_id);
+  Wake();
 }
 
 void VectorService::Wake() {

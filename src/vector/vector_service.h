@@ -70,8 +70,12 @@ class VectorService {
   // Where a SQLite store's index is saved: beside the file.
   static std::string IndexPath(const std::string& db_path) { return db_path + ".hnsw"; }
 
-  // New versions were committed: the worker looks for them now rather than at its next poll.
-  void Wake() ABSL_LOCKS_EXCLUDED(wake_mu_);
+  // This process committed new versions of `memory_ids`: the worker looks for them now
+  // rather than at its next poll, and embeds them without leaving them to another process
+  // (embed_worker.h).
+  void Wrote(std::span<const int64_t> memory_ids) ABSL_LOCKS_EXCLUDED(wake_mu_);
+  // The same for every version up to `version_id` (an import's).
+  void WroteThrough(int64_t version_id) ABSL_LOCKS_EXCLUDED(wake_mu_);
   // These versions were purged: the index stops returning them.
   void Forget(std::span<const int64_t> version_ids);
 
@@ -108,6 +112,8 @@ class VectorService {
  private:
   VectorService(std::string index_path, std::unique_ptr<embed::Embedder> embedder, Space space,
                 int64_t rows_at_start, bool embed_in_background);
+  // The worker looks for new versions now rather than at its next poll.
+  void Wake() ABSL_LOCKS_EXCLUDED(wake_mu_);
   // The worker thread: measures the floor, loads the index, then catches it up and embeds
   // the backlog until `stop`, and saves the index if enough changed.
   void Run(std::stop_token stop, std::unique_ptr<store::Db> db) ABSL_LOCKS_EXCLUDED(wake_mu_);

@@ -144,6 +144,16 @@ class VectorServiceTest : public ::testing::Test {
     return ids;
   }
 
+  int64_t MemoryIdOf(const std::string& key) {
+    absl::StatusOr<store::Stmt> s = db_->Prepare("SELECT id FROM memories WHERE key = ?");
+    EXPECT_OK(s);
+    if (!s.ok()) return 0;
+    s->Bind(1, std::string_view(key));
+    absl::StatusOr<bool> row = s->Step();
+    EXPECT_TRUE(row.ok() && *row);
+    return row.ok() && *row ? s->Int(0) : 0;
+  }
+
   void StartService(std::unique_ptr<FakeEmbedder> embedder = std::make_unique<FakeEmbedder>()) {
     embedder_ = embedder.get();
     ASSERT_OK_AND_ASSIGN(service_, VectorService::Start(VectorService::IndexPath(path_), Opener(),
@@ -282,12 +292,46 @@ TEST_F(VectorServiceTest, WorkerEmbedsTheBacklogAndNewVersions) {
     return s.pending == 0 && s.indexed == 30;
   })) << StatsOrDie().pending;
   EXPECT_EQ(StatsOrDie().embedded_since_start, 30);
-  Insert("cat", "late", {R"("y")"});
-  service_->Wake();
+  service_->WroteThrough(Insert("cat", "late", {R"("y")"}).back());
   ASSERT_TRUE(Eventually([&] {
     const VectorStats s = StatsOrDie();
     return s.pending == 0 && s.indexed == 31;
   }));
+}
+
+// Two processes on one store: each embeds the versions it wrote, and indexes the other's
+// from their stored vectors.
+TEST_F(VectorServiceTest, EachWriterEmbedsItsOwnVersionsOnce) {
+  StartService();
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<VectorService> other,
+                       VectorService::Start(VectorService::IndexPath(path_) + ".other", Opener(),
+                                            std::make_unique<FakeEmbedder>(), *db_, kNow,
+                                            /*embed_in_background=*/true));
+  for (int i = 0; i < 20; ++i) {
+    Insert("cat", absl::StrCat("k", i), {absl::StrCat("\"", i, "\"")});
+    const int64_t memory_id = MemoryIdOf(absl::StrCat("k", i));
+    (i % 2 == 0 ? *service_ : *other).Wrote({&memory_id, 1});
+  }
+  const auto settled = [&](VectorService& service) {
+    absl::StatusOr<VectorStats> s = service.Stats(*db_);
+    return s.ok() && s->pending == 0 && s->indexed == 20;
+  };
+  ASSERT_TRUE(Eventually([&] { return settled(*service_) && settled(*other); }));
+  EXPECT_EQ(StatsOrDie().embedded_since_start, 10);
+  ASSERT_OK_AND_ASSIGN(const VectorStats others, other->Stats(*db_));
+  EXPECT_EQ(others.embedded_since_start, 10);
+}
+
+// A version no process claims (its writer stopped before embedding it) is embedded all the
+// same, once its writer has had its time.
+TEST_F(VectorServiceTest, AVersionItsWriterLeftIsEmbeddedByAnother) {
+  StartService();
+  Insert("cat", "orphan", {R"("z")"});
+  ASSERT_TRUE(Eventually([&] {
+    const VectorStats s = StatsOrDie();
+    return s.pending == 0 && s.indexed == 1;
+  }));
+  EXPECT_EQ(StatsOrDie().embedded_since_start, 1);
 }
 
 TEST_F(VectorServiceTest, WorkerRecordsAFailingEmbedderAndRecovers) {
@@ -302,7 +346,7 @@ TEST_F(VectorServiceTest, WorkerRecordsAFailingEmbedderAndRecovers) {
   ASSERT_TRUE(Eventually([&] { return service_->IndexedCount().has_value(); }));
   EXPECT_EQ(service_->IndexedCount(), std::optional<size_t>(0));
   embedder_->failing = false;
-  service_->Wake();  // Ends the back-off now rather than after it.
+  service_->Wrote({});  // Ends the back-off now rather than after it.
   ASSERT_TRUE(Eventually([&] {
     const VectorStats s = StatsOrDie();
     return s.pending == 0 && s.indexed == 10 && s.last_error.empty();
