@@ -250,29 +250,33 @@ absl::StatusOr<int64_t> VersionTable::InsertIdentityWith(const Identity& identit
     RETURN_IF_ERROR(AppendVersion({.memory_id = id, .identity = identity}, row));
     return id;
   }
-  // One round trip for both rows; the identity's state as AppendVersion sets it.
+  // One statement for both rows, the identity's state (as AppendVersion sets it) included:
+  // the version's id is drawn first, so the memory row is written once, not inserted and
+  // then updated.
   ASSIGN_OR_RETURN(
       store::Stmt s,
-      db_->Prepare("WITH m AS (INSERT INTO memories (category, key, workspace, "
-                   "created_at_unix_ms, last_event_at_unix_ms) VALUES (?12, ?13, ?14, ?15, ?16) "
-                   "RETURNING id) "
-                   "INSERT INTO versions (memory_id, version, body_json, body_hash, type, "
+      db_->Prepare("WITH n AS MATERIALIZED (SELECT nextval(pg_get_serial_sequence('versions', "
+                   "'id')) AS id), "
+                   "m AS (INSERT INTO memories (category, key, workspace, created_at_unix_ms, "
+                   "last_event_at_unix_ms, current_version_id, version_count) VALUES (?12, ?13, "
+                   "?14, ?15, ?10, (SELECT id FROM n), 1) RETURNING id) "
+                   "INSERT INTO versions (id, memory_id, version, body_json, body_hash, type, "
                    "tags_json, source, importance, valid_from_unix_ms, valid_to_unix_ms, "
-                   "recorded_at_unix_ms, superseded_at_unix_ms) VALUES ((SELECT id FROM m), ?1, "
-                   "?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) RETURNING id, memory_id"));
+                   "recorded_at_unix_ms, superseded_at_unix_ms) VALUES ((SELECT id FROM n), "
+                   "(SELECT id FROM m), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) "
+                   "RETURNING id, memory_id"));
   Version& v = row.version;
   v.version = 1;
   v.superseded_at_unix_ms.reset();
   BindVersionColumns(s, row, 1);
   s.Bind(12, identity.category).Bind(13, identity.key).Bind(14, identity.workspace);
-  s.Bind(15, now_unix_ms).Bind(16, now_unix_ms - 1);
+  s.Bind(15, now_unix_ms);
   ASSIGN_OR_RETURN(const bool inserted, s.Step());
   if (!inserted) return absl::InternalError("inserting a memory and its version returned no row");
   row.version_id = s.Int(0);
   v.memory_id = s.Int(1);
   ASSIGN_OR_RETURN(const bool more, s.Step());
   (void)more;
-  RETURN_IF_ERROR(SetIdentityState(v.memory_id, row.version_id, v.version, v.recorded_at_unix_ms));
   return v.memory_id;
 }
 
