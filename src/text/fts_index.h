@@ -3,6 +3,7 @@
 // PostgreSQL (text/pg_keyword_index.h), which rank alike.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,6 +15,8 @@
 #include "text/fts_query.h"
 
 namespace strata::text {
+
+class PgKeywordIndex;
 
 // Column weights for bm25(): body text, key, category.
 inline constexpr double kTextWeight = 1.0;
@@ -45,7 +48,8 @@ struct RankedMatch {
 // Thread safety: as the Db it borrows.
 class FtsIndex {
  public:
-  explicit FtsIndex(store::Db* db) : db_(db) {}
+  explicit FtsIndex(store::Db* db);
+  ~FtsIndex();
 
   // `text` is the version's searchable text (text::BodyText of its body).
   absl::Status Add(int64_t version_id, std::string_view text, std::string_view key,
@@ -66,6 +70,8 @@ class FtsIndex {
 
  private:
   store::Db* db_;  // Not owned; outlives this.
+  // On PostgreSQL (null on SQLite); keeps what it learns across writes.
+  std::unique_ptr<PgKeywordIndex> postgres_;
 };
 
 }  // namespace strata::text

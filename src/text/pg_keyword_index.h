@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "store/db.h"
@@ -44,7 +45,9 @@ class PgKeywordIndex {
   // REQUIRES: db->dialect() is kPostgres.
   explicit PgKeywordIndex(store::Db* db) : db_(db) {}
 
-  // Indexes a version's three fields (FtsIndex::Add). Errors: as the statement.
+  // Indexes a version's three fields (FtsIndex::Add), leaving out the statistics' rows it
+  // knows saturated: every 64th call (the first included) first asks which of its terms'
+  // rows are. Errors: as the statements.
   absl::Status Add(int64_t version_id, std::string_view text, std::string_view key,
                    std::string_view category);
   // Unindexes a version, as its postings say; nothing when it is not indexed.
@@ -72,7 +75,15 @@ class PgKeywordIndex {
   absl::StatusOr<bool> MatchesMoreThan(const std::string& term, int64_t after, int64_t count);
 
  private:
+  // Which of the (field, term) keys (SaturationKey) have a saturated row: into saturated_.
+  absl::Status LearnSaturated(const std::vector<std::string>& keys);
+
   store::Db* db_;  // Not owned; outlives this.
+  // Keys of statistics' rows known saturated: such a row never changes again (Add and Remove
+  // leave it), so a write need not touch it. A node's writes span the vocabulary within a few
+  // calls: at 100,000 memories of Perseus Vault's corpus, 45 of a write's 49 rows.
+  absl::flat_hash_set<std::string> saturated_;
+  int64_t adds_ = 0;
 };
 
 }  // namespace strata::text

@@ -372,6 +372,13 @@ TEST_F(KeywordEnginesTest, SaturatedStatisticsStayAndRankAlike) {
   Add({docs[0]});
   EXPECT_EQ(saturated(), before);
   EXPECT_EQ(few(), count / 5 - 2);
+  // Nor were they touched: the index asked which rows are saturated and left them out (an
+  // upsert that changes nothing still locks its row, which sets the row's xmax).
+  auto locked = pg_->Prepare(absl::StrCat("SELECT count(*) FROM text_term_stats WHERE documents = ",
+                                          kSaturatedDocuments, " AND xmax <> 0"));
+  ASSERT_OK(locked);
+  ASSERT_THAT(locked->Step(), IsOkAndHolds(true));
+  EXPECT_EQ(locked->Int(0), 0);
   // Split, ranking and phrases (whose anchor the statistics choose) as on SQLite.
   TermStats sqlite_stats(sqlite_.get());
   TermStats pg_stats(pg_.get());
