@@ -367,12 +367,10 @@ absl::StatusOr<Result> Connection::RunPrepared(PreparedStatement& stmt,
   const ParamArrays p(params);
   if (sent_ > 0) {
     // After the queued statements, in their round trip.
-    if (Pq().PQsendQueryPrepared(conn_, stmt.name.c_str(), p.count(), p.values.data(),
-                                 p.lengths.data(), p.formats.data(), /*resultFormat=*/0) != 1) {
-      Sync(/*keep_last=*/false, in_transaction).IgnoreError();
-      return Failed(nullptr, in_transaction);
-    }
-    ++sent_;
+    RETURN_IF_ERROR(Sent(Pq().PQsendQueryPrepared(conn_, stmt.name.c_str(), p.count(),
+                                                  p.values.data(), p.lengths.data(),
+                                                  p.formats.data(), /*resultFormat=*/0),
+                         in_transaction));
     return Sync(/*keep_last=*/true, in_transaction);
   }
   Result result(Pq().PQexecPrepared(conn_, stmt.name.c_str(), p.count(), p.values.data(),
@@ -391,12 +389,9 @@ absl::Status Connection::Queue(PreparedStatement& stmt, std::span<const Param> p
   RETURN_IF_ERROR(Prepare(stmt, in_transaction));
   RETURN_IF_ERROR(EnterPipeline(in_transaction));
   const ParamArrays p(params);
-  if (Pq().PQsendQueryPrepared(conn_, stmt.name.c_str(), p.count(), p.values.data(),
-                               p.lengths.data(), p.formats.data(), /*resultFormat=*/0) != 1) {
-    return Failed(nullptr, in_transaction);
-  }
-  ++sent_;
-  return absl::OkStatus();
+  return Sent(Pq().PQsendQueryPrepared(conn_, stmt.name.c_str(), p.count(), p.values.data(),
+                                       p.lengths.data(), p.formats.data(), /*resultFormat=*/0),
+              in_transaction);
 }
 
 absl::Status Connection::QueueSql(std::string_view sql) {
@@ -404,13 +399,25 @@ absl::Status Connection::QueueSql(std::string_view sql) {
   if (!run) return absl::OkStatus();
   const bool in_transaction = this->in_transaction();
   RETURN_IF_ERROR(EnterPipeline(in_transaction));
+  return SendSql(sql, in_transaction);
+}
+
+absl::Status Connection::SendSql(std::string_view sql, bool in_transaction) {
   const std::string text(sql);
-  if (Pq().PQsendQueryParams(conn_, text.c_str(), 0, nullptr, nullptr, nullptr, nullptr,
-                             /*resultFormat=*/0) != 1) {
-    return Failed(nullptr, in_transaction);
+  return Sent(Pq().PQsendQueryParams(conn_, text.c_str(), 0, nullptr, nullptr, nullptr, nullptr,
+                                     /*resultFormat=*/0),
+              in_transaction);
+}
+
+absl::Status Connection::Sent(int sent, bool in_transaction) {
+  if (sent == 1) {
+    ++sent_;
+    return absl::OkStatus();
   }
-  ++sent_;
-  return absl::OkStatus();
+  const absl::Status failed = Failed(nullptr, in_transaction);
+  // The commands sent before it are read (the transaction is left to roll back).
+  Sync(/*keep_last=*/false, in_transaction).IgnoreError();
+  return failed;
 }
 
 absl::Status Connection::EnterPipeline(bool in_transaction) {
@@ -463,12 +470,7 @@ absl::Status Connection::Exec(std::string_view sql) {
     if (absl::EqualsIgnoreCase(ToAbsl(sql), "COMMIT")) {
       // In the queued statements' round trip; when one of them failed, the COMMIT does not
       // run and the transaction is left to roll back.
-      if (Pq().PQsendQueryParams(conn_, text.c_str(), 0, nullptr, nullptr, nullptr, nullptr,
-                                 /*resultFormat=*/0) != 1) {
-        Sync(/*keep_last=*/false, in_transaction).IgnoreError();
-        return Failed(nullptr, in_transaction);
-      }
-      ++sent_;
+      RETURN_IF_ERROR(SendSql(sql, in_transaction));
       return Sync(/*keep_last=*/false, in_transaction).status();
     }
     // Anything else after their outcome; a ROLLBACK even when one of them failed.

@@ -141,6 +141,11 @@ class Connection {
   // Ends the pipeline: a sync, then every result sent since; the last one's when
   // `keep_last`. Errors: the first command's that failed.
   absl::StatusOr<Result> Sync(bool keep_last, bool was_in_transaction);
+  // Counts a command sent in pipeline mode, `sent` being what PQsend* returned; when that
+  // failed, reads the results of those sent before it and fails.
+  absl::Status Sent(int sent, bool in_transaction);
+  // Sends `sql` (no parameters) in pipeline mode: Sent.
+  absl::Status SendSql(std::string_view sql, bool in_transaction);
 
   pg_conn* conn_;  // Owned.
   int64_t session_ = 0;

@@ -23,6 +23,11 @@ constexpr int64_t kNoUpperBound = std::numeric_limits<int64_t>::max();
 // the range of the terms that begin with the prefix, compared byte by byte (COLLATE "C").
 constexpr std::string_view kLastCharacter = "\xF4\x8F\xBF\xBF";
 
+// A sum of document counts where kNoUpperBound (a saturated count) makes the sum unknown.
+int64_t AddDocuments(int64_t a, int64_t b) {
+  return a == kNoUpperBound || b == kNoUpperBound ? kNoUpperBound : a + b;
+}
+
 // How often Add asks which of its terms' statistics rows are saturated.
 constexpr int64_t kLearnEvery = 64;
 
@@ -597,14 +602,13 @@ absl::StatusOr<PgKeywordIndex::Statistics> PgKeywordIndex::ReadStatistics(
       continue;
     }
     int64_t& n = documents[std::string(s.Text(0))];
-    n = s.Int(1) >= kSaturatedDocuments || n == kNoUpperBound ? kNoUpperBound : n + s.Int(1);
+    n = AddDocuments(n, s.Int(1) >= kSaturatedDocuments ? kNoUpperBound : s.Int(1));
   }
   for (size_t a = 0; a < alternatives.size(); ++a) {
     const auto it = documents.find(alternatives[a]);
     if (it == documents.end()) continue;
     int64_t& bound = out.bounds[of_term[a]];
-    bound = it->second == kNoUpperBound || bound == kNoUpperBound ? kNoUpperBound
-                                                                   : bound + it->second;
+    bound = AddDocuments(bound, it->second);
   }
   return out;
 }
