@@ -411,34 +411,57 @@ absl::StatusOr<std::vector<int64_t>> VersionTable::CurrentVersionsNotSuperseded(
   return s.Ints();
 }
 
-absl::StatusOr<IdentityScan> IdentityScan::Start(store::Db& db, const Scope& scope) {
-  // Rowid order on memories, the (memory_id, version) index on versions: no sort.
+absl::StatusOr<IdentityScan> IdentityScan::Start(store::Db& db, const Scope& scope,
+                                                 int64_t page_identities) {
+  IdentityScan scan(db, scope, page_identities);
+  RETURN_IF_ERROR(scan.StartPage());
+  return scan;
+}
+
+absl::Status IdentityScan::StartPage() {
+  // The page's identities by primary key, their versions by the (memory_id, version) index.
   static const std::string sql = absl::StrCat(
       "SELECT m.id, m.category, m.key, m.workspace, m.last_event_at_unix_ms, "
       "m.current_version_id, m.version_count, m.created_at_unix_ms, ",
       kVersionColumns,
-      " FROM memories m LEFT JOIN versions v ON v.memory_id = m.id WHERE (m.workspace = ?1 "
-      "OR ?1 IS NULL) AND (m.category = ?2 OR ?2 IS NULL) ORDER BY m.id, v.version");
-  ASSIGN_OR_RETURN(store::Stmt s, db.Prepare(sql));
-  BindScope(s, scope);
-  return IdentityScan(std::move(s));
+      " FROM (SELECT * FROM memories WHERE id > ?3 AND (workspace = ?1 OR ?1 IS NULL) "
+      "AND (category = ?2 OR ?2 IS NULL) ORDER BY id LIMIT ?4) AS m "
+      "LEFT JOIN versions v ON v.memory_id = m.id ORDER BY m.id, v.version");
+  stmt_.reset();
+  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare(sql));
+  BindScope(s, scope_);
+  s.Bind(3, after_id_).Bind(4, page_identities_);
+  stmt_.emplace(std::move(s));
+  page_returned_ = 0;
+  has_row_ = page_done_ = false;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<bool> IdentityScan::Next(ScannedIdentity& out) {
-  if (!has_row_ && !done_) {
-    ASSIGN_OR_RETURN(has_row_, stmt_.Step());
-    done_ = !has_row_;
+  while (!has_row_ && !done_) {
+    if (page_done_) {
+      // A page short of full was the last.
+      if (page_returned_ < page_identities_) {
+        done_ = true;
+        break;
+      }
+      RETURN_IF_ERROR(StartPage());
+    }
+    ASSIGN_OR_RETURN(has_row_, stmt_->Step());
+    page_done_ = !has_row_;
   }
   if (done_) return false;
-  out.row = ReadIdentity(stmt_);
-  out.created_at_unix_ms = stmt_.Int(7);
+  out.row = ReadIdentity(*stmt_);
+  out.created_at_unix_ms = stmt_->Int(7);
   out.versions.clear();
   const int64_t memory_id = out.row.memory_id;
-  while (has_row_ && stmt_.Int(0) == memory_id) {
-    if (!stmt_.IsNull(8)) out.versions.push_back(ReadVersion(stmt_, 8));
-    ASSIGN_OR_RETURN(has_row_, stmt_.Step());
+  while (has_row_ && stmt_->Int(0) == memory_id) {
+    if (!stmt_->IsNull(8)) out.versions.push_back(ReadVersion(*stmt_, 8));
+    ASSIGN_OR_RETURN(has_row_, stmt_->Step());
+    page_done_ = !has_row_;
   }
-  done_ = !has_row_;
+  after_id_ = memory_id;
+  ++page_returned_;
   return true;
 }
 

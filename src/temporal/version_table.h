@@ -74,19 +74,34 @@ struct Scope {
 // type from its first use, and `?1 IS NULL` alone names none.
 void BindScope(store::Stmt& s, const Scope& scope);
 
-// Every identity of a scope with its versions, in memory id order, read through one
-// statement (one cursor; memory stays constant however many identities there are).
+// Every identity of a scope with its versions, in memory id order, read a page of
+// identities at a time (keyset pages: one statement each), so that memory stays within a
+// page's however many identities there are; on PostgreSQL a statement's rows arrive whole.
+// Pages read in one snapshot (store::ReadSnapshot) add up to one scan.
 // Thread safety: as the Db it borrows; the Db runs no other statement of this class's meanwhile.
 class IdentityScan {
  public:
-  static absl::StatusOr<IdentityScan> Start(store::Db& db, const Scope& scope);
+  static constexpr int64_t kPageIdentities = 512;
+
+  static absl::StatusOr<IdentityScan> Start(store::Db& db, const Scope& scope,
+                                            int64_t page_identities = kPageIdentities);
   // The next identity into `out`; false when there are no more.
   absl::StatusOr<bool> Next(ScannedIdentity& out);
 
  private:
-  explicit IdentityScan(store::Stmt stmt) : stmt_(std::move(stmt)) {}
-  store::Stmt stmt_;
-  bool has_row_ = false;  // stmt_ holds a row not yet returned.
+  IdentityScan(store::Db& db, Scope scope, int64_t page_identities)
+      : db_(&db), scope_(std::move(scope)), page_identities_(page_identities) {}
+  // Reads the page of identities after after_id_.
+  absl::Status StartPage();
+
+  store::Db* db_;  // Not owned; outlives this.
+  Scope scope_;
+  int64_t page_identities_;
+  std::optional<store::Stmt> stmt_;  // The page being read.
+  int64_t after_id_ = 0;             // The last identity returned.
+  int64_t page_returned_ = 0;        // Identities returned from this page.
+  bool has_row_ = false;             // stmt_ holds a row not yet returned.
+  bool page_done_ = false;           // stmt_ has no more rows.
   bool done_ = false;
 };
 

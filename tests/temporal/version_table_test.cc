@@ -188,15 +188,28 @@ TEST_P(VersionTableTest, CountsAndScansCoverTheScope) {
   EXPECT_EQ(all.versions, 3);
   EXPECT_THAT(all.active_by_category, ElementsAre(Pair("facts", 1)));
 
-  ASSERT_OK_AND_ASSIGN(IdentityScan scan, IdentityScan::Start(*db_, {.category = "facts"}));
-  std::vector<std::pair<std::string, size_t>> seen;
-  ScannedIdentity identity;
-  while (true) {
-    ASSERT_OK_AND_ASSIGN(const bool more, scan.Next(identity));
-    if (!more) break;
-    seen.emplace_back(identity.row.identity.key, identity.versions.size());
+  // In pages of every size: a page boundary anywhere, a last page full or not.
+  for (const int64_t page : {IdentityScan::kPageIdentities, int64_t{1}, int64_t{2}}) {
+    SCOPED_TRACE(page);
+    ASSERT_OK_AND_ASSIGN(IdentityScan scan,
+                         IdentityScan::Start(*db_, {.category = "facts"}, page));
+    std::vector<std::pair<std::string, size_t>> seen;
+    ScannedIdentity identity;
+    while (true) {
+      ASSERT_OK_AND_ASSIGN(const bool more, scan.Next(identity));
+      if (!more) break;
+      seen.emplace_back(identity.row.identity.key, identity.versions.size());
+    }
+    EXPECT_THAT(seen, ElementsAre(Pair("a", 2), Pair("b", 1)));
+    ASSERT_OK_AND_ASSIGN(IdentityScan all, IdentityScan::Start(*db_, {}, page));
+    int scanned = 0;
+    while (true) {
+      ASSERT_OK_AND_ASSIGN(const bool more, all.Next(identity));
+      if (!more) break;
+      ++scanned;
+    }
+    EXPECT_EQ(scanned, 3);
   }
-  EXPECT_THAT(seen, ElementsAre(Pair("a", 2), Pair("b", 1)));
 
   // Purging an identity takes its versions and retractions with it.
   ASSERT_OK(table_->DeleteIdentity(b.version.memory_id));
