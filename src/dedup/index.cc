@@ -61,7 +61,8 @@ struct DedupIndex::Loaded {
   int64_t generation = 0;     // Of the table `map` was loaded from (Clear counts them).
 };
 
-DedupIndex::DedupIndex(store::Db* db) : db_(db) {}
+DedupIndex::DedupIndex(store::Db* db, int64_t load_page_rows)
+    : db_(db), load_page_rows_(load_page_rows) {}
 DedupIndex::~DedupIndex() = default;
 DedupIndex::DedupIndex(DedupIndex&&) noexcept = default;
 DedupIndex& DedupIndex::operator=(DedupIndex&&) noexcept = default;
@@ -210,13 +211,19 @@ absl::StatusOr<DedupIndex::Loaded*> DedupIndex::Current() {
   auto fresh = std::make_unique<Loaded>();
   fresh->generation = generation;
   ASSIGN_OR_RETURN(fresh->versions_seen, temporal::VersionTable(db_).NewestVersionId());
-  ASSIGN_OR_RETURN(store::Stmt all, db_->Prepare("SELECT memory_id, keys FROM dedup_keys"));
-  while (true) {
-    ASSIGN_OR_RETURN(bool more, all.Step());
-    if (!more) break;
-    const int64_t memory_id = all.Int(0);
-    ASSIGN_OR_RETURN(const std::vector<int64_t> keys, DecodeKeys(all.Blob(1), memory_id));
-    for (int64_t key : keys) fresh->map.Insert(key, memory_id);
+  int64_t after = 0;
+  for (int64_t rows = load_page_rows_; rows == load_page_rows_;) {
+    ASSIGN_OR_RETURN(store::Stmt page,
+                     db_->Prepare("SELECT memory_id, keys FROM dedup_keys WHERE memory_id > ?1 "
+                                  "ORDER BY memory_id LIMIT ?2"));
+    page.Bind(1, after).Bind(2, load_page_rows_);
+    for (rows = 0;; ++rows) {
+      ASSIGN_OR_RETURN(bool more, page.Step());
+      if (!more) break;
+      after = page.Int(0);
+      ASSIGN_OR_RETURN(const std::vector<int64_t> keys, DecodeKeys(page.Blob(1), after));
+      for (int64_t key : keys) fresh->map.Insert(key, after);
+    }
   }
   loaded_ = std::move(fresh);
   return loaded_.get();

@@ -42,7 +42,11 @@ std::vector<int64_t> BodyKeys(const text::ParsedBody& body, const Identity& iden
 // Thread safety: as the Db it borrows.
 class DedupIndex {
  public:
-  explicit DedupIndex(store::Db* db);
+  // The map loads dedup_keys in keyset pages of this many rows: PostgreSQL's rows arrive a
+  // statement's whole at once.
+  static constexpr int64_t kLoadPageRows = 8192;
+
+  explicit DedupIndex(store::Db* db, int64_t load_page_rows = kLoadPageRows);
   ~DedupIndex();
   DedupIndex(DedupIndex&&) noexcept;
   DedupIndex& operator=(DedupIndex&&) noexcept;
@@ -83,6 +87,7 @@ class DedupIndex {
   absl::StatusOr<std::vector<int64_t>> StoredKeys(int64_t memory_id);
 
   store::Db* db_;                   // Not owned; outlives this.
+  int64_t load_page_rows_;
   std::unique_ptr<Loaded> loaded_;  // Null until first needed.
   bool upgraded_ = false;
 };

@@ -558,6 +558,20 @@ TEST_P(DedupIndexTest, CandidatesWithMostSharedKeysComeFirstThenByAscendingId) {
   EXPECT_THAT(index_.Candidates({99, 10}, 10), IsOkAndHolds(ElementsAre(1, 2, 3, 5)));
 }
 
+TEST_P(DedupIndexTest, AMapLoadedInPagesHoldsEveryMemorysKeys) {
+  ASSERT_OK(index_.Set(5, {10}));
+  ASSERT_OK(index_.Set(4, {20, 30}));
+  ASSERT_OK(index_.Set(3, {10, 20, 30}));
+  ASSERT_OK(index_.Set(2, {10, 20}));
+  ASSERT_OK(index_.Set(1, {99}));
+  // Pages of 1 and 2 rows: every boundary, a last page full and one short.
+  for (const int64_t page : {int64_t{1}, int64_t{2}}) {
+    DedupIndex loaded(db_.get(), page);
+    EXPECT_THAT(loaded.Candidates({10, 20, 30}, 10), IsOkAndHolds(ElementsAre(3, 2, 4, 5)));
+    EXPECT_THAT(loaded.Candidates({99, 10}, 10), IsOkAndHolds(ElementsAre(1, 2, 3, 5)));
+  }
+}
+
 TEST_P(DedupIndexTest, CandidatesAreCappedAtMax) {
   ASSERT_OK(index_.Set(1, {10}));
   ASSERT_OK(index_.Set(2, {10, 20}));
