@@ -280,8 +280,7 @@ class Transfer(StrataTestCase):
             proc.kill()
         finally:
             proc.wait()
-        if not mcp_client.ON_POSTGRES:
-            self.assertEqual(mcp_client.integrity(self.db), "ok")
+        self.assertFileIntact()
         exported = self.ok(self.db, "export").stdout.decode("utf-8").splitlines()[1:]
         count = len(exported)
         self.assertGreaterEqual(count, 1000)
