@@ -31,7 +31,8 @@ std::string DropChangeTriggers(std::initializer_list<const char*> tables) {
 
 // Append only: a released migration is never edited, a change is a new entry. Times are unix
 // milliseconds in BIGINT, as in SQLite; identity columns replace SQLite's rowids and the
-// high-water marks of its migrations 4, 5 and 7 (a sequence never hands out a value twice).
+// high-water marks of its migrations 4 and 5 (a sequence never hands out a value twice). Its
+// migration 7's mark, the largest memory id deleted, is migration 4 here.
 const std::vector<std::string>& Migrations() {
   static const auto* const kMigrations = new std::vector<std::string>{
       // 1: SQLite's schema 9, and the change sequence other nodes catch up from.
@@ -188,6 +189,24 @@ ALTER TABLE text_totals SET (autovacuum_vacuum_threshold = 1000,
                                        "supersessions", "dedup_keys", "embed_spaces",
                                        "embeddings"}),
                    "DROP FUNCTION strata_record_change();\nDROP TABLE changes;\n"),
+      // 4: an imported memory keeps its id unless a memory has it or a purged one had it
+      // (temporal/version_table.cc). The sequence cannot tell: it does not roll back, so an
+      // import killed mid-way would leave its ids taken by no memory. A purge moves this mark
+      // in its own transaction instead; it starts at the largest id the sequence ever gave.
+      R"sql(
+INSERT INTO meta (name, value)
+  VALUES ('memory_id_deleted_high_water',
+          COALESCE(pg_sequence_last_value('memories_id_seq'), 0)::text);
+CREATE FUNCTION strata_memory_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE meta SET value = OLD.id::text
+    WHERE name = 'memory_id_deleted_high_water' AND value::BIGINT < OLD.id;
+  RETURN NULL;
+END;
+$$;
+CREATE TRIGGER memories_id_deleted_high_water AFTER DELETE ON memories
+  FOR EACH ROW EXECUTE FUNCTION strata_memory_deleted();
+)sql",
   };
   return *kMigrations;
 }

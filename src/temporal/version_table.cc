@@ -310,12 +310,15 @@ absl::StatusOr<int64_t> VersionTable::InsertIdentityAt(const Identity& identity,
       "AND NOT EXISTS (SELECT 1 FROM memories WHERE id = ?1) THEN ?1 ELSE MAX("
       "COALESCE((SELECT MAX(id) FROM memories), 0), CAST(value AS INTEGER)) + 1 END "
       "FROM meta WHERE name = 'memory_id_deleted_high_water'), ?2, ?3, ?4, ?5, ?6)";
-  // Above every id the sequence has handed out, `preferred_id` names no memory, present or
-  // purged; taking it moves the sequence up to it, so no later id collides.
+  // The same rule, with PostgreSQL's mark (pg/schema.cc migration 4). Taking an id above
+  // every one the sequence has handed out moves the sequence up to it, so no later id
+  // collides; one below was handed out to a transaction that rolled back.
   static constexpr char kPostgres[] =
       "INSERT INTO memories (id, category, key, workspace, created_at_unix_ms, "
-      "last_event_at_unix_ms) VALUES (CASE WHEN ?1 > COALESCE(pg_sequence_last_value("
-      "'memories_id_seq'), 0) THEN setval('memories_id_seq', ?1) ELSE "
+      "last_event_at_unix_ms) VALUES (CASE WHEN ?1 > (SELECT value::BIGINT FROM meta "
+      "WHERE name = 'memory_id_deleted_high_water') AND NOT EXISTS (SELECT 1 FROM memories "
+      "WHERE id = ?1) THEN (CASE WHEN ?1 > COALESCE(pg_sequence_last_value("
+      "'memories_id_seq'), 0) THEN setval('memories_id_seq', ?1) ELSE ?1 END) ELSE "
       "nextval('memories_id_seq') END, ?2, ?3, ?4, ?5, ?6) RETURNING id";
   ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare(OnSqlite(*db_) ? kSqlite : kPostgres));
   s.Bind(1, preferred_id).Bind(2, identity.category).Bind(3, identity.key);

@@ -1,7 +1,8 @@
 // Import from other memories (Store::ImportForeign): server-memory's knowledge graph, a
 // Markdown folder, generic CSV and JSONL. Fixtures are written by the tests. Each format:
 // what lands where, re-import changes nothing, a changed file adds versions only to what
-// changed, and bad records are reported by file and line.
+// changed, and bad records are reported by file and line. On a SQLite file and on a
+// PostgreSQL database (temporal/engines.h).
 
 #include <filesystem>
 #include <fstream>
@@ -15,7 +16,9 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "store/db.h"
 #include "strata/strata.h"
+#include "temporal/engines.h"
 #include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
 #include "transfer/foreign.h"
@@ -40,12 +43,13 @@ struct Reported {
   std::string message;
 };
 
-class ForeignImportTest : public ::testing::Test {
+class ForeignImportTest : public ::testing::TestWithParam<store::Dialect> {
  protected:
   void SetUp() override {
-    ASSERT_OK_AND_ASSIGN(
-        store_,
-        Store::Open({.path = dir_.File("memory.db"), .clock = &clock_, .embedder = "none"}));
+    const std::string path = temporal::testing::NewStorePath(GetParam(), dir_, "memory.db");
+    ASSERT_FALSE(path.empty());
+    ASSERT_OK_AND_ASSIGN(store_,
+                         Store::Open({.path = path, .clock = &clock_, .embedder = "none"}));
   }
 
   std::string Write(const std::string& name, const std::string& text) {
@@ -109,7 +113,7 @@ constexpr char kGraph[] =
 {"type":"entity","name":"Twin","entityType":"","observations":["Joined in 2024"]}
 )";
 
-TEST_F(ForeignImportTest, ServerMemoryEntitiesCarryTheirRelationsAtBothEnds) {
+TEST_P(ForeignImportTest, ServerMemoryEntitiesCarryTheirRelationsAtBothEnds) {
   const std::string path = Write("memory.jsonl", kGraph);
   ASSERT_OK_AND_ASSIGN(const ImportSummary s, Import(ImportFormat::kServerMemory, path));
   EXPECT_EQ(s.read, 3);
@@ -135,7 +139,7 @@ TEST_F(ForeignImportTest, ServerMemoryEntitiesCarryTheirRelationsAtBothEnds) {
   EXPECT_THAT(RecallKeys("Globex"), ElementsAre("Alice Smith"));  // By a related name.
 }
 
-TEST_F(ForeignImportTest, ServerMemoryReimportChangesOnlyWhatChanged) {
+TEST_P(ForeignImportTest, ServerMemoryReimportChangesOnlyWhatChanged) {
   const std::string path = Write("memory.jsonl", kGraph);
   ASSERT_OK(Import(ImportFormat::kServerMemory, path));
   ASSERT_OK_AND_ASSIGN(ImportSummary again, Import(ImportFormat::kServerMemory, path));
@@ -169,7 +173,7 @@ TEST_F(ForeignImportTest, ServerMemoryReimportChangesOnlyWhatChanged) {
   EXPECT_EQ(Body("entity", "Twin")["observations"], json::array());
 }
 
-TEST_F(ForeignImportTest, ServerMemoryBadLinesAreReportedByNumber) {
+TEST_P(ForeignImportTest, ServerMemoryBadLinesAreReportedByNumber) {
   const std::string path =
       Write("memory.jsonl",
             R"({"type":"entity","name":"A","entityType":"t","observations":["one"]}
@@ -199,7 +203,7 @@ TEST_F(ForeignImportTest, ServerMemoryBadLinesAreReportedByNumber) {
 // Bodies are prepared on a second thread a bounded distance ahead of the writer: a run of
 // bad lines longer than that distance, between good ones, and more good lines than it, all
 // go through; each memory is searchable and deduplicated against.
-TEST_F(ForeignImportTest, ManyRecordsAndALongRunOfBadOnesAllGoThrough) {
+TEST_P(ForeignImportTest, ManyRecordsAndALongRunOfBadOnesAllGoThrough) {
   std::string text;
   const auto entity = [](int i) {
     return absl::StrCat(R"({"type":"entity","name":"e)", i,
@@ -223,7 +227,7 @@ TEST_F(ForeignImportTest, ManyRecordsAndALongRunOfBadOnesAllGoThrough) {
   EXPECT_EQ(copy.action, WriteAction::kDeduped);
 }
 
-TEST_F(ForeignImportTest, StopWritesNothingOfTheFailingBatch) {
+TEST_P(ForeignImportTest, StopWritesNothingOfTheFailingBatch) {
   const std::string path = Write("memory.jsonl",
                                  R"({"type":"entity","name":"A","entityType":"t","observations":[]}
 not json
@@ -235,7 +239,7 @@ not json
   EXPECT_THAT(store_->Get({.category = "t", .key = "A"}), StatusIs(absl::StatusCode::kNotFound, _));
 }
 
-TEST_F(ForeignImportTest, CsvQuotingFollowsRfc4180) {
+TEST_P(ForeignImportTest, CsvQuotingFollowsRfc4180) {
   const std::string path =
       Write("memories.csv",
             "\xEF\xBB\xBF"
@@ -265,7 +269,7 @@ TEST_F(ForeignImportTest, CsvQuotingFollowsRfc4180) {
   EXPECT_EQ(again.unchanged, 5);
 }
 
-TEST_F(ForeignImportTest, CsvBadRowsAreReportedByTheLineTheyStartOn) {
+TEST_P(ForeignImportTest, CsvBadRowsAreReportedByTheLineTheyStartOn) {
   const std::string path = Write("bad.csv",
                                  "category,key,body\n"
                                  "notes,multi,\"spans\ntwo lines\"\n"  // lines 2-3
@@ -287,7 +291,7 @@ TEST_F(ForeignImportTest, CsvBadRowsAreReportedByTheLineTheyStartOn) {
   EXPECT_EQ(Body("notes", "multi"), "spans\ntwo lines");
 }
 
-TEST_F(ForeignImportTest, CsvHeaderMustNameKnownColumns) {
+TEST_P(ForeignImportTest, CsvHeaderMustNameKnownColumns) {
   EXPECT_THAT(Import(ImportFormat::kCsv, Write("a.csv", "category,key\nx,y\n")),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("no \"body\" column")));
   EXPECT_THAT(Import(ImportFormat::kCsv, Write("b.csv", "category,key,body,colour\n")),
@@ -303,7 +307,7 @@ TEST_F(ForeignImportTest, CsvHeaderMustNameKnownColumns) {
   EXPECT_EQ(Body("misc", "k"), "v");
 }
 
-TEST_F(ForeignImportTest, JsonlRecordsKeepTheirBodiesAndTimes) {
+TEST_P(ForeignImportTest, JsonlRecordsKeepTheirBodiesAndTimes) {
   const std::string path = Write(
       "memories.jsonl",
       R"({"category":"people","key":"ana","body":{"title":"staff engineer"},"tags":["team","x"],"valid_from":"2025-10-01"}
@@ -341,7 +345,7 @@ TEST_F(ForeignImportTest, JsonlRecordsKeepTheirBodiesAndTimes) {
   EXPECT_EQ(again.created + again.updated, 0);
 }
 
-TEST_F(ForeignImportTest, MarkdownFolderIsOneMemoryPerNote) {
+TEST_P(ForeignImportTest, MarkdownFolderIsOneMemoryPerNote) {
   Write("vault/people/ana.md",
         "---\n"
         "category: people\n"
@@ -386,7 +390,7 @@ TEST_F(ForeignImportTest, MarkdownFolderIsOneMemoryPerNote) {
   EXPECT_EQ(Versions("notes", "meeting"), 2);
 }
 
-TEST_F(ForeignImportTest, MarkdownFrontMatterErrorsNameFileAndLine) {
+TEST_P(ForeignImportTest, MarkdownFrontMatterErrorsNameFileAndLine) {
   const std::string nested =
       Write("v/nested.md", "---\ncategory: a\nauthor:\n  name: x\n---\nbody\n");
   const std::string block = Write("v/block.md", "---\nsummary: |\n  text\n---\nbody\n");
@@ -412,7 +416,7 @@ TEST_F(ForeignImportTest, MarkdownFrontMatterErrorsNameFileAndLine) {
   EXPECT_EQ(Body("c", "chosen-key"), "ok\n");
 }
 
-TEST_F(ForeignImportTest, TheWorkspaceGoesOnEveryMemory) {
+TEST_P(ForeignImportTest, TheWorkspaceGoesOnEveryMemory) {
   const std::string path = Write("memory.jsonl", kGraph);
   ASSERT_OK_AND_ASSIGN(
       const ImportSummary s,
@@ -426,7 +430,7 @@ TEST_F(ForeignImportTest, TheWorkspaceGoesOnEveryMemory) {
   EXPECT_EQ(bob.identity.workspace, "project-x");
 }
 
-TEST_F(ForeignImportTest, AnInputPastTheBoundIsRefusedWhole) {
+TEST_P(ForeignImportTest, AnInputPastTheBoundIsRefusedWhole) {
   const std::string path = Write("big.jsonl", "0123456789");
   int64_t budget = 9;
   EXPECT_THAT(transfer::ReadWhole(path, budget),
@@ -438,7 +442,10 @@ TEST_F(ForeignImportTest, AnInputPastTheBoundIsRefusedWhole) {
               StatusIs(absl::StatusCode::kNotFound, _));
 }
 
-TEST_F(ForeignImportTest, FormatsAreDetectedFromTheFile) {
+// Reads files only: on one engine.
+class ImportFormatTest : public ForeignImportTest {};
+
+TEST_P(ImportFormatTest, FormatsAreDetectedFromTheFile) {
   EXPECT_THAT(DetectImportFormat(Write("g.jsonl", kGraph)),
               ::strata::testing::IsOkAndHolds(ImportFormat::kServerMemory));
   EXPECT_THAT(DetectImportFormat(Write("e.jsonl", "\n{\"format\":\"strata-export\"}\n")),
@@ -456,6 +463,11 @@ TEST_F(ForeignImportTest, FormatsAreDetectedFromTheFile) {
                        HasSubstr("strata, server-memory, markdown, csv, jsonl")));
   EXPECT_THAT(DetectImportFormat(dir_.File("missing")), StatusIs(absl::StatusCode::kNotFound, _));
 }
+
+INSTANTIATE_TEST_SUITE_P(Engines, ForeignImportTest, temporal::testing::Engines(),
+                         temporal::testing::EngineName);
+INSTANTIATE_TEST_SUITE_P(Sqlite, ImportFormatTest, ::testing::Values(store::Dialect::kSqlite),
+                         temporal::testing::EngineName);
 
 }  // namespace
 }  // namespace strata

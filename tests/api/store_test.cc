@@ -1,5 +1,7 @@
 // The libstrata facade through its public API: the write path, the time-axis reads of
 // docs/design.md §3, forget and purge, history, batches, keyword recall, schema refusal, stats.
+// On a SQLite file and on a PostgreSQL database (temporal/engines.h), but for what is about the
+// SQLite file itself (its schema versions, its FTS5 table, a file that is no database).
 
 #include "strata/strata.h"
 
@@ -18,8 +20,10 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "pg/schema.h"
 #include "store/db.h"
 #include "store/schema.h"
+#include "temporal/engines.h"
 #include "testing/at_once.h"
 #include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
@@ -81,9 +85,13 @@ RecallRequest Query(std::string query) {
   return request;
 }
 
-class StoreTest : public ::testing::Test {
+class StoreTest : public ::testing::TestWithParam<store::Dialect> {
  protected:
-  void SetUp() override { ASSERT_NO_FATAL_FAILURE(OpenStore()); }
+  void SetUp() override {
+    path_ = temporal::testing::NewStorePath(GetParam(), dir_, "memory.db");
+    ASSERT_FALSE(path_.empty());
+    ASSERT_NO_FATAL_FAILURE(OpenStore());
+  }
 
   // Opens path_ with `embedder` ("builtin", the default, or "none"), closing any open store
   // first.
@@ -123,7 +131,7 @@ class StoreTest : public ::testing::Test {
   }
 
   strata::testing::TempDir dir_;
-  std::string path_ = dir_.File("memory.db");
+  std::string path_;  // The store: a SQLite file in dir_, or a PostgreSQL database's URI.
   FakeClock clock_{kNow};
   std::unique_ptr<Store> store_;
 };
@@ -133,7 +141,7 @@ class StoreTest : public ::testing::Test {
 
 class Scenario : public StoreTest {};
 
-TEST_F(Scenario, RetroactiveCorrection) {
+TEST_P(Scenario, RetroactiveCorrection) {
   const Identity id = Id("alice.title", "people");
   Write(id, R"("senior engineer")", Day(-300), Day(-60));
   clock_.Advance(kMinute);
@@ -144,7 +152,7 @@ TEST_F(Scenario, RetroactiveCorrection) {
   EXPECT_EQ(Found(store_->ValidAt(id, Day(-320))), "<none>");
 }
 
-TEST_F(Scenario, FutureDatedFacts) {
+TEST_P(Scenario, FutureDatedFacts) {
   const Identity id = Id("alice.salary", "people");
   Write(id, R"("120k")", Day(-400), Day(30));
   clock_.Advance(kMinute);
@@ -154,7 +162,7 @@ TEST_F(Scenario, FutureDatedFacts) {
   EXPECT_EQ(Found(store_->ValidAt(id, Day(45))), R"("150k")");
 }
 
-TEST_F(Scenario, BeliefVersusTruth) {
+TEST_P(Scenario, BeliefVersusTruth) {
   const Identity id = Id("project.status", "projects");
   const int64_t t0 = clock_.NowUnixMs();
   Write(id, R"("on-track")", Day(-20));
@@ -167,7 +175,7 @@ TEST_F(Scenario, BeliefVersusTruth) {
   EXPECT_EQ(Found(store_->Bitemporal(id, clock_.NowUnixMs(), Day(-10))), R"("at-risk")");
 }
 
-TEST_F(Scenario, OutOfOrderArrival) {
+TEST_P(Scenario, OutOfOrderArrival) {
   const Identity id = Id("model.default", "config");
   Write(id, R"("opus-4-8")", Day(-5));
   clock_.Advance(kMinute);
@@ -177,7 +185,7 @@ TEST_F(Scenario, OutOfOrderArrival) {
   EXPECT_EQ(Found(store_->ValidAt(id, Day(-1))), R"("opus-4-8")");
 }
 
-TEST_F(Scenario, ClosedPeriod) {
+TEST_P(Scenario, ClosedPeriod) {
   const Identity id = Id("alice.vehicle", "people");
   Write(id, R"("bike")", Day(-200), Day(-30));
 
@@ -190,7 +198,7 @@ TEST_F(Scenario, ClosedPeriod) {
 
 class TimeAxis : public StoreTest {};
 
-TEST_F(TimeAxis, AsOfUsesHalfOpenBeliefIntervals) {
+TEST_P(TimeAxis, AsOfUsesHalfOpenBeliefIntervals) {
   const Identity id = Id("k");
   const WriteResult v1 = Write(id, R"("one")");
   clock_.Advance(10);
@@ -203,7 +211,7 @@ TEST_F(TimeAxis, AsOfUsesHalfOpenBeliefIntervals) {
   EXPECT_EQ(Found(store_->AsOf(id, Day(1000))), R"("two")");
 }
 
-TEST_F(TimeAxis, LaterVersionStartingEarlierDoesNotCloseNewerOnesPeriod) {
+TEST_P(TimeAxis, LaterVersionStartingEarlierDoesNotCloseNewerOnesPeriod) {
   // Walk semantics: "alpha" [-100, inf) is closed at -50 by the later-recorded "beta"
   // [-50, inf); a still later "gamma" [-200, -150) closes neither.
   const Identity id = Id("k");
@@ -223,7 +231,7 @@ TEST_F(TimeAxis, LaterVersionStartingEarlierDoesNotCloseNewerOnesPeriod) {
 
 // The second write is recorded at kNow + 1 while the clock still reads kNow. Reads "now"
 // (valid_at, and recall with valid_at) must see every acknowledged write, as Get does.
-TEST_F(TimeAxis, ValidAtRightAfterASameMillisecondUpdateSeesTheUpdate) {
+TEST_P(TimeAxis, ValidAtRightAfterASameMillisecondUpdateSeesTheUpdate) {
   const Identity id = Id("k");
   Write(id, R"("lynx one")");
   Write(id, R"("lynx two")");
@@ -237,7 +245,7 @@ TEST_F(TimeAxis, ValidAtRightAfterASameMillisecondUpdateSeesTheUpdate) {
   EXPECT_EQ(result.items[0].version.body_json, R"("lynx two")");
 }
 
-TEST_F(TimeAxis, UnknownIdentityIsNotFoundOnEveryAxis) {
+TEST_P(TimeAxis, UnknownIdentityIsNotFoundOnEveryAxis) {
   const Identity id = Id("never");
   EXPECT_EQ(Found(store_->AsOf(id, kNow)), "<none>");
   EXPECT_EQ(Found(store_->ValidAt(id, kNow)), "<none>");
@@ -245,7 +253,7 @@ TEST_F(TimeAxis, UnknownIdentityIsNotFoundOnEveryAxis) {
   EXPECT_THAT(store_->Get(id), StatusIs(absl::StatusCode::kNotFound, HasSubstr("never")));
 }
 
-TEST_F(TimeAxis, EmptyKeyIsRejected) {
+TEST_P(TimeAxis, EmptyKeyIsRejected) {
   EXPECT_THAT(store_->AsOf(Id(""), kNow),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("key")));
   EXPECT_THAT(store_->ValidAt(Id("k", ""), kNow),
@@ -257,7 +265,7 @@ TEST_F(TimeAxis, EmptyKeyIsRejected) {
 
 class Remember : public StoreTest {};
 
-TEST_F(Remember, FirstWriteCreatesVersionOneRecordedNowAndValidFromNow) {
+TEST_P(Remember, FirstWriteCreatesVersionOneRecordedNowAndValidFromNow) {
   const WriteResult r = Write(Id("k"), R"({"text": "hello"})");
   EXPECT_EQ(r.action, WriteAction::kCreated);
   EXPECT_STREQ(WriteActionName(r.action), "created");
@@ -276,14 +284,14 @@ TEST_F(Remember, FirstWriteCreatesVersionOneRecordedNowAndValidFromNow) {
   EXPECT_EQ(by_id.body_json, R"({"text": "hello"})");
 }
 
-TEST_F(Remember, BodyIsStoredVerbatim) {
+TEST_P(Remember, BodyIsStoredVerbatim) {
   const std::string body = "{ \"b\" : 2,\n  \"a\" : [1, 2] }";
   Write(Id("k"), body);
   ASSERT_OK_AND_ASSIGN(const Version got, store_->Get(Id("k")));
   EXPECT_EQ(got.body_json, body);
 }
 
-TEST_F(Remember, ChangedBodyUpdatesAndSupersedesThePreviousVersion) {
+TEST_P(Remember, ChangedBodyUpdatesAndSupersedesThePreviousVersion) {
   const WriteResult v1 = Write(Id("k"), R"("one")");
   clock_.Advance(5);
   const WriteResult v2 = Write(Id("k"), R"("two")");
@@ -299,7 +307,7 @@ TEST_F(Remember, ChangedBodyUpdatesAndSupersedesThePreviousVersion) {
   EXPECT_EQ(page.versions[0].superseded_at_unix_ms, std::nullopt);
 }
 
-TEST_F(Remember, SameBodyWithDifferentWhitespaceAndKeyOrderIsUnchanged) {
+TEST_P(Remember, SameBodyWithDifferentWhitespaceAndKeyOrderIsUnchanged) {
   const WriteResult v1 = Write(Id("k"), R"({"a":1,"b":[1,2],"c":{"x":"y"}})");
   clock_.Advance(5);
   const WriteResult again =
@@ -313,12 +321,12 @@ TEST_F(Remember, SameBodyWithDifferentWhitespaceAndKeyOrderIsUnchanged) {
   EXPECT_EQ(page.total, 1);
 }
 
-TEST_F(Remember, DifferentArrayOrderIsAChange) {
+TEST_P(Remember, DifferentArrayOrderIsAChange) {
   Write(Id("k"), R"({"a":[1,2]})");
   EXPECT_EQ(Write(Id("k"), R"({"a":[2,1]})").action, WriteAction::kUpdated);
 }
 
-TEST_F(Remember, SameBodyWithSameValidBoundsIsUnchanged) {
+TEST_P(Remember, SameBodyWithSameValidBoundsIsUnchanged) {
   Write(Id("k"), R"("x")", Day(-10), Day(10));
   clock_.Advance(5);
   const WriteResult again = Write(Id("k"), R"("x")", Day(-10), Day(10));
@@ -326,7 +334,7 @@ TEST_F(Remember, SameBodyWithSameValidBoundsIsUnchanged) {
   EXPECT_EQ(again.version.version, 1);
 }
 
-TEST_F(Remember, SameBodyWithDifferentValidFromIsAChange) {
+TEST_P(Remember, SameBodyWithDifferentValidFromIsAChange) {
   Write(Id("k"), R"("x")", Day(-10));
   clock_.Advance(5);
   const WriteResult again = Write(Id("k"), R"("x")", Day(-20));
@@ -335,7 +343,7 @@ TEST_F(Remember, SameBodyWithDifferentValidFromIsAChange) {
   EXPECT_EQ(again.version.valid_from_unix_ms, Day(-20));
 }
 
-TEST_F(Remember, SameBodyWithDifferentValidToIsAChange) {
+TEST_P(Remember, SameBodyWithDifferentValidToIsAChange) {
   Write(Id("k"), R"("x")", Day(-10), Day(10));
   clock_.Advance(5);
   const WriteResult again = Write(Id("k"), R"("x")", Day(-10), Day(20));
@@ -343,7 +351,7 @@ TEST_F(Remember, SameBodyWithDifferentValidToIsAChange) {
   EXPECT_EQ(again.version.valid_to_unix_ms, Day(20));
 }
 
-TEST_F(Remember, SameBodyClosingAnOpenPeriodIsAChange) {
+TEST_P(Remember, SameBodyClosingAnOpenPeriodIsAChange) {
   Write(Id("k"), R"("x")", Day(-10));
   clock_.Advance(5);
   const WriteResult again = Write(Id("k"), R"("x")", std::nullopt, Day(10));
@@ -351,7 +359,7 @@ TEST_F(Remember, SameBodyClosingAnOpenPeriodIsAChange) {
   EXPECT_EQ(again.version.version, 2);
 }
 
-TEST_F(Remember, SameMillisecondWritesGetIncreasingRecordedAt) {
+TEST_P(Remember, SameMillisecondWritesGetIncreasingRecordedAt) {
   const WriteResult v1 = Write(Id("k"), R"("one")");
   const WriteResult v2 = Write(Id("k"), R"("two")");
   const WriteResult v3 = Write(Id("k"), R"("three")");
@@ -379,7 +387,7 @@ TEST_F(Remember, SameMillisecondWritesGetIncreasingRecordedAt) {
   EXPECT_EQ(Found(store_->AsOf(Id("k"), kNow + 3)), R"("four")");
 }
 
-TEST_F(Remember, RecordedAtIsPerIdentity) {
+TEST_P(Remember, RecordedAtIsPerIdentity) {
   const WriteResult a = Write(Id("a"), R"("one")");
   const WriteResult b = Write(Id("b"), R"("one")");
   EXPECT_EQ(a.version.recorded_at_unix_ms, kNow);
@@ -387,7 +395,7 @@ TEST_F(Remember, RecordedAtIsPerIdentity) {
   EXPECT_NE(a.version.memory_id, b.version.memory_id);
 }
 
-TEST_F(Remember, NewVersionDoesNotInheritValidPeriod) {
+TEST_P(Remember, NewVersionDoesNotInheritValidPeriod) {
   Write(Id("k"), R"("one")", Day(-10), Day(-5));
   clock_.Advance(5);
   const WriteResult v2 = Write(Id("k"), R"("two")");
@@ -395,7 +403,7 @@ TEST_F(Remember, NewVersionDoesNotInheritValidPeriod) {
   EXPECT_EQ(v2.version.valid_to_unix_ms, std::nullopt);
 }
 
-TEST_F(Remember, WorkspacesAreSeparateIdentities) {
+TEST_P(Remember, WorkspacesAreSeparateIdentities) {
   Write(Id("k", "facts", ""), R"("global")");
   const WriteResult w = Write(Id("k", "facts", "proj"), R"("scoped")");
   EXPECT_EQ(w.action, WriteAction::kCreated);
@@ -405,7 +413,7 @@ TEST_F(Remember, WorkspacesAreSeparateIdentities) {
   EXPECT_EQ(scoped.body_json, R"("scoped")");
 }
 
-TEST_F(Remember, KeepsTypeTagsSourceAndImportance) {
+TEST_P(Remember, KeepsTypeTagsSourceAndImportance) {
   WriteRequest request = Req(Id("k"), R"("x")");
   request.type = "decision";
   request.tags = {"a", "b"};
@@ -419,7 +427,7 @@ TEST_F(Remember, KeepsTypeTagsSourceAndImportance) {
   EXPECT_EQ(got.importance, 0.75);
 }
 
-TEST_F(Remember, SurvivesReopening) {
+TEST_P(Remember, SurvivesReopening) {
   Write(Id("k"), R"("kept")");
   store_.reset();
   ASSERT_NO_FATAL_FAILURE(OpenStore());
@@ -427,18 +435,18 @@ TEST_F(Remember, SurvivesReopening) {
   EXPECT_EQ(got.body_json, R"("kept")");
 }
 
-TEST_F(Remember, ValidToEqualToValidFromIsRejected) {
+TEST_P(Remember, ValidToEqualToValidFromIsRejected) {
   EXPECT_THAT(store_->Remember(Req(Id("k"), R"("x")", Day(-1), Day(-1))),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("valid_to")));
   EXPECT_THAT(store_->History(Id("k"), 10, 0), StatusIs(absl::StatusCode::kNotFound, _));
 }
 
-TEST_F(Remember, ValidToBeforeValidFromIsRejected) {
+TEST_P(Remember, ValidToBeforeValidFromIsRejected) {
   EXPECT_THAT(store_->Remember(Req(Id("k"), R"("x")", Day(-1), Day(-2))),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("valid_to")));
 }
 
-TEST_F(Remember, ValidToAloneBeforeTheRecordedTimeIsRejected) {
+TEST_P(Remember, ValidToAloneBeforeTheRecordedTimeIsRejected) {
   EXPECT_THAT(store_->Remember(Req(Id("k"), R"("x")", std::nullopt, Day(-1))),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("valid_to")));
   EXPECT_THAT(store_->Remember(Req(Id("k"), R"("x")", std::nullopt, kNow)),
@@ -451,7 +459,7 @@ TEST_F(Remember, ValidToAloneBeforeTheRecordedTimeIsRejected) {
   EXPECT_EQ(ok.version.valid_to_unix_ms, kNow + 1);
 }
 
-TEST_F(Remember, ValidToAloneEqualToTheBumpedRecordedTimeIsRejected) {
+TEST_P(Remember, ValidToAloneEqualToTheBumpedRecordedTimeIsRejected) {
   Write(Id("k"), R"("one")");
   // The clock has not moved, so the next version would be recorded at kNow + 1.
   EXPECT_THAT(store_->Remember(Req(Id("k"), R"("two")", std::nullopt, kNow + 1)),
@@ -462,14 +470,14 @@ TEST_F(Remember, ValidToAloneEqualToTheBumpedRecordedTimeIsRejected) {
   EXPECT_EQ(got.body_json, R"("one")");
 }
 
-TEST_F(Remember, EmptyCategoryOrKeyIsRejected) {
+TEST_P(Remember, EmptyCategoryOrKeyIsRejected) {
   EXPECT_THAT(store_->Remember(Req(Id("k", ""), R"("x")")),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("category")));
   EXPECT_THAT(store_->Remember(Req(Id(""), R"("x")")),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("key")));
 }
 
-TEST_F(Remember, BodyThatIsNotJsonIsRejected) {
+TEST_P(Remember, BodyThatIsNotJsonIsRejected) {
   for (const std::string body :
        {"not json", "{", "", "{\"a\":1} trailing", "'single'", "{\"a\":}", "[1,]"}) {
     EXPECT_THAT(store_->Remember(Req(Id("k"), body)),
@@ -528,7 +536,7 @@ TEST(RememberDeathTest, DeeplyNestedBodyIsRejectedWithoutCrashing) {
   EXPECT_EXIT(std::exit(RememberRejectsBody(body)), ::testing::ExitedWithCode(0), "");
 }
 
-TEST_F(Remember, AnyJsonTextIsAccepted) {
+TEST_P(Remember, AnyJsonTextIsAccepted) {
   for (const std::string body : {R"("a string")", R"({"a":1})", "[1,2]", "42", "null"}) {
     EXPECT_OK(store_->Remember(Req(Id("k"), body))) << "body: " << body;
     clock_.Advance(1);
@@ -540,7 +548,7 @@ TEST_F(Remember, AnyJsonTextIsAccepted) {
 
 class Forget : public StoreTest {};
 
-TEST_F(Forget, ReturnsTrueThenFalse) {
+TEST_P(Forget, ReturnsTrueThenFalse) {
   Write(Id("k"), R"("x")");
   ASSERT_OK_AND_ASSIGN(const bool first, store_->Forget(Id("k"), "obsolete"));
   EXPECT_TRUE(first);
@@ -548,24 +556,24 @@ TEST_F(Forget, ReturnsTrueThenFalse) {
   EXPECT_FALSE(again);
 }
 
-TEST_F(Forget, UnknownIdentityReturnsFalse) {
+TEST_P(Forget, UnknownIdentityReturnsFalse) {
   ASSERT_OK_AND_ASSIGN(const bool forgotten, store_->Forget(Id("never"), ""));
   EXPECT_FALSE(forgotten);
 }
 
-TEST_F(Forget, EmptyKeyIsRejected) {
+TEST_P(Forget, EmptyKeyIsRejected) {
   EXPECT_THAT(store_->Forget(Id(""), ""),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("key")));
 }
 
-TEST_F(Forget, GetIsNotFoundAfterwards) {
+TEST_P(Forget, GetIsNotFoundAfterwards) {
   const WriteResult v1 = Write(Id("k"), R"("x")");
   ASSERT_OK(store_->Forget(Id("k"), ""));
   EXPECT_THAT(store_->Get(Id("k")), StatusIs(absl::StatusCode::kNotFound, HasSubstr("forgotten")));
   EXPECT_THAT(store_->GetById(v1.version.memory_id), StatusIs(absl::StatusCode::kNotFound, _));
 }
 
-TEST_F(Forget, PastBeliefsStayVisibleToAsOfAndHistory) {
+TEST_P(Forget, PastBeliefsStayVisibleToAsOfAndHistory) {
   Write(Id("k"), R"("x")");
   clock_.Advance(10);
   ASSERT_OK(store_->Forget(Id("k"), "wrong"));
@@ -584,7 +592,7 @@ TEST_F(Forget, PastBeliefsStayVisibleToAsOfAndHistory) {
   EXPECT_THAT(page.retracted_at_unix_ms, ElementsAre(forgotten_at));
 }
 
-TEST_F(Forget, InTheSameMillisecondEndsBeliefOneMillisecondLater) {
+TEST_P(Forget, InTheSameMillisecondEndsBeliefOneMillisecondLater) {
   Write(Id("k"), R"("x")");
   ASSERT_OK(store_->Forget(Id("k"), ""));
   ASSERT_OK_AND_ASSIGN(const HistoryPage page, store_->History(Id("k"), 10, 0));
@@ -593,7 +601,7 @@ TEST_F(Forget, InTheSameMillisecondEndsBeliefOneMillisecondLater) {
   EXPECT_EQ(Found(store_->AsOf(Id("k"), kNow + 1)), "<none>");
 }
 
-TEST_F(Forget, RecallNoLongerReturnsIt) {
+TEST_P(Forget, RecallNoLongerReturnsIt) {
   Write(Id("k"), R"("zebra crossing")");
   Write(Id("other"), R"("zebra stripes")");
   ASSERT_THAT(Keys(store_->Recall(Query("zebra"))), UnorderedElementsAre("k", "other"));
@@ -610,7 +618,7 @@ TEST_F(Forget, RecallNoLongerReturnsIt) {
 // docs/design.md §3: valid_at(v) is bitemporal(now, v), and a forget ends belief "now": once
 // Forget has returned, reads "now" must not see the forgotten version, even while the clock
 // has not yet reached the bumped instant.
-TEST_F(Forget, ValidAtRightAfterASameMillisecondForgetFindsNothing) {
+TEST_P(Forget, ValidAtRightAfterASameMillisecondForgetFindsNothing) {
   Write(Id("k"), R"("zebra crossing")");
   ASSERT_OK(store_->Forget(Id("k"), ""));
   EXPECT_THAT(store_->Get(Id("k")), StatusIs(absl::StatusCode::kNotFound, _));
@@ -620,7 +628,7 @@ TEST_F(Forget, ValidAtRightAfterASameMillisecondForgetFindsNothing) {
   EXPECT_THAT(Keys(store_->Recall(valid_at)), IsEmpty());
 }
 
-TEST_F(Forget, RememberingAgainStartsANewVersion) {
+TEST_P(Forget, RememberingAgainStartsANewVersion) {
   const WriteResult v1 = Write(Id("k"), R"("x")");
   clock_.Advance(10);
   ASSERT_OK(store_->Forget(Id("k"), ""));
@@ -650,7 +658,7 @@ TEST_F(Forget, RememberingAgainStartsANewVersion) {
   EXPECT_EQ(now->version, 2);
 }
 
-TEST_F(Forget, RevivalStartsAfreshWithoutTheForgottenPeriods) {
+TEST_P(Forget, RevivalStartsAfreshWithoutTheForgottenPeriods) {
   // v1 is valid from kNow on; after the forget, v2 is valid only from kNow + 20. An instant
   // before that is no longer covered by v1: the forget ended belief in the whole identity.
   Write(Id("k"), R"("old")");
@@ -662,7 +670,7 @@ TEST_F(Forget, RevivalStartsAfreshWithoutTheForgottenPeriods) {
   EXPECT_EQ(Found(store_->ValidAt(Id("k"), kNow + 20)), R"("new")");
 }
 
-TEST_F(Forget, RevivalInTheSameMillisecondIsRecordedAfterTheForget) {
+TEST_P(Forget, RevivalInTheSameMillisecondIsRecordedAfterTheForget) {
   Write(Id("k"), R"("x")");
   ASSERT_OK(store_->Forget(Id("k"), ""));  // At kNow + 1.
   const WriteResult v2 = Write(Id("k"), R"("y")");
@@ -676,7 +684,7 @@ TEST_F(Forget, RevivalInTheSameMillisecondIsRecordedAfterTheForget) {
 
 class Purge : public StoreTest {};
 
-TEST_F(Purge, ErasesEveryVersion) {
+TEST_P(Purge, ErasesEveryVersion) {
   Write(Id("k"), R"("walrus one")");
   clock_.Advance(10);
   Write(Id("k"), R"("walrus two")");
@@ -694,7 +702,7 @@ TEST_F(Purge, ErasesEveryVersion) {
   EXPECT_THAT(Keys(store_->Recall(Query(""))), ElementsAre("keep"));
 }
 
-TEST_F(Purge, RecallInThePastNeverReturnsIt) {
+TEST_P(Purge, RecallInThePastNeverReturnsIt) {
   Write(Id("k"), R"("narwhal one")");
   clock_.Advance(10);
   Write(Id("k"), R"("narwhal two")");
@@ -716,8 +724,9 @@ TEST_F(Purge, RecallInThePastNeverReturnsIt) {
   }
 }
 
-// Real erasure: neither the version rows nor their keyword index entries remain in the file.
-TEST_F(Purge, LeavesNoVersionRowsOrIndexEntriesInTheFile) {
+// Real erasure: neither the version rows nor their keyword index entries remain in the store
+// (SQLite's FTS5 table, PostgreSQL's postings of text/pg_keyword_index.h).
+TEST_P(Purge, LeavesNoVersionRowsOrIndexEntries) {
   Write(Id("k"), R"("ptarmigan one")");
   clock_.Advance(1);
   Write(Id("k"), R"("ptarmigan two")");
@@ -725,7 +734,8 @@ TEST_F(Purge, LeavesNoVersionRowsOrIndexEntriesInTheFile) {
   Write(Id("kept"), R"("grouse")");
   ASSERT_OK(store_->Purge(Id("k")));
 
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<store::Db> db, store::Db::Open(path_, {}));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<store::Db> db,
+                       temporal::testing::Connect(GetParam(), path_));
   auto count = [&db](const char* sql) -> int64_t {
     absl::StatusOr<store::Stmt> s = db->Prepare(sql);
     EXPECT_OK(s);
@@ -735,11 +745,16 @@ TEST_F(Purge, LeavesNoVersionRowsOrIndexEntriesInTheFile) {
     return row.ok() && *row ? s->Int(0) : -1;
   };
   EXPECT_EQ(count("SELECT count(*) FROM versions"), 1);
-  EXPECT_EQ(count("SELECT count(*) FROM fts WHERE fts MATCH 'ptarmigan'"), 0);
-  EXPECT_EQ(count("SELECT count(*) FROM fts WHERE fts MATCH 'grouse'"), 1);
+  if (GetParam() == store::Dialect::kSqlite) {
+    EXPECT_EQ(count("SELECT count(*) FROM fts WHERE fts MATCH 'ptarmigan'"), 0);
+    EXPECT_EQ(count("SELECT count(*) FROM fts WHERE fts MATCH 'grouse'"), 1);
+  } else {
+    EXPECT_EQ(count("SELECT count(*) FROM text_postings WHERE term LIKE 'ptarmigan%'"), 0);
+    EXPECT_EQ(count("SELECT count(*) FROM text_postings WHERE term LIKE 'grous%'"), 1);
+  }
 }
 
-TEST_F(Purge, ForgottenIdentityIsPurgedToo) {
+TEST_P(Purge, ForgottenIdentityIsPurgedToo) {
   Write(Id("k"), R"("x")");
   ASSERT_OK(store_->Forget(Id("k"), ""));
   ASSERT_OK_AND_ASSIGN(const int64_t erased, store_->Purge(Id("k")));
@@ -747,12 +762,12 @@ TEST_F(Purge, ForgottenIdentityIsPurgedToo) {
   EXPECT_THAT(store_->History(Id("k"), 10, 0), StatusIs(absl::StatusCode::kNotFound, _));
 }
 
-TEST_F(Purge, UnknownIdentityErasesNothing) {
+TEST_P(Purge, UnknownIdentityErasesNothing) {
   ASSERT_OK_AND_ASSIGN(const int64_t erased, store_->Purge(Id("never")));
   EXPECT_EQ(erased, 0);
 }
 
-TEST_F(Purge, RememberingAfterPurgeStartsAtVersionOne) {
+TEST_P(Purge, RememberingAfterPurgeStartsAtVersionOne) {
   Write(Id("k"), R"("one")");
   clock_.Advance(1);
   Write(Id("k"), R"("two")");
@@ -765,7 +780,7 @@ TEST_F(Purge, RememberingAfterPurgeStartsAtVersionOne) {
   EXPECT_THAT(page.retracted_at_unix_ms, IsEmpty());
 }
 
-TEST_F(Purge, NeverGivesAPurgedIdToAnotherMemory) {
+TEST_P(Purge, NeverGivesAPurgedIdToAnotherMemory) {
   const WriteResult first = Write(Id("a"), R"("the first note")");
   const WriteResult newest = Write(Id("b"), R"("the newest note, purged next")");
   ASSERT_OK(store_->Purge(Id("b")));
@@ -781,13 +796,13 @@ TEST_F(Purge, NeverGivesAPurgedIdToAnotherMemory) {
 
 // A version id labels the version's vector in the index; given again, the index would hold
 // the purged version's vector under the new version's label.
-TEST_F(Purge, NeverGivesAPurgedVersionIdToAnotherVersion) {
+TEST_P(Purge, NeverGivesAPurgedVersionIdToAnotherVersion) {
   Write(Id("a"), R"("the first note")");
   Write(Id("b"), R"("the newest note, purged next")");
   Write(Id("b"), R"("its second version, the largest version id")");
   auto version_ids = [&] {
     std::vector<int64_t> ids;
-    absl::StatusOr<std::unique_ptr<store::Db>> db = store::Db::Open(path_, {});
+    absl::StatusOr<std::unique_ptr<store::Db>> db = temporal::testing::Connect(GetParam(), path_);
     EXPECT_OK(db);
     if (!db.ok()) return ids;
     absl::StatusOr<store::Stmt> s = (*db)->Prepare("SELECT id FROM versions ORDER BY id");
@@ -824,7 +839,7 @@ class History : public StoreTest {
   }
 };
 
-TEST_F(History, ListsNewestFirstWithTotal) {
+TEST_P(History, ListsNewestFirstWithTotal) {
   WriteFive();
   ASSERT_OK_AND_ASSIGN(const HistoryPage page, store_->History(Id("k"), 100, 0));
   EXPECT_EQ(page.total, 5);
@@ -837,7 +852,7 @@ TEST_F(History, ListsNewestFirstWithTotal) {
   }
 }
 
-TEST_F(History, PagesWithLimitAndOffset) {
+TEST_P(History, PagesWithLimitAndOffset) {
   WriteFive();
   ASSERT_OK_AND_ASSIGN(const HistoryPage first, store_->History(Id("k"), 2, 0));
   EXPECT_THAT(Numbers(first), ElementsAre(5, 4));
@@ -851,7 +866,7 @@ TEST_F(History, PagesWithLimitAndOffset) {
   EXPECT_EQ(beyond.total, 5);
 }
 
-TEST_F(History, BadPagingIsRejected) {
+TEST_P(History, BadPagingIsRejected) {
   WriteFive();
   EXPECT_THAT(store_->History(Id("k"), 0, 0),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("limit")));
@@ -864,7 +879,7 @@ TEST_F(History, BadPagingIsRejected) {
   EXPECT_OK(store_->History(Id("k"), kMaxHistoryLimit, kMaxHistoryOffset));
 }
 
-TEST_F(History, UnknownIdentityIsNotFound) {
+TEST_P(History, UnknownIdentityIsNotFound) {
   EXPECT_THAT(store_->History(Id("never"), 10, 0),
               StatusIs(absl::StatusCode::kNotFound, HasSubstr("never")));
 }
@@ -874,7 +889,7 @@ TEST_F(History, UnknownIdentityIsNotFound) {
 
 class RememberBatch : public StoreTest {};
 
-TEST_F(RememberBatch, InvalidItemsFailAloneAndTheOthersAreStored) {
+TEST_P(RememberBatch, InvalidItemsFailAloneAndTheOthersAreStored) {
   const std::vector<WriteRequest> requests = {
       Req(Id("a"), R"("first")"),
       Req(Id(""), R"("empty key")"),
@@ -900,7 +915,7 @@ TEST_F(RememberBatch, InvalidItemsFailAloneAndTheOthersAreStored) {
   EXPECT_EQ(stats.total_memories, 3);
 }
 
-TEST_F(RememberBatch, FailureAfterTheIdentityWasCreatedLeavesNoTrace) {
+TEST_P(RememberBatch, FailureAfterTheIdentityWasCreatedLeavesNoTrace) {
   // valid_to alone before the recorded time is found only once the recorded time is known,
   // after the new identity has been inserted; the item must still fail without a trace.
   const std::vector<WriteRequest> requests = {
@@ -918,7 +933,7 @@ TEST_F(RememberBatch, FailureAfterTheIdentityWasCreatedLeavesNoTrace) {
   EXPECT_EQ(page.total, 1);
 }
 
-TEST_F(RememberBatch, VersionsOfOneIdentityGetIncreasingRecordedAt) {
+TEST_P(RememberBatch, VersionsOfOneIdentityGetIncreasingRecordedAt) {
   const std::vector<WriteRequest> requests = {
       Req(Id("k"), R"("one")"),
       Req(Id("k"), R"("two")"),
@@ -938,7 +953,7 @@ TEST_F(RememberBatch, VersionsOfOneIdentityGetIncreasingRecordedAt) {
   EXPECT_EQ(results[3]->version.version, 3);
 }
 
-TEST_F(RememberBatch, EmptyBatchReturnsNoResults) {
+TEST_P(RememberBatch, EmptyBatchReturnsNoResults) {
   ASSERT_OK_AND_ASSIGN(const auto results, store_->RememberBatch({}, {}));
   EXPECT_THAT(results, IsEmpty());
 }
@@ -959,7 +974,7 @@ class Recall : public StoreTest {
   }
 };
 
-TEST_F(Recall, Bm25PutsTheBetterMatchFirst) {
+TEST_P(Recall, Bm25PutsTheBetterMatchFirst) {
   Add("weak", R"({"text": "we talked about lunch, the weather, travel plans, and once about )"
               R"(kubernetes, then returned to lunch and dinner menus for the week ahead"})");
   Add("strong", R"({"text": "kubernetes kubernetes cluster upgrade for kubernetes"})");
@@ -973,13 +988,13 @@ TEST_F(Recall, Bm25PutsTheBetterMatchFirst) {
   EXPECT_EQ(result.mode, RecallMode::kFts5);
 }
 
-TEST_F(Recall, MoreMatchingTermsRankHigher) {
+TEST_P(Recall, MoreMatchingTermsRankHigher) {
   Add("one", R"("postgres tuning notes")");
   Add("two", R"("postgres vacuum tuning notes")");
   EXPECT_THAT(Keys(store_->Recall(Query("postgres vacuum"))), ElementsAre("two", "one"));
 }
 
-TEST_F(Recall, AutoModeRunsFts5WithoutEmbeddings) {
+TEST_P(Recall, AutoModeRunsFts5WithoutEmbeddings) {
   // The default embedder's worker would soon give "k" a vector (and auto would turn hybrid).
   ASSERT_NO_FATAL_FAILURE(OpenStore("none"));
   Add("k", R"("ocelot")");
@@ -990,27 +1005,27 @@ TEST_F(Recall, AutoModeRunsFts5WithoutEmbeddings) {
   EXPECT_THAT(Keys(result), ElementsAre("k"));
 }
 
-TEST_F(Recall, PorterStemmingMatchesOtherWordForms) {
+TEST_P(Recall, PorterStemmingMatchesOtherWordForms) {
   Add("runner", R"({"text": "she runs every morning"})");
   Add("other", R"({"text": "he swims"})");
   EXPECT_THAT(Keys(store_->Recall(Query("running"))), ElementsAre("runner"));
   EXPECT_THAT(Keys(store_->Recall(Query("RUN"))), ElementsAre("runner"));
 }
 
-TEST_F(Recall, MatchesKeyAndCategoryToo) {
+TEST_P(Recall, MatchesKeyAndCategoryToo) {
   Add("favourite-colour", R"("blue")", "preferences");
   EXPECT_THAT(Keys(store_->Recall(Query("colour"))), ElementsAre("favourite-colour"));
   EXPECT_THAT(Keys(store_->Recall(Query("preferences"))), ElementsAre("favourite-colour"));
 }
 
-TEST_F(Recall, SearchesOnlyStringValuesOfTheBody) {
+TEST_P(Recall, SearchesOnlyStringValuesOfTheBody) {
   Add("k", R"({"marmot": 12, "list": ["lynx", {"deep": "badger"}]})");
   EXPECT_THAT(Keys(store_->Recall(Query("badger"))), ElementsAre("k"));
   EXPECT_THAT(Keys(store_->Recall(Query("lynx"))), ElementsAre("k"));
   EXPECT_THAT(Keys(store_->Recall(Query("marmot"))), IsEmpty());
 }
 
-TEST_F(Recall, ReturnsOnlyTheCurrentVersion) {
+TEST_P(Recall, ReturnsOnlyTheCurrentVersion) {
   Add("k", R"("penguin colony")");
   Add("k", R"("albatross colony")");
   ASSERT_OK_AND_ASSIGN(const RecallResult result, store_->Recall(Query("colony")));
@@ -1020,7 +1035,7 @@ TEST_F(Recall, ReturnsOnlyTheCurrentVersion) {
   EXPECT_THAT(Keys(store_->Recall(Query("penguin"))), IsEmpty());
 }
 
-TEST_F(Recall, FiltersByCategoryTypeWorkspaceAndTags) {
+TEST_P(Recall, FiltersByCategoryTypeWorkspaceAndTags) {
   Add("a", R"("shared word")", "cat1", "insight", {"x", "y"}, "");
   Add("b", R"("shared word")", "cat2", "insight", {"x"}, "");
   Add("c", R"("shared word")", "cat1", "decision", {"y"}, "ws");
@@ -1056,7 +1071,7 @@ TEST_F(Recall, FiltersByCategoryTypeWorkspaceAndTags) {
               IsEmpty());
 }
 
-TEST_F(Recall, FiltersApplyToTheEmptyQueryToo) {
+TEST_P(Recall, FiltersApplyToTheEmptyQueryToo) {
   Add("a", R"("one")", "cat1");
   Add("b", R"("two")", "cat2");
   RecallRequest request = Query("");
@@ -1064,7 +1079,7 @@ TEST_F(Recall, FiltersApplyToTheEmptyQueryToo) {
   EXPECT_THAT(Keys(store_->Recall(request)), ElementsAre("b"));
 }
 
-TEST_F(Recall, FiltersDoNotShrinkResultsBelowLimit) {
+TEST_P(Recall, FiltersDoNotShrinkResultsBelowLimit) {
   // Many better-matching memories outside the filter must not crowd out the matching ones.
   for (int i = 0; i < 30; ++i) {
     Add(absl::StrCat("other", i), R"("heron heron heron")", "birds");
@@ -1079,7 +1094,7 @@ TEST_F(Recall, FiltersDoNotShrinkResultsBelowLimit) {
   EXPECT_EQ(result.items.size(), 5u);
 }
 
-TEST_F(Recall, LimitAndOffsetPage) {
+TEST_P(Recall, LimitAndOffsetPage) {
   for (int i = 0; i < 5; ++i) {
     // i + 1 occurrences: "k4" is the best match, "k0" the worst.
     std::string text;
@@ -1102,7 +1117,7 @@ TEST_F(Recall, LimitAndOffsetPage) {
   EXPECT_THAT(Keys(store_->Recall(request)), IsEmpty());
 }
 
-TEST_F(Recall, LimitOutOfRangeIsRejectedNamingLimit) {
+TEST_P(Recall, LimitOutOfRangeIsRejectedNamingLimit) {
   for (const int limit : {0, -1, 1001, 5000}) {
     RecallRequest request = Query("x");
     request.limit = limit;
@@ -1115,14 +1130,14 @@ TEST_F(Recall, LimitOutOfRangeIsRejectedNamingLimit) {
   EXPECT_OK(store_->Recall(request));
 }
 
-TEST_F(Recall, NegativeOffsetIsRejectedNamingOffset) {
+TEST_P(Recall, NegativeOffsetIsRejectedNamingOffset) {
   RecallRequest request = Query("x");
   request.offset = -1;
   EXPECT_THAT(store_->Recall(request),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("offset")));
 }
 
-TEST_F(Recall, DenseAndHybridNeedEmbeddings) {
+TEST_P(Recall, DenseAndHybridNeedEmbeddings) {
   ASSERT_NO_FATAL_FAILURE(OpenStore("none"));
   Add("k", R"("x marks the spot")");
   for (RecallMode mode : {RecallMode::kDense, RecallMode::kHybrid}) {
@@ -1139,7 +1154,7 @@ TEST_F(Recall, DenseAndHybridNeedEmbeddings) {
   EXPECT_THAT(Keys(store_->Recall(Query("spot"))), ElementsAre("k"));
 }
 
-TEST_F(Recall, DenseAndHybridRunWithTheDefaultEmbedder) {
+TEST_P(Recall, DenseAndHybridRunWithTheDefaultEmbedder) {
   Add("tea", R"({"text": "She drinks green tea after lunch"})");
   Add("coffee", R"({"text": "She drinks black coffee"})");
   Add("car", R"({"text": "He parks the blue car in the garage"})");
@@ -1165,7 +1180,7 @@ TEST_F(Recall, DenseAndHybridRunWithTheDefaultEmbedder) {
   }
 }
 
-TEST_F(Recall, QueriesWithFts5SyntaxNeverError) {
+TEST_P(Recall, QueriesWithFts5SyntaxNeverError) {
   Add("k", R"({"text": "alpha beta gamma near the text column"})");
   const std::vector<std::string> queries = {
       "\"",
@@ -1219,13 +1234,13 @@ TEST_F(Recall, QueriesWithFts5SyntaxNeverError) {
   EXPECT_THAT(Keys(store_->Recall(Query("^alpha"))), ElementsAre("k"));
 }
 
-TEST_F(Recall, StopWordsAloneStillSearch) {
+TEST_P(Recall, StopWordsAloneStillSearch) {
   Add("k", R"("to be or not to be")");
   Add("other", R"("unrelated")");
   EXPECT_THAT(Keys(store_->Recall(Query("to be"))), ElementsAre("k"));
 }
 
-TEST_F(Recall, EmptyQueryListsNewestFirst) {
+TEST_P(Recall, EmptyQueryListsNewestFirst) {
   Add("first", R"("one")");
   Add("second", R"("two")");
   Add("third", R"("three")");
@@ -1241,7 +1256,7 @@ TEST_F(Recall, EmptyQueryListsNewestFirst) {
   EXPECT_THAT(Keys(store_->Recall(paged)), ElementsAre("third"));
 }
 
-TEST_F(Recall, IsAPureRead) {
+TEST_P(Recall, IsAPureRead) {
   Add("a", R"("kiwi fruit")");
   Add("b", R"("kiwi bird")");
   ASSERT_OK_AND_ASSIGN(const RecallResult first, store_->Recall(Query("kiwi")));
@@ -1253,7 +1268,7 @@ TEST_F(Recall, IsAPureRead) {
   }
 }
 
-TEST_F(Recall, AsOfSearchesWhatWasBelievedThen) {
+TEST_P(Recall, AsOfSearchesWhatWasBelievedThen) {
   Add("k", R"({"text": "apples in the basket"})");  // Recorded at kNow.
   clock_.Advance(100);
   Add("k", R"({"text": "oranges in the basket"})");  // Recorded at kNow + 101.
@@ -1280,7 +1295,7 @@ TEST_F(Recall, AsOfSearchesWhatWasBelievedThen) {
   EXPECT_EQ(empty_then.items[0].version.version, 1);
 }
 
-TEST_F(Recall, AsOfBeforeAForgetStillFindsIt) {
+TEST_P(Recall, AsOfBeforeAForgetStillFindsIt) {
   Add("k", R"("pelican")");
   clock_.Advance(10);
   ASSERT_OK(store_->Forget(Id("k"), ""));
@@ -1291,7 +1306,7 @@ TEST_F(Recall, AsOfBeforeAForgetStillFindsIt) {
   EXPECT_THAT(Keys(store_->Recall(request)), IsEmpty());
 }
 
-TEST_F(Recall, ValidAtFollowsTheWalk) {
+TEST_P(Recall, ValidAtFollowsTheWalk) {
   // Out-of-order arrival: "falcon" [-5d, inf), then "eagle" [-90d, -5d).
   Write(Id("bird"), R"("falcon")", Day(-5));
   clock_.Advance(kMinute);
@@ -1325,7 +1340,7 @@ TEST_F(Recall, ValidAtFollowsTheWalk) {
   }
 }
 
-TEST_F(Recall, AsOfWithValidAtIsBitemporal) {
+TEST_P(Recall, AsOfWithValidAtIsBitemporal) {
   // Scenario 3: "on-track" then "at-risk", both valid from -20d.
   const int64_t t0 = clock_.NowUnixMs();
   Write(Id("status"), R"("on-track")", Day(-20));
@@ -1344,7 +1359,7 @@ TEST_F(Recall, AsOfWithValidAtIsBitemporal) {
   EXPECT_THAT(Keys(store_->Recall(request)), IsEmpty());
 }
 
-TEST_F(Recall, ValidAtPagesOverWinnersOnly) {
+TEST_P(Recall, ValidAtPagesOverWinnersOnly) {
   // Each identity has a losing older version that also matches; paging counts winners.
   for (int i = 0; i < 4; ++i) {
     const Identity id = Id(absl::StrCat("k", i));
@@ -1371,9 +1386,10 @@ TEST_F(Recall, ValidAtPagesOverWinnersOnly) {
 // ---------------------------------------------------------------------------------------------
 // Opening.
 
+// The SQLite file itself (PostgreSQL's schema and refusal: tests/pg/schema_test.cc).
 class Open : public StoreTest {};
 
-TEST_F(Open, FileFromANewerStrataIsRefusedAndLeftUntouched) {
+TEST_P(Open, FileFromANewerStrataIsRefusedAndLeftUntouched) {
   Write(Id("k"), R"("x")");
   store_.reset();
   {
@@ -1394,7 +1410,7 @@ TEST_F(Open, FileFromANewerStrataIsRefusedAndLeftUntouched) {
 
 // Schema 9 tokenizes the keyword index with "strata": a store written before it is
 // reindexed on open, and finds what unicode61 could not (docs/design.md §5).
-TEST_F(Open, SchemaEightStoreIsReindexedForEveryScript) {
+TEST_P(Open, SchemaEightStoreIsReindexedForEveryScript) {
   store_.reset();
   const std::string old_path = dir_.File("schema8.db");
   // Bodies as an older strata stored and indexed them; version 6 had left the index.
@@ -1441,7 +1457,9 @@ TEST_F(Open, SchemaEightStoreIsReindexedForEveryScript) {
   ASSERT_OK_AND_ASSIGN(store_,
                        Store::Open({.path = old_path, .clock = &clock_, .embedder = "none"}));
   ASSERT_OK_AND_ASSIGN(const Stats stats, store_->GetStats());
-  EXPECT_EQ(stats.schema_version, store::LatestSchemaVersion());
+  EXPECT_EQ(stats.schema_version, GetParam() == store::Dialect::kSqlite
+                                      ? store::LatestSchemaVersion()
+                                      : pg::LatestSchemaVersion());
   EXPECT_THAT(Keys(store_->Recall(Query("数据库"))), ElementsAre("zh"));
   EXPECT_THAT(Keys(store_->Recall(Query("データベース"))), ElementsAre("ja"));
   EXPECT_THAT(Keys(store_->Recall(Query("데이터베이스"))), ElementsAre("ko"));
@@ -1453,11 +1471,11 @@ TEST_F(Open, SchemaEightStoreIsReindexedForEveryScript) {
   EXPECT_EQ(Keys(store_->Recall(Query("notes"))).size(), 5u);
 }
 
-TEST_F(Open, EmptyPathIsRejected) {
+TEST_P(Open, EmptyPathIsRejected) {
   EXPECT_THAT(Store::Open({.path = ""}), StatusIs(absl::StatusCode::kInvalidArgument, _));
 }
 
-TEST_F(Open, FileThatIsNotADatabaseIsRefused) {
+TEST_P(Open, FileThatIsNotADatabaseIsRefused) {
   const std::string garbage = dir_.File("garbage.db");
   {
     FILE* f = std::fopen(garbage.c_str(), "wb");
@@ -1474,7 +1492,7 @@ TEST_F(Open, FileThatIsNotADatabaseIsRefused) {
 
 class StatsTest : public StoreTest {};
 
-TEST_F(StatsTest, CountsMemoriesVersionsAndCategories) {
+TEST_P(StatsTest, CountsMemoriesVersionsAndCategories) {
   Write(Id("a", "people"), R"("one")");
   clock_.Advance(1);
   Write(Id("a", "people"), R"("two")");
@@ -1489,7 +1507,9 @@ TEST_F(StatsTest, CountsMemoriesVersionsAndCategories) {
   EXPECT_EQ(stats.versions, 5);
   EXPECT_THAT(stats.active_by_category,
               ElementsAre(::testing::Pair("people", 2), ::testing::Pair("places", 1)));
-  EXPECT_EQ(stats.schema_version, store::LatestSchemaVersion());
+  EXPECT_EQ(stats.schema_version, GetParam() == store::Dialect::kSqlite
+                                      ? store::LatestSchemaVersion()
+                                      : pg::LatestSchemaVersion());
   EXPECT_EQ(stats.path, path_);
   EXPECT_EQ(stats.durability, Durability::kNormal);
   EXPECT_GT(stats.db_file_bytes + stats.wal_file_bytes, 0);
@@ -1503,7 +1523,7 @@ TEST_F(StatsTest, CountsMemoriesVersionsAndCategories) {
               ElementsAre(::testing::Pair("people", 1), ::testing::Pair("places", 1)));
 }
 
-TEST_F(StatsTest, DescribesTheEmbeddingsOnlyWithAnEmbedder) {
+TEST_P(StatsTest, DescribesTheEmbeddingsOnlyWithAnEmbedder) {
   Write(Id("a"), R"("one")");
   ASSERT_OK_AND_ASSIGN(const EmbedResult embedded, store_->Embed({.limit = 100}, {}));
   ASSERT_EQ(embedded.remaining, 0);
@@ -1521,7 +1541,7 @@ TEST_F(StatsTest, DescribesTheEmbeddingsOnlyWithAnEmbedder) {
   EXPECT_EQ(without.versions, 1);
 }
 
-TEST_F(StatsTest, EmptyStoreCountsNothing) {
+TEST_P(StatsTest, EmptyStoreCountsNothing) {
   ASSERT_OK_AND_ASSIGN(const Stats stats, store_->GetStats());
   EXPECT_EQ(stats.total_memories, 0);
   EXPECT_EQ(stats.active_memories, 0);
@@ -1544,6 +1564,29 @@ TEST(StorePath, PostgresUrisAreRecognizedAndTheirPasswordsRedacted) {
   EXPECT_EQ(RedactedStorePath("postgresql://h/db?application_name=a:b@c"),
             "postgresql://h/db?application_name=a:b@c");
 }
+
+
+// Engine-neutral suites on both engines; the SQLite file's own on SQLite.
+INSTANTIATE_TEST_SUITE_P(Engines, Scenario, temporal::testing::Engines(),
+                         temporal::testing::EngineName);
+INSTANTIATE_TEST_SUITE_P(Engines, TimeAxis, temporal::testing::Engines(),
+                         temporal::testing::EngineName);
+INSTANTIATE_TEST_SUITE_P(Engines, Remember, temporal::testing::Engines(),
+                         temporal::testing::EngineName);
+INSTANTIATE_TEST_SUITE_P(Engines, Forget, temporal::testing::Engines(),
+                         temporal::testing::EngineName);
+INSTANTIATE_TEST_SUITE_P(Engines, Purge, temporal::testing::Engines(),
+                         temporal::testing::EngineName);
+INSTANTIATE_TEST_SUITE_P(Engines, History, temporal::testing::Engines(),
+                         temporal::testing::EngineName);
+INSTANTIATE_TEST_SUITE_P(Engines, RememberBatch, temporal::testing::Engines(),
+                         temporal::testing::EngineName);
+INSTANTIATE_TEST_SUITE_P(Engines, Recall, temporal::testing::Engines(),
+                         temporal::testing::EngineName);
+INSTANTIATE_TEST_SUITE_P(Engines, StatsTest, temporal::testing::Engines(),
+                         temporal::testing::EngineName);
+INSTANTIATE_TEST_SUITE_P(Sqlite, Open, ::testing::Values(store::Dialect::kSqlite),
+                         temporal::testing::EngineName);
 
 }  // namespace
 }  // namespace strata

@@ -2,7 +2,8 @@
 // into a fresh store exports the same bytes and answers every time-axis read the same;
 // importing twice changes nothing; bad lines are reported by number and stop or are
 // skipped; a backup taken while another connection writes holds every acknowledged write;
-// restore refuses while the store is open.
+// restore refuses while the store is open. On a SQLite file and on a PostgreSQL database
+// (temporal/engines.h); backup and restore, which copy a SQLite file, on SQLite only.
 
 #include <atomic>
 #include <cstdint>
@@ -22,6 +23,7 @@
 #include "absl/strings/str_split.h"
 #include "store/db.h"
 #include "strata/strata.h"
+#include "temporal/engines.h"
 #include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
 #include "util/clock.h"
@@ -49,11 +51,19 @@ std::string Found(const absl::StatusOr<std::optional<Version>>& found) {
   return (*found)->body_json + " v" + std::to_string((*found)->version);
 }
 
-class TransferTest : public ::testing::Test {
+class TransferTest : public ::testing::TestWithParam<store::Dialect> {
  protected:
   void SetUp() override {
+    source_path_ = NewStore("source.db");
+    target_path_ = NewStore("target.db");
+    ASSERT_FALSE(source_path_.empty() || target_path_.empty());
     ASSERT_OK_AND_ASSIGN(source_, Open(source_path_));
     ASSERT_OK_AND_ASSIGN(target_, Open(target_path_));
+  }
+
+  // Another new store of the test's engine: the file `file` in dir_, or a new database.
+  std::string NewStore(const std::string& file) {
+    return temporal::testing::NewStorePath(GetParam(), dir_, file);
   }
 
   absl::StatusOr<std::unique_ptr<Store>> Open(const std::string& path) {
@@ -143,14 +153,14 @@ class TransferTest : public ::testing::Test {
   }
 
   strata::testing::TempDir dir_;
-  std::string source_path_ = dir_.File("source.db");
-  std::string target_path_ = dir_.File("target.db");
+  std::string source_path_;
+  std::string target_path_;
   FakeClock clock_{kNow};
   std::unique_ptr<Store> source_;
   std::unique_ptr<Store> target_;
 };
 
-TEST_F(TransferTest, RoundTripExportsTheSameBytes) {
+TEST_P(TransferTest, RoundTripExportsTheSameBytes) {
   ASSERT_NO_FATAL_FAILURE(FillSource());
   const std::string first = Export(*source_);
   const std::vector<std::string> lines = absl::StrSplit(first, '\n', absl::SkipEmpty());
@@ -168,7 +178,7 @@ TEST_F(TransferTest, RoundTripExportsTheSameBytes) {
 
 // `--as-of T` exports the store as it was believed at T: imported into a fresh store, that
 // store answers now what the source answered as of T, and exports the same file.
-TEST_F(TransferTest, AsOfExportIsTheStoreAsBelievedThen) {
+TEST_P(TransferTest, AsOfExportIsTheStoreAsBelievedThen) {
   ASSERT_NO_FATAL_FAILURE(FillSource());
   const int64_t end = clock_.NowUnixMs();
   int fresh_stores = 0;
@@ -176,7 +186,7 @@ TEST_F(TransferTest, AsOfExportIsTheStoreAsBelievedThen) {
     SCOPED_TRACE(absl::StrCat("as of +", (t - kNow) / kMinute, " min"));
     const std::string as_of = Export(*source_, {.as_of_unix_ms = t});
     ASSERT_OK_AND_ASSIGN(std::unique_ptr<Store> fresh,
-                         Open(dir_.File(absl::StrCat("as-of-", ++fresh_stores, ".db"))));
+                         Open(NewStore(absl::StrCat("as-of-", ++fresh_stores, ".db"))));
     ASSERT_OK_AND_ASSIGN(const ImportSummary summary, Import(*fresh, as_of));
     EXPECT_EQ(summary.failed, 0);
     EXPECT_EQ(Export(*fresh, {.as_of_unix_ms = t}), as_of);
@@ -206,7 +216,7 @@ TEST_F(TransferTest, AsOfExportIsTheStoreAsBelievedThen) {
   EXPECT_EQ(body(Export(*source_, {.as_of_unix_ms = end})), body(Export(*source_)));
 }
 
-TEST_F(TransferTest, TimeAxisReadsAnswerTheSameAfterImport) {
+TEST_P(TransferTest, TimeAxisReadsAnswerTheSameAfterImport) {
   ASSERT_NO_FATAL_FAILURE(FillSource());
   ASSERT_OK(Import(*target_, Export(*source_)));
   const int64_t end = clock_.NowUnixMs();
@@ -242,7 +252,7 @@ TEST_F(TransferTest, TimeAxisReadsAnswerTheSameAfterImport) {
   EXPECT_EQ(alice_by_id.identity.key, "alice");
 }
 
-TEST_F(TransferTest, RecallAndDedupWorkAfterImport) {
+TEST_P(TransferTest, RecallAndDedupWorkAfterImport) {
   ASSERT_NO_FATAL_FAILURE(FillSource());
   ASSERT_OK(Import(*target_, Export(*source_)));
   for (const char* query : {"staff engineer", "replicas zones", "prefers services", "revived"}) {
@@ -272,7 +282,7 @@ TEST_F(TransferTest, RecallAndDedupWorkAfterImport) {
 // end: an import stopped in a later batch leaves the earlier ones searchable and
 // deduplicated against, and the stopped batch wrote nothing. An alias in mid-batch (which
 // once flushed the index's pending rows) changes nothing of that.
-TEST_F(TransferTest, EachCommittedBatchHasItsDerivedState) {
+TEST_P(TransferTest, EachCommittedBatchHasItsDerivedState) {
   ASSERT_NO_FATAL_FAILURE(FillSource());
   const std::string exported = Export(*source_);
   std::vector<std::string> lines = absl::StrSplit(exported, '\n', absl::SkipEmpty());
@@ -314,7 +324,7 @@ TEST_F(TransferTest, EachCommittedBatchHasItsDerivedState) {
   EXPECT_EQ(lead.items.size(), 1u);
 }
 
-TEST_F(TransferTest, ImportingAgainChangesNothing) {
+TEST_P(TransferTest, ImportingAgainChangesNothing) {
   ASSERT_NO_FATAL_FAILURE(FillSource());
   const std::string exported = Export(*source_);
   ASSERT_OK(Import(*target_, exported));
@@ -329,7 +339,7 @@ TEST_F(TransferTest, ImportingAgainChangesNothing) {
   EXPECT_EQ(Export(*source_), exported);
 }
 
-TEST_F(TransferTest, AMemoryWithAnotherHistoryFailsItsLineAndKeepsBoth) {
+TEST_P(TransferTest, AMemoryWithAnotherHistoryFailsItsLineAndKeepsBoth) {
   ASSERT_NO_FATAL_FAILURE(FillSource());
   Write(*target_, Id("people", "alice"), R"({"title": "intern"})");
   const std::string before = Export(*target_);
@@ -348,7 +358,7 @@ TEST_F(TransferTest, AMemoryWithAnotherHistoryFailsItsLineAndKeepsBoth) {
   EXPECT_NE(Export(*target_), before);
 }
 
-TEST_F(TransferTest, BadLinesAreReportedByNumber) {
+TEST_P(TransferTest, BadLinesAreReportedByNumber) {
   ASSERT_NO_FATAL_FAILURE(FillSource());
   std::vector<std::string> lines = absl::StrSplit(Export(*source_), '\n', absl::SkipEmpty());
   ASSERT_GE(lines.size(), 6u);
@@ -381,7 +391,7 @@ TEST_F(TransferTest, BadLinesAreReportedByNumber) {
   EXPECT_EQ(skipped_stats.total_memories, 5);
 
   // Stopping: the first bad line ends it, and its batch (here, everything) is not written.
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Store> fresh, Open(dir_.File("fresh.db")));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Store> fresh, Open(NewStore("fresh.db")));
   bad.clear();
   ASSERT_OK_AND_ASSIGN(const ImportSummary stopped, Import(*fresh, text, /*stop=*/true, &bad));
   EXPECT_THAT(bad, ElementsAre(3));
@@ -391,7 +401,7 @@ TEST_F(TransferTest, BadLinesAreReportedByNumber) {
   EXPECT_EQ(stopped_stats.total_memories, 0);
 }
 
-TEST_F(TransferTest, ABrokenTimeRuleIsABadLine) {
+TEST_P(TransferTest, ABrokenTimeRuleIsABadLine) {
   ASSERT_NO_FATAL_FAILURE(FillSource());
   std::vector<std::string> lines =
       absl::StrSplit(Export(*source_, {.category = "people"}), '\n', absl::SkipEmpty());
@@ -416,22 +426,14 @@ TEST_F(TransferTest, ABrokenTimeRuleIsABadLine) {
   EXPECT_THAT(messages[0], HasSubstr("last_event_at: must not be before"));
 }
 
-TEST_F(TransferTest, TextThatIsNotUtf8FailsTheExportNamingTheMemory) {
-  // Keys of every UTF-8 length round-trip; a stray byte after eight ASCII ones does not.
+TEST_P(TransferTest, KeysOfEveryUtf8LengthRoundTrip) {
   Write(*source_, Id("people", "ascii-then-\xc3\xa9-\xe2\x82\xac-\xf0\x9f\x98\x80"), R"("ok")");
   const std::string exported = Export(*source_);
   ASSERT_OK(Import(*target_, exported));
   EXPECT_EQ(Export(*target_), exported);
-  Write(*source_, Id("people", "abcdefghij\xff"), R"("bad")");
-  std::ostringstream out;
-  EXPECT_THAT(source_->Export({}, out),
-              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("memory 2: key is not valid UTF-8")));
-  Write(*source_, Id("people", "overlong-\xc0\xaf"), R"("bad")");
-  EXPECT_THAT(source_->Export({.category = "people"}, out),
-              StatusIs(absl::StatusCode::kDataLoss, _));
 }
 
-TEST_F(TransferTest, AFieldPastTheWritePathsBoundIsABadLine) {
+TEST_P(TransferTest, AFieldPastTheWritePathsBoundIsABadLine) {
   ASSERT_NO_FATAL_FAILURE(FillSource());
   std::string text = Export(*source_, {.category = "people"});
   const size_t at = text.find(R"("key":"alice")");
@@ -447,7 +449,7 @@ TEST_F(TransferTest, AFieldPastTheWritePathsBoundIsABadLine) {
   EXPECT_EQ(summary.created, 0);
 }
 
-TEST_F(TransferTest, AForeignOrNewerHeaderIsRefused) {
+TEST_P(TransferTest, AForeignOrNewerHeaderIsRefused) {
   EXPECT_THAT(Import(*target_, ""), StatusIs(absl::StatusCode::kInvalidArgument, _));
   EXPECT_THAT(Import(*target_, "{\"type\":\"entity\",\"name\":\"x\"}\n"),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("line 1")));
@@ -456,7 +458,7 @@ TEST_F(TransferTest, AForeignOrNewerHeaderIsRefused) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("format_version")));
 }
 
-TEST_F(TransferTest, AScopedExportHoldsOnlyItsScopeAndItsLinksComeBackTogether) {
+TEST_P(TransferTest, AScopedExportHoldsOnlyItsScopeAndItsLinksComeBackTogether) {
   ASSERT_NO_FATAL_FAILURE(FillSource());
   const std::string other = Export(*source_, {.workspace = "other-workspace"});
   EXPECT_EQ(std::vector<std::string>(absl::StrSplit(other, '\n', absl::SkipEmpty())).size(), 2u);
@@ -472,7 +474,23 @@ TEST_F(TransferTest, AScopedExportHoldsOnlyItsScopeAndItsLinksComeBackTogether) 
   EXPECT_EQ(rust.predecessors[0].identity.key, "go");
 }
 
-TEST_F(TransferTest, BackupDuringWritesHoldsEveryAcknowledgedWrite) {
+// Backup and restore copy a SQLite file (PostgreSQL's are pg_dump and pg_restore).
+class TransferFileTest : public TransferTest {};
+
+// A SQLite file may hold text that is not UTF-8 (PostgreSQL refuses it at the write).
+TEST_P(TransferFileTest, TextThatIsNotUtf8FailsTheExportNamingTheMemory) {
+  // A stray byte after eight ASCII ones, after a key of every UTF-8 length.
+  Write(*source_, Id("people", "ascii-then-\xc3\xa9-\xe2\x82\xac-\xf0\x9f\x98\x80"), R"("ok")");
+  Write(*source_, Id("people", "abcdefghij\xff"), R"("bad")");
+  std::ostringstream out;
+  EXPECT_THAT(source_->Export({}, out),
+              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("memory 2: key is not valid UTF-8")));
+  Write(*source_, Id("people", "overlong-\xc0\xaf"), R"("bad")");
+  EXPECT_THAT(source_->Export({.category = "people"}, out),
+              StatusIs(absl::StatusCode::kDataLoss, _));
+}
+
+TEST_P(TransferFileTest, BackupDuringWritesHoldsEveryAcknowledgedWrite) {
   std::atomic<int64_t> acknowledged{0};
   std::atomic<bool> stop{false};
   std::thread writer([&] {
@@ -507,7 +525,7 @@ TEST_F(TransferTest, BackupDuringWritesHoldsEveryAcknowledgedWrite) {
   EXPECT_EQ(count.Int(1) + 1, count.Int(0));
 }
 
-TEST_F(TransferTest, RestoreRefusesAnOpenStoreAndReplacesAClosedOne) {
+TEST_P(TransferFileTest, RestoreRefusesAnOpenStoreAndReplacesAClosedOne) {
   ASSERT_NO_FATAL_FAILURE(FillSource());
   const std::string backup = dir_.File("backup.db");
   ASSERT_OK(source_->Backup(backup, false));
@@ -528,6 +546,11 @@ TEST_F(TransferTest, RestoreRefusesAnOpenStoreAndReplacesAClosedOne) {
   target_.reset();
   EXPECT_THAT(RestoreBackup(junk, target_path_), StatusIs(absl::StatusCode::kDataLoss, _));
 }
+
+INSTANTIATE_TEST_SUITE_P(Engines, TransferTest, temporal::testing::Engines(),
+                         temporal::testing::EngineName);
+INSTANTIATE_TEST_SUITE_P(Sqlite, TransferFileTest, ::testing::Values(store::Dialect::kSqlite),
+                         temporal::testing::EngineName);
 
 }  // namespace
 }  // namespace strata

@@ -5,6 +5,8 @@
 // Client.callTool (counted, so a skipped validation fails) and by a strict JSON Schema 2020-12
 // validator that also checks the schemas themselves.
 //
+// With STRATA_TEST_STORE=postgresql each session's store is a new database (stores.mjs).
+//
 // Run: node tests/client/sdk_client.mjs <path-to-strata>   (after `npm ci` in tests/client)
 // Prints one `ok - ...` / `not ok - ...` line per check and exits 1 if any failed. Exits 77
 // (a skip, for Meson) when the SDK is not installed, unless CI is set: then that fails.
@@ -17,6 +19,8 @@ import path from 'node:path';
 import process from 'node:process';
 import { fileURLToPath } from 'node:url';
 
+import { ON_POSTGRES, newStore } from './stores.mjs';
+
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 // Bounds against a hung server, never expectations about speed.
 const REQUEST_TIMEOUT_MS = 30_000;
@@ -26,8 +30,9 @@ const DEADLINE_MS = 270_000; // Meson's timeout for this test is 300 s.
 
 // Memories written (with --embedder none) ahead of the ones the progress check embeds itself:
 // the background worker embeds oldest first, so it is still busy with these when the embed
-// call asks for the newer ones (the same arrangement as tests/e2e/test_embed.py).
-const FILLER = 10000;
+// call asks for the newer ones (the same arrangement as tests/e2e/test_embed.py). On PostgreSQL
+// fewer: writes there take longer, and the worker, whose embedder is the same, is as far behind.
+const FILLER = ON_POSTGRES ? 3000 : 10000;
 const TARGETS = 300;
 
 const CANONICAL_TOOLS = [
@@ -340,7 +345,8 @@ function dumpStderr(session) {
 async function openSession(label, root, args) {
   const dir = path.join(root, label.replace(/[^a-z0-9]+/gi, '-'));
   await mkdir(dir);
-  const session = new Session(label, ['--db', path.join(dir, 'm.db'), ...args]);
+  const store = newStore(dir, `sdk_${label.replace(/[^a-z0-9]+/gi, '_')}`);
+  const session = new Session(label, [...store.args, ...args]);
   await withTimeout(session.open(dir), REQUEST_TIMEOUT_MS + 5_000, `${label}: connect`);
   return session;
 }
@@ -673,7 +679,7 @@ async function perseusSession(root) {
 async function progressSessions(root) {
   const dir = path.join(root, 'progress');
   await mkdir(dir);
-  const db = ['--db', path.join(dir, 'm.db')];
+  const db = newStore(dir, 'sdk_progress').args;
   const writer = new Session('progress (writing)', [...db, '--embedder', 'none']);
   const wrote = await check(`progress: ${FILLER + TARGETS} memories written with --embedder none`,
     async () => {

@@ -3,16 +3,15 @@
 // HTTP transport"). Checks the handshake and session id, tools/list, a write and a recall,
 // progress over server-sent events, a workspace-restricted token's tool error, DELETE of the
 // session, and that SIGTERM ends the server with status 0.
-// With STRATA_TEST_STORE=postgresql the store is a new database on the cluster whose URI
-// tests/pg/with_cluster passes in STRATA_TEST_PG_URI (as tests/e2e/mcp_client.py does), and the
-// writes are checked to be its rows.
+// With STRATA_TEST_STORE=postgresql the store is a new database (stores.mjs), and the writes
+// are checked to be its rows.
 //
 // Run: node tests/client/sdk_http_client.mjs <path-to-strata>   (after `npm ci` in tests/client)
 // Prints one `ok - ...` / `not ok - ...` line per check and exits 1 if any failed. Exits 77
 // (a skip, for Meson) when the SDK is not installed, unless CI is set: then that fails.
 
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -20,14 +19,14 @@ import path from 'node:path';
 import process from 'node:process';
 import { fileURLToPath } from 'node:url';
 
+import { ON_POSTGRES, newStore, psql } from './stores.mjs';
+
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 // Bounds against a hung server, never expectations about speed.
 const START_TIMEOUT_MS = 30_000;
 const DEADLINE_MS = 240_000;
 const ADMIN_TOKEN = 'sdk-admin-token-0123456789';
 const TEAM_TOKEN = 'sdk-team-token-0123456789';
-const ON_POSTGRES = process.env.STRATA_TEST_STORE === 'postgresql';
-const PSQL = path.join(process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin', 'psql');
 
 let checks = 0;
 let failures = 0;
@@ -64,32 +63,11 @@ const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
 const { StreamableHTTPClientTransport } =
   await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
 
-// Runs `sql` on the database `uri` names; returns psql's unaligned, headerless output.
-function psql(uri, sql) {
-  return execFileSync(PSQL, ['-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1', uri, '-c', sql],
-    { encoding: 'utf8' }).trim();
-}
-
-// The store: a file in `dir` (--db), or a new database on the test cluster (--store, as an
-// operator names one). Returns its path or URI and the arguments that name it ({ db, args }).
-function newStore(dir) {
-  if (!ON_POSTGRES) {
-    const db = path.join(dir, 'memory.db');
-    return { db, args: ['--db', db] };
-  }
-  const base = process.env.STRATA_TEST_PG_URI;
-  if (!base) throw new Error('STRATA_TEST_PG_URI is unset: run through tests/pg/with_cluster');
-  const name = `sdk_http_${process.pid}`;
-  psql(base, `CREATE DATABASE ${name}`);
-  const db = `${base}&dbname=${name}`;
-  return { db, args: ['--store', db, '--index-dir', path.join(dir, 'index')] };
-}
-
 // Starts the server; resolves with { child, url, db, stderr() } once it names its port.
 async function startServer(dir) {
   const tokens = path.join(dir, 'tokens');
   await writeFile(tokens, `# sdk test\n${ADMIN_TOKEN}\n${TEAM_TOKEN} team-a\n`);
-  const store = newStore(dir);
+  const store = newStore(dir, 'sdk_http');
   const child = spawn(strataPath, ['serve', '--http', '127.0.0.1:0', ...store.args,
     '--auth-token-file', tokens],
   { stdio: ['ignore', 'ignore', 'pipe'] });

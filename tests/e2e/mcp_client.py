@@ -491,6 +491,12 @@ class StrataTestCase(unittest.TestCase):
     def assertAlive(self, client):
         self.assertTrue(client.ping(), "server stopped answering ping")
 
+    def assertFileIntact(self, db=None):
+        """A SQLite store's file (default: this test's) passes PRAGMA integrity_check. A
+        PostgreSQL store has no file of ours to check: the server's own recovery keeps it."""
+        if not ON_POSTGRES:
+            self.assertEqual(integrity(db or self.db), "ok")
+
 
 def error_text(result):
     """The message of a tool result (content[0].text)."""

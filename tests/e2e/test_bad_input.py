@@ -37,8 +37,7 @@ class BadInputCase(StrataTestCase):
                 r = self.call_ok(self.client, "recall", {"query": "yellow canary"})
                 self.assertIn(self.canary["id"], [i["id"] for i in r["items"]])
                 self.assertEqual(self.client.close(), 0)
-            if not mcp_client.ON_POSTGRES:
-                self.assertEqual(mcp_client.integrity(self.db), "ok")
+            self.assertFileIntact()
         finally:
             super().tearDown()
 

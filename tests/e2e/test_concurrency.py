@@ -168,8 +168,7 @@ class TwoProcesses(StrataTestCase):
             self.assertIsNone(stats["embeddings"]["last_error"], stats["embeddings"])
         self.assertEqual(first.close(), 0)
         self.assertEqual(second.close(), 0)
-        if not mcp_client.ON_POSTGRES:
-            self.assertEqual(mcp_client.integrity(self.db), "ok")
+        self.assertFileIntact()
 
     def check_sees(self, reader, writer):
         """`reader`'s process reads every write `writer`'s acknowledged, in every mode."""

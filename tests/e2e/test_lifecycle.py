@@ -7,6 +7,7 @@ close strata's stdin: only the parent watch can end the server. The test process
 a child subreaper, so the orphaned strata is handed to it and its exit status can be read.
 
 Run: python3 tests/e2e/test_lifecycle.py <path-to-strata-binary>
+With STRATA_TEST_STORE=postgresql (mcp_client.py) the store is a PostgreSQL database.
 """
 
 import ctypes
@@ -19,7 +20,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import mcp_client  # noqa: E402
-from mcp_client import McpClient, StrataTestCase, integrity, stdout_problems  # noqa: E402
+from mcp_client import McpClient, StrataTestCase, stdout_problems  # noqa: E402
 
 # Bounds only against hangs, never asserted as timings.
 EXIT_DEADLINE = 20.0
@@ -87,16 +88,16 @@ class LifecycleCase(StrataTestCase):
         return key, body
 
     def assert_intact(self, acknowledged):
-        """The database passes integrity_check and a new server reads every acknowledged
+        """The store is intact (assertFileIntact) and a new server reads every acknowledged
         (key, body)."""
-        self.assertEqual(integrity(self.db), "ok")
+        self.assertFileIntact()
         again = self.serve()
         for key, body in acknowledged:
             got = self.call_ok(again, "get", {"category": "life", "key": key})
             self.assertIs(got["found"], True, "acknowledged write %s lost" % key)
             self.assertEqual(got["body"], body)
         self.assertEqual(again.close(), 0)
-        self.assertEqual(integrity(self.db), "ok")
+        self.assertFileIntact()
 
 
 class StdinCloses(LifecycleCase):
@@ -135,7 +136,7 @@ class StdinCloses(LifecycleCase):
             time.sleep(POLL_INTERVAL)
         self.assertEqual(e["vectors"], 2000)
         self.assertEqual(again.close(), 0)
-        self.assertEqual(integrity(self.db), "ok")
+        self.assertFileIntact()
 
 
 class QuietHost(LifecycleCase):
@@ -205,7 +206,8 @@ class ParentDies(LifecycleCase):
         pid_file = os.path.join(self.tmp, "strata.pid")
         env = dict(os.environ, PARENT_SPAWN=spawn_from)
         parent = McpClient(sys.executable,
-                           ["-c", PARENT, pid_file, mcp_client.BINARY, "--db", self.db],
+                           ["-c", PARENT, pid_file, mcp_client.BINARY]
+                           + mcp_client.store_args(self.db, self.tmp),
                            env=env, stderr_path=os.path.join(self.tmp, "parent-stderr.log"))
         self.parent = parent
         wait_for_file(self, pid_file)

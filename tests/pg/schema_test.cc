@@ -59,7 +59,8 @@ TEST(SchemaTest, MigrationsAppliedOnce) {
   auto counts = CountRows(*conn);
   ASSERT_TRUE(counts.ok()) << counts.status();
   ASSERT_EQ(counts->size(), TableNames().size());
-  for (const auto& [table, n] : *counts) EXPECT_EQ(n, 0) << table;
+  // Empty but for meta's mark of the largest memory id deleted (migration 4).
+  for (const auto& [table, n] : *counts) EXPECT_EQ(n, table == "meta" ? 1 : 0) << table;
   // The lock is released: another session takes it at once.
   auto other = Open(std::getenv("STRATA_TEST_PG_URI"));
   ASSERT_NE(other, nullptr);
@@ -108,13 +109,51 @@ TEST(SchemaTest, NoChangeFeedAfterMigration3) {
   auto triggers = conn->QueryInt("SELECT count(*) FROM pg_trigger WHERE NOT tgisinternal");
   ASSERT_TRUE(triggers.ok()) << triggers.status();
   EXPECT_EQ(*triggers, 9);  // One per table of migration 1 still in the feed after 2.
-  ASSERT_TRUE(Migrate(*conn).ok());
+  ASSERT_TRUE(Migrate(*conn, 3).ok());
   triggers = conn->QueryInt("SELECT count(*) FROM pg_trigger WHERE NOT tgisinternal");
   ASSERT_TRUE(triggers.ok()) << triggers.status();
   EXPECT_EQ(*triggers, 0);
   auto table = conn->Query("SELECT to_regclass('changes') IS NULL");
   ASSERT_TRUE(table.ok()) << table.status();
   EXPECT_EQ(table->rows[0][0], "t");
+}
+
+// memories' mark of the largest id deleted (migration 4), as text.
+std::string DeletedMark(Connection& conn) {
+  auto rows = conn.Query("SELECT value FROM meta WHERE name = 'memory_id_deleted_high_water'");
+  EXPECT_TRUE(rows.ok()) << rows.status();
+  if (!rows.ok() || rows->rows.size() != 1) return "<no row>";
+  return rows->rows[0][0].value_or("<null>");
+}
+
+TEST(SchemaTest, Migration4MarksEveryIdGivenBeforeItThenEachDeleted) {
+  auto conn = Open(testing::FreshDatabaseUri());
+  ASSERT_NE(conn, nullptr);
+  ASSERT_TRUE(Migrate(*conn, 3).ok());
+  // A store of version 3: memories 1 to 4, of which 4 was purged (its id unknown to the rows).
+  ASSERT_TRUE(conn->Exec("INSERT INTO memories (category, key, created_at_unix_ms, "
+                         "last_event_at_unix_ms) SELECT 'c', 'k' || i, 0, 0 "
+                         "FROM generate_series(1, 4) AS i; DELETE FROM memories WHERE id = 4")
+                  .ok());
+  ASSERT_TRUE(Migrate(*conn).ok());
+  EXPECT_EQ(DeletedMark(*conn), "4");
+  ASSERT_TRUE(conn->Exec("INSERT INTO memories (id, category, key, created_at_unix_ms, "
+                         "last_event_at_unix_ms) VALUES (9, 'c', 'k9', 0, 0)")
+                  .ok());
+  ASSERT_TRUE(conn->Exec("DELETE FROM memories WHERE id = 2").ok());
+  EXPECT_EQ(DeletedMark(*conn), "4");
+  ASSERT_TRUE(conn->Exec("DELETE FROM memories WHERE id = 9").ok());
+  EXPECT_EQ(DeletedMark(*conn), "9");
+  // A delete rolled back leaves the mark as it was.
+  ASSERT_TRUE(conn->Exec("BEGIN; DELETE FROM memories WHERE id = 3; ROLLBACK").ok());
+  EXPECT_EQ(DeletedMark(*conn), "9");
+}
+
+TEST(SchemaTest, Migration4OnAnUnusedSequenceMarksNothing) {
+  auto conn = Open(testing::FreshDatabaseUri());
+  ASSERT_NE(conn, nullptr);
+  ASSERT_TRUE(Migrate(*conn).ok());
+  EXPECT_EQ(DeletedMark(*conn), "0");
 }
 
 }  // namespace

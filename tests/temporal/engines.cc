@@ -9,9 +9,9 @@
 
 namespace strata::temporal::testing {
 
-std::string NewStorePath(store::Dialect dialect, strata::testing::TempDir& dir) {
-  return dialect == store::Dialect::kSqlite ? dir.File("temporal.db")
-                                            : pg::testing::FreshDatabaseUri();
+std::string NewStorePath(store::Dialect dialect, strata::testing::TempDir& dir,
+                         const std::string& file) {
+  return dialect == store::Dialect::kSqlite ? dir.File(file) : pg::testing::FreshDatabaseUri();
 }
 
 absl::StatusOr<std::unique_ptr<store::Db>> OpenMigrated(store::Dialect dialect,

@@ -12,9 +12,10 @@
 
 namespace strata::temporal::testing {
 
-// Where a new, empty store goes: a SQLite file in `dir`, or the URI of a new database on the
-// PostgreSQL cluster tests/pg/with_cluster started ("" and a test failure without one).
-std::string NewStorePath(store::Dialect dialect, strata::testing::TempDir& dir);
+// Where a new, empty store goes: the SQLite file `file` in `dir`, or the URI of a new database
+// on the PostgreSQL cluster tests/pg/with_cluster started ("" and a test failure without one).
+std::string NewStorePath(store::Dialect dialect, strata::testing::TempDir& dir,
+                         const std::string& file = "temporal.db");
 
 // A new store with the latest schema: a SQLite file in `dir`, or a new database on the
 // PostgreSQL cluster tests/pg/with_cluster started.

@@ -148,6 +148,25 @@ TEST_P(VersionTableTest, RestoredIdentityTakesAFreeIdAboveEveryPurgedOne) {
   EXPECT_GT(fresh, purged);
 }
 
+TEST_P(VersionTableTest, AnIdTakenByARolledBackRestoreIsFreeAgain) {
+  // An import killed mid-way: its transaction took ids and rolled back. No memory has them
+  // and none had them, so importing again keeps them (PostgreSQL's sequence moved on).
+  {
+    ASSERT_OK_AND_ASSIGN(store::Transaction txn, store::Transaction::Begin(*db_));
+    EXPECT_THAT(table_->InsertIdentityAt({.category = "facts", .key = "a"}, 1, kNow, kNow),
+                IsOkAndHolds(1));
+    EXPECT_THAT(table_->InsertIdentityAt({.category = "facts", .key = "b"}, 2, kNow, kNow),
+                IsOkAndHolds(2));
+  }
+  EXPECT_THAT(table_->InsertIdentityAt({.category = "facts", .key = "a"}, 1, kNow, kNow),
+              IsOkAndHolds(1));
+  EXPECT_THAT(table_->InsertIdentityAt({.category = "facts", .key = "b"}, 2, kNow, kNow),
+              IsOkAndHolds(2));
+  // And a new identity still gets an id no memory has.
+  EXPECT_THAT(table_->InsertIdentity({.category = "facts", .key = "c"}, kNow),
+              IsOkAndHolds(3));
+}
+
 TEST_P(VersionTableTest, RestoredRowsKeepTheirTimesAndState) {
   const strata::Identity identity{.category = "facts", .key = "k"};
   ASSERT_OK_AND_ASSIGN(const int64_t id, table_->InsertIdentityAt(identity, 7, kNow, kNow + 20));
