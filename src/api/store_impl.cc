@@ -35,6 +35,7 @@
 #include "transfer/importer.h"
 #include "util/check.h"
 #include "util/clock.h"
+#include "util/json_text.h"
 #include "util/status_macros.h"
 #include "vector/vector_service.h"
 
@@ -50,6 +51,9 @@ using temporal::ValidateIdentity;
 
 absl::Status ValidateWrite(const WriteRequest& r) {
   RETURN_IF_ERROR(ValidateIdentity(r.identity));
+  if (r.source && !IsUtf8(*r.source)) {
+    return absl::InvalidArgumentError("source: must be valid UTF-8");
+  }
   // Valid bounds are checked in RememberInTransaction, where a missing valid_from defaults.
   return temporal::ValidateTypeAndTags(r.type, r.tags);
 }

@@ -222,6 +222,21 @@ json ParseJsonText(std::string_view text) {
   return json::parse(text, nullptr, /*allow_exceptions=*/false);
 }
 
+bool IsUtf8(std::string_view text) {
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  const auto* end = p + text.size();
+  while (p < end) {
+    if (*p < 0x80) {
+      ++p;
+      continue;
+    }
+    const size_t n = Utf8SequenceLength(p, end);
+    if (n == 0) return false;
+    p += n;
+  }
+  return true;
+}
+
 void AppendJsonString(std::string_view text, std::string& out) {
   if (!AppendJsonStringIfUtf8(text, out)) out += NlohmannText(json(std::string(text)));
 }

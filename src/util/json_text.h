@@ -31,6 +31,9 @@ void AppendJsonString(std::string_view text, std::string& out);
 // one that is not (where AppendJsonString would write U+FFFD for the bad bytes).
 bool AppendJsonStringIfUtf8(std::string_view text, std::string& out);
 
+// Whether `text` is valid UTF-8 (RFC 3629).
+bool IsUtf8(std::string_view text);
+
 // Parses JSON text into nlohmann::json several times faster than nlohmann's own parser
 // (simdjson underneath, its buffers kept from call to call). Non-negative integers come back
 // as signed where they fit (nlohmann's parser makes them unsigned; they compare and print

@@ -260,6 +260,21 @@ TEST_P(TimeAxis, EmptyKeyIsRejected) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("category")));
 }
 
+// Both stores keep text as UTF-8: a name that is not is refused alike, before either sees it
+// (PostgreSQL would refuse it with its own words; SQLite would store it).
+TEST_P(TimeAxis, TextThatIsNotUtf8IsRejected) {
+  for (const Identity& id : {Id("abc\xff"), Id("k", "\xc0\xaf"), Id("k", "c", "w\xed\xa0\x80")}) {
+    EXPECT_THAT(store_->Remember({.identity = id, .body_json = R"("x")"}),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("must be valid UTF-8")));
+    EXPECT_THAT(store_->AsOf(id, kNow), StatusIs(absl::StatusCode::kInvalidArgument, _));
+  }
+  EXPECT_THAT(store_->Remember({.identity = Id("k"), .body_json = R"("x")", .tags = {"t\xff"}}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("tags: must be valid")));
+  EXPECT_THAT(store_->Remember({.identity = Id("k"), .body_json = R"("x")", .source = "s\xff"}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("source: must be valid")));
+  EXPECT_THAT(store_->Get(Id("k")), StatusIs(absl::StatusCode::kNotFound, _));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Remember.
 

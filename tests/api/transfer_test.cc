@@ -477,15 +477,23 @@ TEST_P(TransferTest, AScopedExportHoldsOnlyItsScopeAndItsLinksComeBackTogether) 
 // Backup and restore copy a SQLite file (PostgreSQL's are pg_dump and pg_restore).
 class TransferFileTest : public TransferTest {};
 
-// A SQLite file may hold text that is not UTF-8 (PostgreSQL refuses it at the write).
+// A SQLite file may hold text that is not UTF-8, written by another program (the API refuses
+// it, as PostgreSQL does).
 TEST_P(TransferFileTest, TextThatIsNotUtf8FailsTheExportNamingTheMemory) {
   // A stray byte after eight ASCII ones, after a key of every UTF-8 length.
   Write(*source_, Id("people", "ascii-then-\xc3\xa9-\xe2\x82\xac-\xf0\x9f\x98\x80"), R"("ok")");
-  Write(*source_, Id("people", "abcdefghij\xff"), R"("bad")");
+  Write(*source_, Id("people", "bad"), R"("bad")");
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<store::Db> file, store::Db::Open(source_path_, {}));
+  const auto set_key = [&file](std::string_view from, std::string_view to) {
+    ASSERT_OK_AND_ASSIGN(store::Stmt s, file->Prepare("UPDATE memories SET key = ?2 WHERE key = ?1"));
+    s.Bind(1, from).Bind(2, to);
+    ASSERT_OK(s.Run());
+  };
+  set_key("bad", "abcdefghij\xff");
   std::ostringstream out;
   EXPECT_THAT(source_->Export({}, out),
               StatusIs(absl::StatusCode::kDataLoss, HasSubstr("memory 2: key is not valid UTF-8")));
-  Write(*source_, Id("people", "overlong-\xc0\xaf"), R"("bad")");
+  set_key("abcdefghij\xff", "overlong-\xc0\xaf");
   EXPECT_THAT(source_->Export({.category = "people"}, out),
               StatusIs(absl::StatusCode::kDataLoss, _));
 }
