@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "dedup/content.h"
 #include "dedup/finder.h"
@@ -487,6 +488,9 @@ class StoreImpl final : public Store {
       const WriteRequest& request, const text::ParsedBody& body,
       std::optional<int64_t> recorded_at = std::nullopt,
       const std::vector<int64_t>* prepared_keys = nullptr) {
+    // The dedup check's catch-up read goes with the identity's lookup, in its round trip.
+    if (request.dedup) RETURN_IF_ERROR(dedup_index_.SendCatchUp());
+    const absl::Cleanup drop_catch_up = [this] { dedup_index_.DropCatchUp(); };
     ASSIGN_OR_RETURN(std::optional<temporal::IdentityRow> existing,
                      versions_.FindIdentity(request.identity));
     std::optional<temporal::VersionRow> current;

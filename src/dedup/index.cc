@@ -179,19 +179,7 @@ absl::StatusOr<DedupIndex::Loaded*> DedupIndex::Current() {
   RETURN_IF_ERROR(EnsureUpgraded());
   int64_t generation = 0;
   {
-    // The generation, and the versions written since the map was (by any connection, this
-    // one's own included: their keys are already in, and inserting is idempotent): one
-    // round trip. The keys by a subquery on their primary key, not a join: without
-    // statistics (a table that grew since its last ANALYZE) PostgreSQL takes "id > ?1" for a
-    // third of the table and hashes all of dedup_keys for a join that meets one or two rows
-    // (0.8 ms a write at 3,000 versions, growing with the table).
-    ASSIGN_OR_RETURN(
-        store::Stmt since,
-        db_->Prepare("SELECT g.generation, v.id, v.memory_id, (SELECT d.keys FROM dedup_keys d "
-                     "WHERE d.memory_id = v.memory_id) FROM (SELECT COALESCE((SELECT "
-                     "CAST(value AS BIGINT) FROM meta WHERE name = 'dedup_generation'), 0) AS "
-                     "generation) AS g LEFT JOIN versions v ON v.id > ?1 ORDER BY v.id"));
-    since.Bind(1, loaded_ ? loaded_->versions_seen : std::numeric_limits<int64_t>::max());
+    ASSIGN_OR_RETURN(store::Stmt since, CatchUpRead());
     ASSIGN_OR_RETURN(bool more, since.Step());
     generation = more ? since.Int(0) : 0;
     if (loaded_ && loaded_->generation == generation) {
@@ -229,6 +217,38 @@ absl::StatusOr<DedupIndex::Loaded*> DedupIndex::Current() {
   return loaded_.get();
 }
 
+absl::StatusOr<store::Stmt> DedupIndex::CatchUpRead() {
+  if (sent_) {
+    store::Stmt since = std::move(*sent_);
+    sent_.reset();
+    return since;
+  }
+  // The generation, and the versions written since the map was (by any connection, this
+  // one's own included: their keys are already in, and inserting is idempotent): one round
+  // trip. The keys by a subquery on their primary key, not a join: without statistics (a
+  // table that grew since its last ANALYZE) PostgreSQL takes "id > ?1" for a third of the
+  // table and hashes all of dedup_keys for a join that meets one or two rows (0.8 ms a write
+  // at 3,000 versions, growing with the table).
+  ASSIGN_OR_RETURN(
+      store::Stmt since,
+      db_->Prepare("SELECT g.generation, v.id, v.memory_id, (SELECT d.keys FROM dedup_keys d "
+                   "WHERE d.memory_id = v.memory_id) FROM (SELECT COALESCE((SELECT "
+                   "CAST(value AS BIGINT) FROM meta WHERE name = 'dedup_generation'), 0) AS "
+                   "generation) AS g LEFT JOIN versions v ON v.id > ?1 ORDER BY v.id"));
+  since.Bind(1, loaded_ ? loaded_->versions_seen : std::numeric_limits<int64_t>::max());
+  return since;
+}
+
+absl::Status DedupIndex::SendCatchUp() {
+  if (!loaded_ || sent_) return absl::OkStatus();
+  ASSIGN_OR_RETURN(store::Stmt since, CatchUpRead());
+  RETURN_IF_ERROR(since.Send());
+  sent_.emplace(std::move(since));
+  return absl::OkStatus();
+}
+
+void DedupIndex::DropCatchUp() { sent_.reset(); }
+
 absl::StatusOr<std::vector<int64_t>> DedupIndex::Candidates(const std::vector<int64_t>& keys,
                                                             size_t max) {
   std::vector<int64_t> out;
@@ -246,6 +266,7 @@ absl::StatusOr<std::vector<int64_t>> DedupIndex::Candidates(const std::vector<in
 
 absl::Status DedupIndex::Clear() {
   RETURN_IF_ERROR(EnsureUpgraded());
+  sent_.reset();
   RETURN_IF_ERROR(db_->Exec("DELETE FROM dedup_keys"));
   // Other connections' maps reload when they see the generation change.
   RETURN_IF_ERROR(db_->Exec(

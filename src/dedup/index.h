@@ -61,6 +61,13 @@ class DedupIndex {
   absl::StatusOr<std::vector<int64_t>> Candidates(const std::vector<int64_t>& keys, size_t max);
   // Removes every memory's keys.
   absl::Status Clear();
+  // Sends ahead the read that brings the map up to date (see the class comment), for the
+  // next lookup to use: on PostgreSQL, in a transaction, it then shares the round trip of
+  // the transaction's next statement that waits for an answer. Nothing when the map is not
+  // loaded yet. REQUIRES: in the transaction of that lookup, with no write between.
+  absl::Status SendCatchUp();
+  // Drops a read sent ahead that no lookup used (the transaction ends without one).
+  void DropCatchUp();
 
   // The memory an alias identity was merged into, if it is an alias.
   absl::StatusOr<std::optional<int64_t>> FindAlias(const Identity& identity);
@@ -84,11 +91,15 @@ class DedupIndex {
   absl::Status MoveBandRows();
   // The map, loaded or brought up to date with what other connections wrote.
   absl::StatusOr<Loaded*> Current();
+  // The read of the generation and the versions written since the map last looked: the
+  // one SendCatchUp sent, else prepared now.
+  absl::StatusOr<store::Stmt> CatchUpRead();
   absl::StatusOr<std::vector<int64_t>> StoredKeys(int64_t memory_id);
 
   store::Db* db_;                   // Not owned; outlives this.
   int64_t load_page_rows_;
   std::unique_ptr<Loaded> loaded_;  // Null until first needed.
+  std::optional<store::Stmt> sent_;  // CatchUpRead's, sent ahead by SendCatchUp.
   bool upgraded_ = false;
 };
 

@@ -4,11 +4,13 @@
 #include <libpq-fe.h>
 #include <poll.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <type_traits>
 #include <utility>
 
+#include "absl/algorithm/container.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -379,7 +381,8 @@ absl::StatusOr<Result> Connection::RunPrepared(PreparedStatement& stmt,
   return result;
 }
 
-absl::Status Connection::Queue(PreparedStatement& stmt, std::span<const Param> params) {
+absl::Status Connection::Queue(PreparedStatement& stmt, std::span<const Param> params,
+                               Result* keep) {
   ASSIGN_OR_RETURN(const bool run, Ready(stmt.sql));
   if (!run) return absl::OkStatus();
   const bool in_transaction = this->in_transaction();
@@ -389,9 +392,27 @@ absl::Status Connection::Queue(PreparedStatement& stmt, std::span<const Param> p
   RETURN_IF_ERROR(Prepare(stmt, in_transaction));
   RETURN_IF_ERROR(EnterPipeline(in_transaction));
   const ParamArrays p(params);
-  return Sent(Pq().PQsendQueryPrepared(conn_, stmt.name.c_str(), p.count(), p.values.data(),
-                                       p.lengths.data(), p.formats.data(), /*resultFormat=*/0),
-              in_transaction);
+  RETURN_IF_ERROR(Sent(Pq().PQsendQueryPrepared(conn_, stmt.name.c_str(), p.count(),
+                                                p.values.data(), p.lengths.data(),
+                                                p.formats.data(), /*resultFormat=*/0),
+                       in_transaction));
+  if (keep != nullptr) keeps_.emplace_back(sent_ - 1, keep);
+  return absl::OkStatus();
+}
+
+bool Connection::Waiting(const Result* keep) const {
+  return absl::c_any_of(keeps_, [keep](const auto& k) { return k.second == keep; });
+}
+
+void Connection::Forget(const Result* keep) {
+  for (auto& k : keeps_) {
+    if (k.second == keep) k.second = nullptr;
+  }
+}
+
+absl::Status Connection::Flush() {
+  if (sent_ == 0) return absl::OkStatus();
+  return Sync(/*keep_last=*/false, in_transaction()).status();
 }
 
 absl::Status Connection::QueueSql(std::string_view sql) {
@@ -430,6 +451,9 @@ absl::Status Connection::EnterPipeline(bool in_transaction) {
 absl::StatusOr<Result> Connection::Sync(bool keep_last, bool was_in_transaction) {
   const int sent = sent_;
   sent_ = 0;
+  std::vector<std::pair<int, Result*>> keeps;
+  keeps.swap(keeps_);
+  auto keep = keeps.begin();
   absl::Status first;  // The first failure.
   Result last;
   if (Pq().PQpipelineSync(conn_) != 1) {
@@ -445,7 +469,12 @@ absl::StatusOr<Result> Connection::Sync(bool keep_last, bool was_in_transaction)
       if (!Succeeded(result.result_)) first = Failed(result.result_, was_in_transaction);
       // The end of this command's results.
       while (PGresult* more = Pq().PQgetResult(conn_)) Pq().PQclear(more);
-      if (i == sent - 1 && keep_last) last = std::move(result);
+      if (i == sent - 1 && keep_last) {
+        last = std::move(result);
+      } else if (keep != keeps.end() && keep->first == i) {
+        if (keep->second != nullptr && first.ok()) *keep->second = std::move(result);
+        ++keep;
+      }
     }
     // Up to and including the sync's own result, which ends the pipeline.
     while (Pq().PQstatus(conn_) == CONNECTION_OK) {

@@ -49,6 +49,8 @@ class Result {
   std::string_view Value(int row, int col) const;
   // Rows the statement inserted, updated or deleted.
   int64_t affected() const;
+  // Holds no result (default-constructed, or moved from).
+  bool empty() const { return result_ == nullptr; }
 
  private:
   friend class Connection;
@@ -105,7 +107,18 @@ class Connection {
   // fails, the statements queued after it and that next one do not run, and the next one
   // returns its error; the transaction can then only be rolled back. REQUIRES: in a
   // transaction (a queued statement ends with it at the latest, at COMMIT).
-  absl::Status Queue(PreparedStatement& stmt, std::span<const Param> params);
+  // With `keep`, the statement's result is moved there when it is read; until then
+  // Waiting(keep) holds, and Flush reads it at once. REQUIRES: `keep` stays valid until it is
+  // read, the statement fails, or Forget(keep).
+  absl::Status Queue(PreparedStatement& stmt, std::span<const Param> params,
+                     Result* keep = nullptr);
+  // A statement queued with `keep` whose result is not read yet.
+  bool Waiting(const Result* keep) const;
+  // Its result is no longer wanted: read, when it comes, as that of a statement without one.
+  void Forget(const Result* keep);
+  // Reads the outcome of every queued statement now, in one round trip. Errors: the first
+  // queued statement's that failed.
+  absl::Status Flush();
   // Queue, for one statement without parameters. REQUIRES: in a transaction, or `sql` begins
   // one.
   absl::Status QueueSql(std::string_view sql);
@@ -151,6 +164,8 @@ class Connection {
   int64_t session_ = 0;
   bool lost_in_transaction_ = false;  // The session closed with a transaction open.
   int sent_ = 0;  // Commands sent in pipeline mode whose results are not read yet.
+  // Where the results of those queued with `keep` go: (position among the sent_, keep).
+  std::vector<std::pair<int, Result*>> keeps_;
 };
 
 // A transaction on a Connection that outlives it, rolled back when destroyed uncommitted.

@@ -148,6 +148,18 @@ class PgStmt final : public store::EngineStmt {
   }
 
   absl::StatusOr<bool> Step() override {
+    if (sent_ahead_) {
+      sent_ahead_ = false;
+      if (db_->conn_->Waiting(&result_)) RETURN_IF_ERROR(db_->conn_->Flush());
+      if (result_.empty()) {
+        return absl::AbortedError(
+            "a statement sent ahead has no result: it, or one before it in its transaction, "
+            "failed");
+      }
+      db_->changes_ = result_.affected();
+      ran_ = true;
+      row_ = -1;
+    }
     if (!ran_) {
       RETURN_IF_ERROR(BindError());
       ASSIGN_OR_RETURN(result_, db_->conn_->RunPrepared(stmt_, params_));
@@ -178,7 +190,17 @@ class PgStmt final : public store::EngineStmt {
     return db_->conn_->Queue(stmt_, params_);
   }
 
+  absl::Status Send() override {
+    if (!db_->conn_->in_transaction()) return absl::OkStatus();  // The first Step runs it.
+    RETURN_IF_ERROR(BindError());
+    RETURN_IF_ERROR(db_->conn_->Queue(stmt_, params_, &result_));
+    sent_ahead_ = true;
+    return absl::OkStatus();
+  }
+
   void Reset() override {
+    if (sent_ahead_) db_->conn_->Forget(&result_);
+    sent_ahead_ = false;
     ran_ = false;
     result_ = {};
     for (Param& p : params_) p.null = true;
@@ -236,6 +258,7 @@ class PgStmt final : public store::EngineStmt {
   std::vector<Param> params_;  // Their strings keep their capacity from run to run.
   int bad_index_ = 0;          // The first parameter bound out of range, 0 when none.
   bool ran_ = false;           // result_ holds the result of a run not yet stepped to its end.
+  bool sent_ahead_ = false;    // Sent by Send; result_ gets its result when it is read.
   Result result_;
   int row_ = -1;
   mutable std::vector<std::string> blobs_;  // Decoded BYTEA columns of the current row.

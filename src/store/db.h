@@ -64,6 +64,8 @@ class EngineStmt {
   // Runs a statement without rows, or sends it ahead (see Stmt::RunLater). Here: steps it
   // until done, as Stmt::Run.
   virtual absl::Status RunLater();
+  // Sends the statement ahead (see Stmt::Send). Here: nothing; the first Step runs it.
+  virtual absl::Status Send() { return absl::OkStatus(); }
   // Back to before the first Step, every parameter NULL, the read snapshot released.
   virtual void Reset() = 0;
   virtual bool IsNull(int col) const = 0;
@@ -82,6 +84,14 @@ class EngineStmt {
 class Stmt {
  public:
   Stmt(Stmt&& other) noexcept : impl_(other.impl_) { other.impl_ = nullptr; }
+  Stmt& operator=(Stmt&& other) noexcept {
+    if (this != &other) {
+      if (impl_ != nullptr) impl_->Reset();
+      impl_ = other.impl_;
+      other.impl_ = nullptr;
+    }
+    return *this;
+  }
   Stmt(const Stmt&) = delete;
   Stmt& operator=(const Stmt&) = delete;
   ~Stmt() {
@@ -132,6 +142,12 @@ class Stmt {
   // transaction rolls back); Db::Changes does not count it. At once on SQLite, and outside a
   // transaction.
   absl::Status RunLater() { return impl_->RunLater(); }
+  // Sends a statement with rows ahead, for Step to read later: on PostgreSQL, in a
+  // transaction, it runs in the round trip of the next statement that waits for its answer
+  // (or at the first Step, when none does), before the statements prepared after it; on
+  // SQLite, and outside a transaction, the first Step runs it. So what it reads must not
+  // change between Send and Step. Bind first.
+  absl::Status Send() { return impl_->Send(); }
   // Runs an INSERT of one row and returns its id: on SQLite the rowid (last_insert_rowid);
   // on PostgreSQL the statement ends in `RETURNING id` and this reads it. Not RETURNING on
   // SQLite: it opens a statement journal, whose savepoint flushes FTS5's pending terms into a

@@ -545,7 +545,27 @@ TEST_P(FinderTest, SimilarIsCappedEvenWhenEveryCandidateQualifies) {
 // ---------------------------------------------------------------------------------------------
 // DedupIndex: band keys
 
-class DedupIndexTest : public DedupDbTest {};
+class DedupIndexTest : public DedupDbTest {
+ protected:
+  // Writes a memory (a version and its keys) on `other`, another connection to the store, as
+  // its write path does; returns its id.
+  absl::StatusOr<int64_t> StoreFrom(store::Db& other, const Identity& identity,
+                                    const std::vector<int64_t>& keys) {
+    temporal::VersionTable versions(&other);
+    now_ += 1000;
+    ASSIGN_OR_RETURN(const int64_t id, versions.InsertIdentity(identity, now_));
+    temporal::VersionRow version{.body_hash = 1};
+    version.version.identity = identity;
+    version.version.body_json = Json(kBackup);
+    version.version.type = "insight";
+    version.version.recorded_at_unix_ms = now_;
+    version.version.valid_from_unix_ms = now_;
+    RETURN_IF_ERROR(versions.AppendVersion(
+        {.memory_id = id, .identity = identity, .last_event_at_unix_ms = now_ - 1}, version));
+    RETURN_IF_ERROR(DedupIndex(&other).Set(id, keys));
+    return id;
+  }
+};
 
 TEST_P(DedupIndexTest, CandidatesWithMostSharedKeysComeFirstThenByAscendingId) {
   ASSERT_OK(index_.Set(5, {10}));
@@ -647,25 +667,40 @@ TEST_P(DedupIndexTest, TakesInWhatAnotherConnectionWroteSinceLoading) {
   const std::vector<int64_t> keys = Keys(Id("backup"), Json(kBackup));
   ASSERT_THAT(index_.Candidates(keys, 10), IsOkAndHolds(ElementsAre(first)));
 
-  // A second connection writes a memory (a version and its keys) and then clears them all.
+  // A second connection writes a memory and then clears every memory's keys.
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<store::Db> other, temporal::testing::OpenAgain(*db_));
-  DedupIndex writer(other.get());
-  temporal::VersionTable other_versions(other.get());
-  const Identity twin = Id("backup.twin");
-  ASSERT_OK_AND_ASSIGN(const int64_t second, other_versions.InsertIdentity(twin, now_ + 5000));
-  temporal::VersionRow version{.body_hash = 1};
-  version.version.identity = twin;
-  version.version.body_json = Json(kBackup);
-  version.version.type = "insight";
-  version.version.recorded_at_unix_ms = now_ + 5000;
-  version.version.valid_from_unix_ms = now_ + 5000;
-  ASSERT_OK(other_versions.AppendVersion(
-      {.memory_id = second, .identity = twin, .last_event_at_unix_ms = now_ + 4999}, version));
-  ASSERT_OK(writer.Set(second, keys));
+  ASSERT_OK_AND_ASSIGN(const int64_t second, StoreFrom(*other, Id("backup.twin"), keys));
   EXPECT_THAT(index_.Candidates(keys, 10), IsOkAndHolds(ElementsAre(first, second)));
 
-  ASSERT_OK(writer.Clear());
+  ASSERT_OK(DedupIndex(other.get()).Clear());
   EXPECT_THAT(index_.Candidates(keys, 10), IsOkAndHolds(IsEmpty()));
+}
+
+TEST_P(DedupIndexTest, ACatchUpSentAheadTakesInWhatAnotherConnectionWrote) {
+  ASSERT_OK_AND_ASSIGN(const int64_t first, Store(Id("backup"), Json(kBackup)));
+  const std::vector<int64_t> keys = Keys(Id("backup"), Json(kBackup));
+  ASSERT_THAT(index_.Candidates(keys, 10), IsOkAndHolds(ElementsAre(first)));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<store::Db> other, temporal::testing::OpenAgain(*db_));
+  ASSERT_OK_AND_ASSIGN(const int64_t second, StoreFrom(*other, Id("backup.twin"), keys));
+  {
+    // Sent ahead of a write transaction's first read, it is read by the lookup after it.
+    ASSERT_OK_AND_ASSIGN(store::Transaction txn, store::Transaction::Begin(*db_));
+    ASSERT_OK(index_.SendCatchUp());
+    ASSERT_OK(versions_.FindIdentity(Id("backup.twin")).status());
+    EXPECT_THAT(index_.Candidates(keys, 10), IsOkAndHolds(ElementsAre(first, second)));
+    ASSERT_OK(txn.Commit());
+  }
+  ASSERT_OK_AND_ASSIGN(const int64_t third, StoreFrom(*other, Id("backup.triplet"), keys));
+  {
+    // One dropped unread: the next lookup reads what was written since, that memory too.
+    ASSERT_OK_AND_ASSIGN(store::Transaction txn, store::Transaction::Begin(*db_));
+    ASSERT_OK(index_.SendCatchUp());
+    ASSERT_OK(versions_.FindIdentity(Id("backup.triplet")).status());
+    index_.DropCatchUp();
+    ASSERT_OK(txn.Commit());
+  }
+  ASSERT_OK_AND_ASSIGN(const int64_t fourth, StoreFrom(*other, Id("backup.quad"), keys));
+  EXPECT_THAT(index_.Candidates(keys, 10), IsOkAndHolds(ElementsAre(first, second, third, fourth)));
 }
 
 TEST(DedupIndexUpgradeTest, MovesTheKeysOfAnOlderSqliteStoreIntoOneRowAMemory) {

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
@@ -316,6 +317,57 @@ TEST_F(PgDbTest, AFailedStatementRunLaterFailsTheNextOneOrTheCommit) {
     ASSERT_OK(txn.Commit());
   }
   EXPECT_EQ(Count(), 2);
+}
+
+TEST_F(PgDbTest, AStatementSentAheadRunsBeforeThoseAfterItAndIsReadLater) {
+  ASSERT_OK(db_->Exec("INSERT INTO t (i) VALUES (1), (2)"));
+  ASSERT_OK_AND_ASSIGN(store::Stmt insert, db_->Prepare("INSERT INTO t (i) VALUES (?1)"));
+  {
+    ASSERT_OK_AND_ASSIGN(store::Transaction txn, store::Transaction::Begin(*db_));
+    ASSERT_OK_AND_ASSIGN(store::Stmt sum, db_->Prepare("SELECT i FROM t WHERE i < ?1 ORDER BY i"));
+    ASSERT_OK(sum.Bind(1, int64_t{100}).Send());
+    // Runs after it, in one round trip with it; the sent one does not see its row.
+    ASSERT_OK(insert.Bind(1, int64_t{4}).Run());
+    ASSERT_OK_AND_ASSIGN(std::vector<int64_t> seen, sum.Ints());
+    EXPECT_THAT(seen, ElementsAre(1, 2));
+    // Stepped with nothing after it, it runs at its first Step; then it runs again as any.
+    ASSERT_OK(sum.Bind(1, int64_t{100}).Send());
+    ASSERT_OK_AND_ASSIGN(seen, sum.Ints());
+    EXPECT_THAT(seen, ElementsAre(1, 2, 4));
+    ASSERT_OK_AND_ASSIGN(seen, sum.Bind(1, int64_t{3}).Ints());
+    EXPECT_THAT(seen, ElementsAre(1, 2));
+    // One never read is dropped with its Stmt; the transaction goes on.
+    {
+      ASSERT_OK_AND_ASSIGN(store::Stmt unread, db_->Prepare("SELECT i FROM t"));
+      ASSERT_OK(unread.Send());
+    }
+    ASSERT_OK(insert.Bind(1, int64_t{8}).Run());
+    ASSERT_OK(txn.Commit());
+  }
+  EXPECT_EQ(Count(), 4);
+  // Outside a transaction the first Step runs it.
+  ASSERT_OK_AND_ASSIGN(store::Stmt count, db_->Prepare("SELECT count(*) FROM t"));
+  ASSERT_OK(count.Send());
+  ASSERT_OK(insert.Bind(1, int64_t{16}).Run());
+  ASSERT_OK_AND_ASSIGN(std::vector<int64_t> counted, count.Ints());
+  EXPECT_THAT(counted, ElementsAre(5));
+}
+
+TEST_F(PgDbTest, AStatementSentAheadThatFailsFailsTheRoundTripAndItsOwnStep) {
+  ASSERT_EQ(Count(), 0);  // Prepared in this session: sending it needs no round trip.
+  ASSERT_OK_AND_ASSIGN(store::Transaction txn, store::Transaction::Begin(*db_));
+  ASSERT_OK_AND_ASSIGN(store::Stmt divide, db_->Prepare("SELECT 1 / CAST(?1 AS BIGINT)"));
+  ASSERT_OK(divide.Bind(1, int64_t{0}).Send());
+  ASSERT_OK_AND_ASSIGN(store::Stmt after, db_->Prepare("SELECT count(*) FROM t"));
+  ASSERT_OK(after.Send());
+  ASSERT_OK_AND_ASSIGN(store::Stmt count, db_->Prepare("SELECT 2"));
+  EXPECT_THAT(count.Step().status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("division by zero")));
+  // The one after the failure never ran.
+  EXPECT_THAT(after.Step().status(),
+              StatusIs(absl::StatusCode::kAborted, HasSubstr("no result")));
+  EXPECT_THAT(divide.Step().status(), StatusIs(absl::StatusCode::kAborted, ::testing::_));
+  EXPECT_THAT(txn.Commit(), StatusIs(absl::StatusCode::kAborted, ::testing::_));
 }
 
 TEST_F(PgDbTest, StatementsRunLaterLostWithTheSessionCommitNothing) {
