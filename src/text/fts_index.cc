@@ -7,20 +7,17 @@
 #include "util/status_macros.h"
 
 namespace strata::text {
-namespace {
-
-bool OnPostgres(const store::Db& db) { return db.dialect() == store::Dialect::kPostgres; }
-
-}  // namespace
 
 FtsIndex::FtsIndex(store::Db* db)
-    : db_(db), postgres_(OnPostgres(*db) ? std::make_unique<PgKeywordIndex>(db) : nullptr) {}
+    : db_(db),
+      postgres_(db->dialect() == store::Dialect::kPostgres ? std::make_unique<PgKeywordIndex>(db)
+                                                           : nullptr) {}
 
 FtsIndex::~FtsIndex() = default;
 
 absl::Status FtsIndex::Add(int64_t version_id, std::string_view text, std::string_view key,
                            std::string_view category) {
-  if (OnPostgres(*db_)) return postgres_->Add(version_id, text, key, category);
+  if (postgres_) return postgres_->Add(version_id, text, key, category);
   ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare("INSERT INTO fts (rowid, text, key, category) "
                                                "VALUES (?1, ?2, ?3, ?4)"));
   s.Bind(1, version_id).Bind(2, text).Bind(3, key).Bind(4, category);
@@ -29,7 +26,7 @@ absl::Status FtsIndex::Add(int64_t version_id, std::string_view text, std::strin
 
 absl::Status FtsIndex::Remove(int64_t version_id, std::string_view body_json, std::string_view key,
                               std::string_view category) {
-  if (OnPostgres(*db_)) return postgres_->Remove(version_id);
+  if (postgres_) return postgres_->Remove(version_id);
   ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare("INSERT INTO fts (fts, rowid, text, key, category) "
                                                "VALUES ('delete', ?1, ?2, ?3, ?4)"));
   s.Bind(1, version_id).Bind(2, BodyText(body_json)).Bind(3, key).Bind(4, category);
@@ -39,7 +36,7 @@ absl::Status FtsIndex::Remove(int64_t version_id, std::string_view body_json, st
 absl::StatusOr<std::vector<RankedMatch>> FtsIndex::Rank(const KeywordMatch& match, int64_t offset,
                                                         int64_t limit) {
   if (match.empty()) return std::vector<RankedMatch>();
-  if (OnPostgres(*db_)) return postgres_->Rank(match, offset, limit);
+  if (postgres_) return postgres_->Rank(match, offset, limit);
   // strata_bm25 and strata_phrases: text/fts5_extensions.h.
   ASSIGN_OR_RETURN(store::Stmt s,
                    db_->Prepare("SELECT rowid, strata_bm25(fts) AS score, strata_phrases(fts) "
@@ -61,7 +58,7 @@ absl::StatusOr<std::vector<int64_t>> FtsIndex::NewestMatches(const KeywordMatch&
                                                              int64_t limit) {
   if (match.empty()) return std::vector<int64_t>();
   const int64_t before = below.value_or(std::numeric_limits<int64_t>::max());
-  if (OnPostgres(*db_)) return postgres_->NewestMatches(match, before, limit);
+  if (postgres_) return postgres_->NewestMatches(match, before, limit);
   ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare("SELECT rowid FROM fts WHERE fts MATCH ?1 AND "
                                                "rowid < ?2 ORDER BY rowid DESC LIMIT ?3"));
   s.Bind(1, MatchExpression(match.terms, match.phrases)).Bind(2, before).Bind(3, limit);
