@@ -8,7 +8,8 @@
 
 --load starts a cluster in DIR (tools/pg-cluster, with pg_stat_statements tracking planning
 too) and loads that many memories of Perseus Vault's scale corpus as run.py does (2 nodes, 4
-clients, single perseus_vault_remember calls), then vacuums; the cluster stays for later runs.
+clients, single perseus_vault_remember calls), then vacuums (unless --no-vacuum); the cluster
+stays for later runs.
 Every run starts 2 nodes of --strata on it, moves each node's embedding cursor past what is
 stored (one write each: a fresh node's idle poll reads every version until it has embedded
 something), warms up (50 recalls), then for each mode times --queries recalls (run.py's
@@ -82,6 +83,8 @@ def main():
     ap.add_argument("--queries", type=int, default=400)
     ap.add_argument("--modes", default="fts5")
     ap.add_argument("--statements", type=int, default=8)
+    ap.add_argument("--no-vacuum", action="store_true",
+                    help="after --load, recall at once as run.py does (no VACUUM ANALYZE)")
     ap.add_argument("--stop", action="store_true", help="stop the kept cluster and remove it")
     args = ap.parse_args()
     cluster_dir = os.path.join(args.dir, "cluster")
@@ -117,7 +120,8 @@ def main():
                               "nodes_cpu_ms_per_write": round(cpu.nodes * 1000 / args.load, 3),
                               "statements": top_statements(uri, args.statements)}), flush=True)
             nodes.drain(node_list)
-            psql(uri, "VACUUM ANALYZE")
+            if not args.no_vacuum:
+                psql(uri, "VACUUM ANALYZE")
         for n, node in enumerate(node_list):
             nodes.Client(node).call("remember", {"category": "fact", "key": "profile-%d" % n,
                                                  "body": {"text": "cursor %d" % n}})
