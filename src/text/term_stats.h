@@ -17,7 +17,13 @@ namespace strata::text {
 // memories of Perseus Vault's corpus, where "entity" and "group" are in every body, scoring
 // them all made a keyword recall 14 ms (p50); pruned, it costs what its rare terms cost.
 inline constexpr int64_t kPruneMinRows = 1000;
-inline constexpr int64_t kSampleRows = 20000;
+// A common term's count reads up to half this many matches (a term in every version: that
+// many postings). At 20,000 a node's first keyword recall on PostgreSQL took ~140 ms at 100K
+// memories, counting "entity" and "group" of Perseus Vault's corpus (~16K postings each, on
+// pages autovacuum had not marked all-visible yet), and again as the index grew by each
+// tenth. 2,000 still tells a term in more than half of the versions from one in fewer: a
+// term near half, the only one the sample can misjudge, has a BM25 weight near zero anyway.
+inline constexpr int64_t kSampleRows = 2000;
 
 struct SplitTerms {
   std::vector<std::string> selective;  // In at most half of the indexed versions.
