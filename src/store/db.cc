@@ -6,10 +6,12 @@
 #include <mutex>
 #include <system_error>
 #include <thread>
+#include <utility>
 
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include "absl/algorithm/container.h"
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
@@ -479,18 +481,28 @@ absl::StatusOr<Transaction> Transaction::Begin(Db& db) {
 }
 
 Transaction::~Transaction() {
-  if (db_ != nullptr) db_->RunCached("ROLLBACK").IgnoreError();
+  if (db_ == nullptr) return;
+  for (CommitHook* hook : std::exchange(db_->commit_hooks_, {})) hook->Dropped();
+  db_->RunCached("ROLLBACK").IgnoreError();
 }
 
 absl::Status Transaction::Commit() {
   Db* db = db_;
+  for (CommitHook* hook : db->commit_hooks_) RETURN_IF_ERROR(hook->BeforeCommit());
   absl::Status s = db->Commit();
   if (s.ok()) {
+    db->commit_hooks_.clear();
     db_ = nullptr;
     lock_ = {};
   }
   return s;
 }
+
+void Db::OnCommit(CommitHook* hook) {
+  if (!absl::c_linear_search(commit_hooks_, hook)) commit_hooks_.push_back(hook);
+}
+
+void Db::ForgetCommitHook(CommitHook* hook) { std::erase(commit_hooks_, hook); }
 
 absl::Status Transaction::Savepoint() { return db_->Exec("SAVEPOINT item"); }
 absl::Status Transaction::RollbackToSavepoint() {

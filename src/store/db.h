@@ -175,6 +175,19 @@ class Stmt {
 
 class SqliteDb;
 
+// What an owner keeps in memory during a write transaction and writes at its end (see
+// Db::OnCommit).
+class CommitHook {
+ public:
+  virtual ~CommitHook() = default;
+  // Runs just before COMMIT: writes what was kept (RunLater rides with COMMIT). An error
+  // fails the commit, and the transaction rolls back.
+  virtual absl::Status BeforeCommit() = 0;
+  // The transaction ended without committing (rolled back, or its COMMIT failed): what was
+  // kept is forgotten.
+  virtual void Dropped() = 0;
+};
+
 // One connection to a store, on either engine: the SQLite file (SqliteDb, below) or a
 // PostgreSQL database (pg/db.h). Owners of tables take a Db and run the same code on both.
 // Thread safety: none; one thread uses a Db at a time.
@@ -189,6 +202,11 @@ class Db {
   virtual ~Db() = default;
 
   virtual Dialect dialect() const = 0;
+  // Has `hook` called when the write transaction open now ends (store::Transaction): once,
+  // however often it is registered. REQUIRES: in a write transaction; `hook` outlives it.
+  void OnCommit(CommitHook* hook);
+  // Undoes OnCommit: `hook` is not called.
+  void ForgetCommitHook(CommitHook* hook);
   // Executes one or more statements without parameters or results.
   virtual absl::Status Exec(std::string_view sql) = 0;
   // Returns the cached statement for `sql`, compiling it on first use.
@@ -222,6 +240,7 @@ class Db {
 
   std::string path_;
   absl::flat_hash_map<std::string, std::unique_ptr<EngineStmt>> cache_;
+  std::vector<CommitHook*> commit_hooks_;  // Of the write transaction open now.
 };
 
 // One SQLite connection, with what only SQLite has: its WAL, backups, integrity check and

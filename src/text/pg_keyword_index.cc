@@ -28,6 +28,24 @@ int64_t AddDocuments(int64_t a, int64_t b) {
   return a == kNoUpperBound || b == kNoUpperBound ? kNoUpperBound : a + b;
 }
 
+// The statistics' upkeep, the end of a statement that begins with WITH (and its own CTEs):
+// documents ?p+2 each for the (term ?p, field ?p+1) rows of text_term_stats, up to
+// kSaturatedDocuments; documents ?p+4 and tokens ?p+5 for text_totals' fields ?p+3. Empty
+// arrays change nothing.
+std::string CountSql(int p) {
+  return absl::StrCat(
+      "stats AS (INSERT INTO text_term_stats (term, field, documents) "
+      "SELECT term, field, LEAST(n, ", kSaturatedDocuments, ") FROM unnest(CAST(?", p,
+      " AS text[]), CAST(?", p + 1, " AS smallint[]), CAST(?", p + 2,
+      " AS bigint[])) AS c (term, field, n) ON CONFLICT (term, field) DO UPDATE SET documents = "
+      "LEAST(text_term_stats.documents + excluded.documents, ", kSaturatedDocuments,
+      ") WHERE text_term_stats.documents < ", kSaturatedDocuments,
+      ") INSERT INTO text_totals (field, documents, tokens) SELECT * FROM unnest(CAST(?",
+      p + 3, " AS smallint[]), CAST(?", p + 4, " AS bigint[]), CAST(?", p + 5,
+      " AS bigint[])) ON CONFLICT (field) DO UPDATE SET documents = text_totals.documents + "
+      "excluded.documents, tokens = text_totals.tokens + excluded.tokens");
+}
+
 // How often Add asks which of its terms' statistics rows are saturated.
 constexpr int64_t kLearnEvery = 64;
 
@@ -208,13 +226,34 @@ absl::Status PgKeywordIndex::Add(int64_t version_id, std::string_view text, std:
     }
   }
   if (adds_++ % kLearnEvery == 0) RETURN_IF_ERROR(LearnSaturated(keys));
-  // The statistics' rows to count this version in (a saturated one stays as it is).
+  // The statistics' rows to count this version in (a saturated one stays as it is): now, with
+  // its postings, for the transaction's first version; at COMMIT for the later ones. A row
+  // a transaction updates again is reached through every version it had in it: a
+  // remember_batch of 2,000 took 9 ms an item, 2 ms at 250.
   std::vector<std::string_view> counted_terms;
   std::vector<std::string_view> counted_fields;
+  std::vector<int64_t> totals_fields;
+  const bool first = !pending_;
+  if (first) {
+    db_->OnCommit(this);
+    pending_.emplace();
+  }
   for (size_t i = 0; i < terms.size(); ++i) {
     if (saturated_.contains(keys[i])) continue;
-    counted_terms.push_back(terms[i]);
-    counted_fields.push_back(fields[i]);
+    if (first) {
+      counted_terms.push_back(terms[i]);
+      counted_fields.push_back(fields[i]);
+    } else {
+      ++pending_->documents[{keys[i][0] - '0', std::string(terms[i])}];
+    }
+  }
+  for (int f = 0; f < kFields; ++f) {
+    if (first) {
+      totals_fields.push_back(f);
+    } else {
+      ++pending_->field_documents[f];
+      pending_->field_tokens[f] += lengths[f];
+    }
   }
   // Writers take turns (store::Transaction), so the statistics' rows see no race. A saturated
   // row is left as it is: no new row version, which made the statistics 0.22 of a write's
@@ -227,26 +266,62 @@ absl::Status PgKeywordIndex::Add(int64_t version_id, std::string_view text, std:
           "CAST(?4 AS text[])) AS u (term, field, positions)), "
           "postings AS (INSERT INTO text_postings (term, field, version_id, positions) "
           "SELECT term, field, CAST(?1 AS bigint), CAST(positions AS integer[]) FROM p), "
-          "stats AS (INSERT INTO text_term_stats (term, field, documents) "
-          "SELECT term, field, 1 FROM unnest(CAST(?6 AS text[]), CAST(?7 AS smallint[])) "
-          "AS c (term, field) ON CONFLICT (term, field) "
-          "DO UPDATE SET documents = text_term_stats.documents + 1 "
-          "WHERE text_term_stats.documents < ",
-          kSaturatedDocuments,
-          "), document AS (INSERT INTO text_documents (version_id, lengths) "
-          "VALUES (CAST(?1 AS bigint), CAST(?5 AS integer[]))) "
-          "INSERT INTO text_totals (field, documents, tokens) "
-          "SELECT f - 1, 1, (CAST(?5 AS integer[]))[f] FROM generate_series(1, 3) AS f "
-          "ON CONFLICT (field) DO UPDATE SET documents = text_totals.documents + 1, "
-          "tokens = text_totals.tokens + excluded.tokens")));
+          "document AS (INSERT INTO text_documents (version_id, lengths) "
+          "VALUES (CAST(?1 AS bigint), CAST(?5 AS integer[]))), ",
+          CountSql(6))));
+  const std::vector<int64_t> ones(counted_terms.size(), 1);
+  std::vector<int64_t> totals_documents(totals_fields.size(), 1);
+  std::vector<int64_t> totals_tokens;
+  for (int64_t f : totals_fields) totals_tokens.push_back(lengths[f]);
   s.Bind(1, version_id)
       .Bind(2, ArrayLiteral(terms))
       .Bind(3, ArrayLiteral(fields))
       .Bind(4, ArrayLiteral(positions))
       .Bind(5, IntArrayLiteral(lengths))
       .Bind(6, ArrayLiteral(counted_terms))
-      .Bind(7, ArrayLiteral(counted_fields));
+      .Bind(7, ArrayLiteral(counted_fields))
+      .Bind(8, IntArrayLiteral(ones))
+      .Bind(9, IntArrayLiteral(totals_fields))
+      .Bind(10, IntArrayLiteral(totals_documents))
+      .Bind(11, IntArrayLiteral(totals_tokens));
   return s.RunLater();
+}
+
+absl::Status PgKeywordIndex::BeforeCommit() {
+  if (!pending_) return absl::OkStatus();
+  const PendingStatistics pending = *std::move(pending_);
+  pending_.reset();
+  std::vector<std::string_view> terms;
+  std::vector<int64_t> fields, documents, totals_fields, totals_documents, totals_tokens;
+  for (const auto& [row, count] : pending.documents) {
+    fields.push_back(row.first);
+    terms.push_back(row.second);
+    documents.push_back(count);
+  }
+  for (int f = 0; f < kFields; ++f) {
+    if (pending.field_documents[f] == 0) continue;
+    totals_fields.push_back(f);
+    totals_documents.push_back(pending.field_documents[f]);
+    totals_tokens.push_back(pending.field_tokens[f]);
+  }
+  if (terms.empty() && totals_fields.empty()) return absl::OkStatus();
+  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare(absl::StrCat("WITH ", CountSql(1))));
+  s.Bind(1, ArrayLiteral(terms))
+      .Bind(2, IntArrayLiteral(fields))
+      .Bind(3, IntArrayLiteral(documents))
+      .Bind(4, IntArrayLiteral(totals_fields))
+      .Bind(5, IntArrayLiteral(totals_documents))
+      .Bind(6, IntArrayLiteral(totals_tokens));
+  return s.RunLater();
+}
+
+void PgKeywordIndex::Dropped() { pending_.reset(); }
+
+PgKeywordIndex::~PgKeywordIndex() {
+  if (!pending_) return;
+  db_->ForgetCommitHook(this);
+  // A failure to send fails the connection, and with it the COMMIT.
+  BeforeCommit().IgnoreError();
 }
 
 absl::Status PgKeywordIndex::LearnSaturated(const std::vector<std::string>& keys) {

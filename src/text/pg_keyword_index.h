@@ -13,10 +13,13 @@
 // frequencies).
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -40,14 +43,20 @@ inline constexpr size_t kMaxStoredTermBytes = 1024;
 inline constexpr int64_t kSaturatedDocuments = 20001;
 
 // Thread safety: as the Db it borrows.
-class PgKeywordIndex {
+class PgKeywordIndex final : public store::CommitHook {
  public:
   // REQUIRES: db->dialect() is kPostgres.
   explicit PgKeywordIndex(store::Db* db) : db_(db) {}
+  // Destroyed in a write transaction it added to: sends what it added up now.
+  ~PgKeywordIndex() override;
+  PgKeywordIndex(const PgKeywordIndex&) = delete;
+  PgKeywordIndex& operator=(const PgKeywordIndex&) = delete;
 
   // Indexes a version's three fields (FtsIndex::Add), leaving out the statistics' rows it
   // knows saturated: every 64th call (the first included) first asks which of its terms'
-  // rows are. Errors: as the statements.
+  // rows are. The first version of a write transaction is counted in the statistics with
+  // its postings; the later ones (a batch, an import) are added up here and counted at
+  // COMMIT, each row once (BeforeCommit). Errors: as the statements.
   absl::Status Add(int64_t version_id, std::string_view text, std::string_view key,
                    std::string_view category);
   // Unindexes a version, as its postings say; nothing when it is not indexed.
@@ -74,7 +83,18 @@ class PgKeywordIndex {
   // KeywordMatch does.
   absl::StatusOr<bool> MatchesMoreThan(const std::string& term, int64_t after, int64_t count);
 
+  // store::CommitHook: counts what Add added up; forgets it.
+  absl::Status BeforeCommit() override;
+  void Dropped() override;
+
  private:
+  // What a write transaction's versions after its first add to the statistics.
+  struct PendingStatistics {
+    absl::flat_hash_map<std::pair<int, std::string>, int64_t> documents;  // (field, term)
+    int64_t field_documents[3] = {};
+    int64_t field_tokens[3] = {};
+  };
+
   // Which of the (field, term) keys (SaturationKey) have a saturated row: into saturated_.
   absl::Status LearnSaturated(const std::vector<std::string>& keys);
 
@@ -84,6 +104,8 @@ class PgKeywordIndex {
   // calls: at 100,000 memories of Perseus Vault's corpus, 45 of a write's 49 rows.
   absl::flat_hash_set<std::string> saturated_;
   int64_t adds_ = 0;
+  // Engaged from a write transaction's first Add to its end.
+  std::optional<PendingStatistics> pending_;
 };
 
 }  // namespace strata::text

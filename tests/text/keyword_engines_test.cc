@@ -337,6 +337,57 @@ TEST_F(KeywordEnginesTest, TermStatsSplitAlike) {
   RankAlike({.terms = {"abcдеф"}}, 10, 20);
 }
 
+// text_term_stats and text_totals of `db`, a row a string.
+std::vector<std::string> StatisticsRows(store::Db& db) {
+  std::vector<std::string> rows;
+  for (const char* sql : {"SELECT field, term, documents FROM text_term_stats ORDER BY 1, 2",
+                          "SELECT field, documents, tokens FROM text_totals ORDER BY 1"}) {
+    absl::StatusOr<store::Stmt> s = db.Prepare(sql);
+    EXPECT_OK(s);
+    if (!s.ok()) return {};
+    while (true) {
+      absl::StatusOr<bool> row = s->Step();
+      EXPECT_OK(row);
+      if (!row.ok() || !*row) break;
+      rows.push_back(absl::StrCat(std::string(s->Text(0)), " ", std::string(s->Text(1)), " ",
+                                  std::string(s->Text(2))));
+    }
+  }
+  return rows;
+}
+
+TEST_F(KeywordEnginesTest, StatisticsOfOneTransactionOrOneAVersionAreTheSame) {
+  const std::vector<Document> docs = CountedCorpus();
+  for (const Document& d : docs) {
+    ASSERT_OK_AND_ASSIGN(store::Transaction txn, store::Transaction::Begin(*pg_));
+    ASSERT_OK(FtsIndex(pg_.get()).Add(d.id, BodyText(d.body_json), d.key, d.category));
+    ASSERT_OK(txn.Commit());
+  }
+  // Another store: a transaction rolled back, then every version in one (which counts the
+  // statistics of all but its first at COMMIT), by one index.
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<pg::PgDb> other,
+                       pg::PgDb::Open(pg::testing::FreshDatabaseUri()));
+  ASSERT_OK(pg::Migrate(other->connection()));
+  FtsIndex index(other.get());
+  {
+    ASSERT_OK_AND_ASSIGN(store::Transaction txn, store::Transaction::Begin(*other));
+    for (size_t i = 0; i < 5; ++i) {
+      ASSERT_OK(index.Add(docs[i].id, BodyText(docs[i].body_json), docs[i].key, docs[i].category));
+    }
+  }
+  EXPECT_THAT(StatisticsRows(*other), IsEmpty());
+  {
+    ASSERT_OK_AND_ASSIGN(store::Transaction txn, store::Transaction::Begin(*other));
+    for (const Document& d : docs) {
+      ASSERT_OK(index.Add(d.id, BodyText(d.body_json), d.key, d.category));
+    }
+    ASSERT_OK(txn.Commit());
+  }
+  const std::vector<std::string> one_a_version = StatisticsRows(*pg_);
+  ASSERT_THAT(one_a_version, Not(IsEmpty()));
+  EXPECT_EQ(StatisticsRows(*other), one_a_version);
+}
+
 TEST_F(KeywordEnginesTest, SaturatedStatisticsStayAndRankAlike) {
   // CountedCorpus; then the rows of the terms in at least half of the versions saturated, as a
   // store ten times larger has them.
