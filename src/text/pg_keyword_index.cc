@@ -289,7 +289,7 @@ absl::Status PgKeywordIndex::Add(int64_t version_id, std::string_view text, std:
 
 absl::Status PgKeywordIndex::BeforeCommit() {
   if (!pending_) return absl::OkStatus();
-  const PendingStatistics pending = *std::move(pending_);
+  const PendingKeywordStatistics pending = *std::move(pending_);
   pending_.reset();
   std::vector<std::string_view> terms;
   std::vector<int64_t> fields, documents, totals_fields, totals_documents, totals_tokens;

@@ -42,6 +42,14 @@ inline constexpr size_t kMaxStoredTermBytes = 1024;
 // takes a saturated count for a rare term's.
 inline constexpr int64_t kSaturatedDocuments = 20001;
 
+// What a write transaction's versions after its first add to the keyword statistics
+// (PgKeywordIndex::Add).
+struct PendingKeywordStatistics {
+  absl::flat_hash_map<std::pair<int, std::string>, int64_t> documents;  // (field, term)
+  int64_t field_documents[3] = {};
+  int64_t field_tokens[3] = {};
+};
+
 // Thread safety: as the Db it borrows.
 class PgKeywordIndex final : public store::CommitHook {
  public:
@@ -88,12 +96,6 @@ class PgKeywordIndex final : public store::CommitHook {
   void Dropped() override;
 
  private:
-  // What a write transaction's versions after its first add to the statistics.
-  struct PendingStatistics {
-    absl::flat_hash_map<std::pair<int, std::string>, int64_t> documents;  // (field, term)
-    int64_t field_documents[3] = {};
-    int64_t field_tokens[3] = {};
-  };
 
   // Which of the (field, term) keys (SaturationKey) have a saturated row: into saturated_.
   absl::Status LearnSaturated(const std::vector<std::string>& keys);
@@ -105,7 +107,7 @@ class PgKeywordIndex final : public store::CommitHook {
   absl::flat_hash_set<std::string> saturated_;
   int64_t adds_ = 0;
   // Engaged from a write transaction's first Add to its end.
-  std::optional<PendingStatistics> pending_;
+  std::optional<PendingKeywordStatistics> pending_;
 };
 
 }  // namespace strata::text
