@@ -155,7 +155,8 @@ absl::Status DedupIndex::Write(int64_t memory_id, const std::vector<int64_t>& ke
   const std::string blob = EncodeKeys(keys);
   ASSIGN_OR_RETURN(store::Stmt s,
                    db_->Prepare("INSERT INTO dedup_keys (memory_id, keys) VALUES (?1, ?2) "
-                                "ON CONFLICT (memory_id) DO UPDATE SET keys = excluded.keys"));
+                                "ON CONFLICT (memory_id) DO UPDATE SET keys = excluded.keys",
+                                store::Plan::kOnce));
   s.Bind(1, memory_id).BindBlob(2, blob);
   RETURN_IF_ERROR(s.RunLater());
   if (loaded_) {
@@ -301,7 +302,8 @@ absl::Status DedupIndex::PutAlias(const Identity& identity, int64_t memory_id, d
 
 absl::Status DedupIndex::RemoveAlias(const Identity& identity) {
   ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare("DELETE FROM aliases WHERE category = ?1 AND "
-                                               "key = ?2 AND workspace = ?3"));
+                                               "key = ?2 AND workspace = ?3",
+                                               store::Plan::kOnce));
   s.Bind(1, identity.category).Bind(2, identity.key).Bind(3, identity.workspace);
   return s.RunLater();
 }

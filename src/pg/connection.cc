@@ -236,7 +236,8 @@ absl::Status Connection::Configure() {
   // third of the table matched; at 3,000 versions the dedup catch-up took 0.76 ms so
   // planned, and grew with the table. Planning costs ~20-50 us a statement. And no JIT: a
   // keyword ranking's estimates (arrays unnested, CTEs) pass jit_above_cost, and compiling
-  // it took 35 ms of a 40 ms statement at 100K memories for ~1 ms of execution.
+  // it took 35 ms of a 40 ms statement at 100K memories for ~1 ms of execution. A statement
+  // planned once (PreparedStatement::plan_once) is let choose in its transaction (PlanFor).
   const Result result(
       Pq().PQexec(conn_, "SET plan_cache_mode = force_custom_plan; SET jit = off"));
   if (!Succeeded(result.result_)) return Failed(result.result_, /*was_in_transaction=*/false);
@@ -366,6 +367,7 @@ absl::StatusOr<Result> Connection::RunPrepared(PreparedStatement& stmt,
   if (!run) return Result();
   const bool in_transaction = this->in_transaction();
   RETURN_IF_ERROR(Prepare(stmt, in_transaction));
+  RETURN_IF_ERROR(PlanFor(stmt, in_transaction));
   const ParamArrays p(params);
   if (sent_ > 0) {
     // After the queued statements, in their round trip.
@@ -390,6 +392,7 @@ absl::Status Connection::Queue(PreparedStatement& stmt, std::span<const Param> p
     return absl::InternalError("a statement was queued outside a transaction");
   }
   RETURN_IF_ERROR(Prepare(stmt, in_transaction));
+  RETURN_IF_ERROR(PlanFor(stmt, in_transaction));
   RETURN_IF_ERROR(EnterPipeline(in_transaction));
   const ParamArrays p(params);
   RETURN_IF_ERROR(Sent(Pq().PQsendQueryPrepared(conn_, stmt.name.c_str(), p.count(),
@@ -418,9 +421,30 @@ absl::Status Connection::Flush() {
 absl::Status Connection::QueueSql(std::string_view sql) {
   ASSIGN_OR_RETURN(const bool run, Ready(sql));
   if (!run) return absl::OkStatus();
+  NotePlanMode(sql);
   const bool in_transaction = this->in_transaction();
   RETURN_IF_ERROR(EnterPipeline(in_transaction));
   return SendSql(sql, in_transaction);
+}
+
+absl::Status Connection::PlanFor(const PreparedStatement& stmt, bool in_transaction) {
+  const PlanMode wanted = stmt.plan_once ? PlanMode::kOnce : PlanMode::kForEachRun;
+  if (!in_transaction || plan_mode_ == wanted) return absl::OkStatus();
+  RETURN_IF_ERROR(EnterPipeline(in_transaction));
+  RETURN_IF_ERROR(SendSql(stmt.plan_once ? "SET LOCAL plan_cache_mode = auto"
+                                         : "SET LOCAL plan_cache_mode = force_custom_plan",
+                          in_transaction));
+  plan_mode_ = wanted;
+  return absl::OkStatus();
+}
+
+void Connection::NotePlanMode(std::string_view sql) {
+  const absl::string_view s = ToAbsl(sql);
+  if (absl::StartsWithIgnoreCase(s, "BEGIN")) {
+    plan_mode_ = PlanMode::kForEachRun;  // The session's, Configure.
+  } else if (absl::StartsWithIgnoreCase(s, "ROLLBACK TO")) {
+    plan_mode_ = PlanMode::kUnknown;
+  }
 }
 
 absl::Status Connection::SendSql(std::string_view sql, bool in_transaction) {
@@ -493,6 +517,7 @@ absl::StatusOr<Result> Connection::Sync(bool keep_last, bool was_in_transaction)
 absl::Status Connection::Exec(std::string_view sql) {
   ASSIGN_OR_RETURN(const bool run, Ready(sql));
   if (!run) return absl::OkStatus();
+  NotePlanMode(sql);
   const bool in_transaction = this->in_transaction();
   const std::string text(sql);
   if (sent_ > 0) {

@@ -58,11 +58,15 @@ class Result {
   pg_result* result_ = nullptr;  // Owned; null when empty.
 };
 
-// A statement parsed and planned by the server once per session (PQprepare) and run by name
-// after that. Owned by its user, who passes it to one Connection.
+// A statement parsed by the server once per session (PQprepare) and run by name after that.
+// Planned for each run's parameters (the session's plan_cache_mode force_custom_plan); or,
+// when `plan_once` and in a transaction, once its plan for any values costs no more than
+// those (plan_cache_mode auto: after five runs). Owned by its user, who passes it to one
+// Connection.
 struct PreparedStatement {
   std::string name;      // Unique among the connection's prepared statements.
   std::string sql;       // With $1.. parameters.
+  bool plan_once = false;
   int64_t session = -1;  // The Connection::session() it was prepared in; -1 before.
 };
 
@@ -159,11 +163,20 @@ class Connection {
   absl::Status Sent(int sent, bool in_transaction);
   // Sends `sql` (no parameters) in pipeline mode: Sent.
   absl::Status SendSql(std::string_view sql, bool in_transaction);
+  // Before running `stmt`: in a transaction, sends ahead the plan_cache_mode it asks for
+  // unless the transaction has it already.
+  absl::Status PlanFor(const PreparedStatement& stmt, bool in_transaction);
+  // Notes what `sql`, about to run, does to the transaction's plan_cache_mode.
+  void NotePlanMode(std::string_view sql);
 
   pg_conn* conn_;  // Owned.
   int64_t session_ = 0;
   bool lost_in_transaction_ = false;  // The session closed with a transaction open.
   int sent_ = 0;  // Commands sent in pipeline mode whose results are not read yet.
+  // The open transaction's plan_cache_mode: the session's, SET LOCAL's, or not known (after
+  // a ROLLBACK TO SAVEPOINT, which may undo a SET LOCAL).
+  enum class PlanMode { kForEachRun, kOnce, kUnknown };
+  PlanMode plan_mode_ = PlanMode::kForEachRun;
   // Where the results of those queued with `keep` go: (position among the sent_, keep).
   std::vector<std::pair<int, Result*>> keeps_;
 };

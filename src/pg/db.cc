@@ -122,10 +122,12 @@ Placeholders TranslatePlaceholders(std::string_view sql) {
 // own: parameters kept until the first Step runs it; its rows read in place from the result.
 class PgStmt final : public store::EngineStmt {
  public:
-  PgStmt(PgDb* db, Placeholders placeholders, std::string name)
+  PgStmt(PgDb* db, Placeholders placeholders, std::string name, store::Plan plan)
       : db_(db),
         names_(std::move(placeholders.names)),
-        stmt_{.name = std::move(name), .sql = std::move(placeholders.sql)},
+        stmt_{.name = std::move(name),
+              .sql = std::move(placeholders.sql),
+              .plan_once = plan == store::Plan::kOnce},
         params_(placeholders.count) {}
 
   void BindInt(int index, int64_t value) override {
@@ -276,9 +278,10 @@ PgDb::~PgDb() { ClearCache(); }
 
 absl::Status PgDb::Exec(std::string_view sql) { return conn_->Exec(sql); }
 
-absl::StatusOr<std::unique_ptr<store::EngineStmt>> PgDb::Compile(std::string_view sql) {
+absl::StatusOr<std::unique_ptr<store::EngineStmt>> PgDb::Compile(std::string_view sql,
+                                                                store::Plan plan) {
   return std::make_unique<PgStmt>(this, TranslatePlaceholders(sql),
-                                  absl::StrCat("strata_", ++statements_));
+                                  absl::StrCat("strata_", ++statements_), plan);
 }
 
 absl::StatusOr<std::unique_lock<std::timed_mutex>> PgDb::BeginWrite() {

@@ -51,7 +51,8 @@ class PgDb final : public store::Db {
         conn_(std::move(conn)),
         lock_timeout_(absl::StrCat("SET LOCAL lock_timeout = ", lock_timeout_ms)) {}
 
-  absl::StatusOr<std::unique_ptr<store::EngineStmt>> Compile(std::string_view sql) override;
+  absl::StatusOr<std::unique_ptr<store::EngineStmt>> Compile(std::string_view sql,
+                                                              store::Plan plan) override;
   bool InTransaction() const override { return conn_->in_transaction(); }
   absl::StatusOr<std::unique_lock<std::timed_mutex>> BeginWrite() override;
   absl::Status BeginRead() override;

@@ -142,11 +142,12 @@ absl::Status EngineStmt::RunLater() {
 
 absl::Status Stmt::Run() { return impl_->EngineStmt::RunLater(); }
 
-absl::StatusOr<Stmt> Db::Prepare(std::string_view sql) {
-  auto it = cache_.find(ToAbsl(sql));
-  if (it == cache_.end()) {
-    ASSIGN_OR_RETURN(std::unique_ptr<EngineStmt> stmt, Compile(sql));
-    it = cache_.emplace(std::string(sql), std::move(stmt)).first;
+absl::StatusOr<Stmt> Db::Prepare(std::string_view sql, Plan plan) {
+  auto& cache = cache_[static_cast<int>(plan)];
+  auto it = cache.find(ToAbsl(sql));
+  if (it == cache.end()) {
+    ASSIGN_OR_RETURN(std::unique_ptr<EngineStmt> stmt, Compile(sql, plan));
+    it = cache.emplace(std::string(sql), std::move(stmt)).first;
   }
   return Stmt(it->second.get());
 }
@@ -256,7 +257,7 @@ absl::Status SqliteDb::Exec(std::string_view sql) {
   return ErrorStatus(rc, sql);
 }
 
-absl::StatusOr<std::unique_ptr<EngineStmt>> SqliteDb::Compile(std::string_view sql) {
+absl::StatusOr<std::unique_ptr<EngineStmt>> SqliteDb::Compile(std::string_view sql, Plan) {
   sqlite3_stmt* stmt = nullptr;
   const int rc = sqlite3_prepare_v3(handle_, sql.data(), static_cast<int>(sql.size()),
                                     SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);

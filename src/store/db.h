@@ -45,6 +45,17 @@ std::string JsonArrayOf(std::span<const int64_t> ids);
 // keep the two texts side by side where it is not (docs/decisions.md, "The storage seam").
 enum class Dialect { kSqlite, kPostgres };
 
+// How PostgreSQL plans a statement; SQLite plans each once, when it compiles it.
+enum class Plan {
+  // For its parameters' values, at every run: a statement whose best plan depends on them (a
+  // range from a watermark, "id > ?1", is a few rows or a third of the table).
+  kForEachRun,
+  // Once per connection, whatever the values: a statement their values cannot change the
+  // plan of (rows by a primary or unique key, an insert of the values given). It then costs
+  // no planning, 10-90 us a run on the write path.
+  kOnce,
+};
+
 // One engine's compiled statement (SQLite's in this module, PostgreSQL's in pg/), owned by
 // its Db's cache and borrowed by Stmt, which documents the operations. An engine remembers
 // its first failed bind and returns it from the next Step (Internal, naming the index)
@@ -209,8 +220,8 @@ class Db {
   void ForgetCommitHook(CommitHook* hook);
   // Executes one or more statements without parameters or results.
   virtual absl::Status Exec(std::string_view sql) = 0;
-  // Returns the cached statement for `sql`, compiling it on first use.
-  absl::StatusOr<Stmt> Prepare(std::string_view sql);
+  // Returns the cached statement for `sql` planned as `plan` says, compiling it on first use.
+  absl::StatusOr<Stmt> Prepare(std::string_view sql, Plan plan = Plan::kForEachRun);
   // Rows the last INSERT, UPDATE or DELETE changed.
   virtual int64_t Changes() const = 0;
   // Where the store is: the SQLite file's path, or the PostgreSQL URI.
@@ -218,7 +229,8 @@ class Db {
 
  protected:
   explicit Db(std::string path) : path_(std::move(path)) {}
-  virtual absl::StatusOr<std::unique_ptr<EngineStmt>> Compile(std::string_view sql) = 0;
+  virtual absl::StatusOr<std::unique_ptr<EngineStmt>> Compile(std::string_view sql,
+                                                              Plan plan) = 0;
   // Whether a transaction is open on the connection.
   virtual bool InTransaction() const = 0;
   // Opens a write transaction, serialized with every other writer (of this process and of
@@ -230,7 +242,9 @@ class Db {
   // when a statement of it failed (PostgreSQL would end it as a rollback).
   virtual absl::Status Commit() { return RunCached("COMMIT"); }
   // Finalizes the cached statements (before the connection they belong to closes).
-  void ClearCache() { cache_.clear(); }
+  void ClearCache() {
+    for (auto& cache : cache_) cache.clear();
+  }
   // Runs a statement without parameters or rows (BEGIN, COMMIT, ...) from the cache.
   absl::Status RunCached(std::string_view sql);
 
@@ -239,7 +253,8 @@ class Db {
   friend class ReadSnapshot;
 
   std::string path_;
-  absl::flat_hash_map<std::string, std::unique_ptr<EngineStmt>> cache_;
+  // By Plan: a statement has its own compilation for each.
+  absl::flat_hash_map<std::string, std::unique_ptr<EngineStmt>> cache_[2];
   std::vector<CommitHook*> commit_hooks_;  // Of the write transaction open now.
 };
 
@@ -294,7 +309,7 @@ class SqliteDb final : public Db {
         write_mutex_(write_mutex),
         busy_timeout_ms_(busy_timeout_ms) {}
 
-  absl::StatusOr<std::unique_ptr<EngineStmt>> Compile(std::string_view sql) override;
+  absl::StatusOr<std::unique_ptr<EngineStmt>> Compile(std::string_view sql, Plan plan) override;
   bool InTransaction() const override;
   absl::StatusOr<std::unique_lock<std::timed_mutex>> BeginWrite() override;
   absl::Status BeginRead() override;

@@ -82,7 +82,7 @@ absl::StatusOr<std::optional<IdentityRow>> VersionTable::FindIdentity(const Iden
   static const std::string sql = absl::StrCat("SELECT ", kIdentityColumns,
                                               " FROM memories WHERE category = ?1 AND key = ?2 "
                                               "AND workspace = ?3");
-  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare(sql));
+  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare(sql, store::Plan::kOnce));
   s.Bind(1, identity.category).Bind(2, identity.key).Bind(3, identity.workspace);
   ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return std::nullopt;
@@ -92,7 +92,7 @@ absl::StatusOr<std::optional<IdentityRow>> VersionTable::FindIdentity(const Iden
 absl::StatusOr<std::optional<IdentityRow>> VersionTable::FindIdentityById(int64_t memory_id) {
   static const std::string sql =
       absl::StrCat("SELECT ", kIdentityColumns, " FROM memories WHERE id = ?1");
-  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare(sql));
+  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare(sql, store::Plan::kOnce));
   s.Bind(1, memory_id);
   ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return std::nullopt;
@@ -198,7 +198,8 @@ absl::Status VersionTable::AppendVersion(const IdentityRow& identity, VersionRow
   Version& v = row.version;
   if (identity.current_version_id) {
     ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare("UPDATE versions SET superseded_at_unix_ms = ?1 "
-                                                 "WHERE id = ?2"));
+                                                 "WHERE id = ?2",
+                                                 store::Plan::kOnce));
     s.Bind(1, v.recorded_at_unix_ms).Bind(2, *identity.current_version_id);
     RETURN_IF_ERROR(s.RunLater());
   }
@@ -236,7 +237,8 @@ absl::Status VersionTable::InsertVersionRow(VersionRow& row) {
       "source, importance, valid_from_unix_ms, valid_to_unix_ms, recorded_at_unix_ms, "
       "superseded_at_unix_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) "
       "RETURNING id";
-  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare(OnSqlite(*db_) ? kSqlite : kPostgres));
+  ASSIGN_OR_RETURN(store::Stmt s,
+                   db_->Prepare(OnSqlite(*db_) ? kSqlite : kPostgres, store::Plan::kOnce));
   s.Bind(1, row.version.memory_id);
   BindVersionColumns(s, row, 2);
   ASSIGN_OR_RETURN(row.version_id, s.RunInsert());
@@ -264,7 +266,8 @@ absl::StatusOr<int64_t> VersionTable::InsertIdentityWith(const Identity& identit
                    "tags_json, source, importance, valid_from_unix_ms, valid_to_unix_ms, "
                    "recorded_at_unix_ms, superseded_at_unix_ms) VALUES ((SELECT id FROM n), "
                    "(SELECT id FROM m), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) "
-                   "RETURNING id, memory_id"));
+                   "RETURNING id, memory_id",
+                   store::Plan::kOnce));
   Version& v = row.version;
   v.version = 1;
   v.superseded_at_unix_ms.reset();
@@ -284,7 +287,8 @@ absl::Status VersionTable::Retract(const IdentityRow& identity, int64_t at_unix_
                                    const std::string& reason) {
   if (identity.current_version_id) {
     ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare("UPDATE versions SET superseded_at_unix_ms = ?1 "
-                                                 "WHERE id = ?2"));
+                                                 "WHERE id = ?2",
+                                                 store::Plan::kOnce));
     s.Bind(1, at_unix_ms).Bind(2, *identity.current_version_id);
     RETURN_IF_ERROR(s.Run());
   }
@@ -342,7 +346,8 @@ absl::Status VersionTable::SetIdentityState(int64_t memory_id,
                                             int64_t version_count, int64_t last_event_at_unix_ms) {
   ASSIGN_OR_RETURN(store::Stmt s,
                    db_->Prepare("UPDATE memories SET current_version_id = ?1, version_count = ?2, "
-                                "last_event_at_unix_ms = ?3 WHERE id = ?4"));
+                                "last_event_at_unix_ms = ?3 WHERE id = ?4",
+                                store::Plan::kOnce));
   s.Bind(1, current_version_id).Bind(2, version_count).Bind(3, last_event_at_unix_ms);
   s.Bind(4, memory_id);
   return s.RunLater();

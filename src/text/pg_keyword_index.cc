@@ -268,7 +268,8 @@ absl::Status PgKeywordIndex::Add(int64_t version_id, std::string_view text, std:
           "SELECT term, field, CAST(?1 AS bigint), CAST(positions AS integer[]) FROM p), "
           "document AS (INSERT INTO text_documents (version_id, lengths) "
           "VALUES (CAST(?1 AS bigint), CAST(?5 AS integer[]))), ",
-          CountSql(6))));
+          CountSql(6)),
+      store::Plan::kOnce));
   const std::vector<int64_t> ones(counted_terms.size(), 1);
   std::vector<int64_t> totals_documents(totals_fields.size(), 1);
   std::vector<int64_t> totals_tokens;
@@ -305,7 +306,8 @@ absl::Status PgKeywordIndex::BeforeCommit() {
     totals_tokens.push_back(pending.field_tokens[f]);
   }
   if (terms.empty() && totals_fields.empty()) return absl::OkStatus();
-  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare(absl::StrCat("WITH ", CountSql(1))));
+  ASSIGN_OR_RETURN(store::Stmt s,
+                   db_->Prepare(absl::StrCat("WITH ", CountSql(1)), store::Plan::kOnce));
   s.Bind(1, ArrayLiteral(terms))
       .Bind(2, IntArrayLiteral(fields))
       .Bind(3, IntArrayLiteral(documents))

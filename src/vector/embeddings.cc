@@ -173,7 +173,7 @@ absl::Status StoreVectors(store::Db& db, int64_t space, int dimension,
   ASSIGN_OR_RETURN(store::Transaction txn, store::Transaction::Begin(db));
   for (size_t i = 0; i < version_ids.size(); ++i) {
     const std::string blob = Encode(vectors.subspan(i * dimension, dimension));
-    ASSIGN_OR_RETURN(store::Stmt s, db.Prepare(sql));
+    ASSIGN_OR_RETURN(store::Stmt s, db.Prepare(sql, store::Plan::kOnce));
     s.Bind(1, space).Bind(2, version_ids[i]).BindBlob(3, blob);
     RETURN_IF_ERROR(s.Run());
   }

@@ -166,6 +166,47 @@ TEST_F(PgDbTest, AStatementIsPreparedOnceASession) {
   EXPECT_EQ(PreparedCount(*db_), 2);
 }
 
+// How often the session planned the statement whose text holds `part`: (for any values, for
+// the values given).
+std::pair<int64_t, int64_t> Plans(PgDb& db, const std::string& part) {
+  absl::StatusOr<Rows> rows = db.connection().Query(
+      "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE strpos(statement, "
+      "$1) > 0", {part});
+  EXPECT_OK(rows);
+  if (!rows.ok() || rows->rows.size() != 1) return {-1, -1};
+  return {std::stoll(*rows->rows[0][0]), std::stoll(*rows->rows[0][1])};
+}
+
+TEST_F(PgDbTest, AStatementPlannedOnceGetsAPlanForAnyValuesInATransaction) {
+  const auto run = [&](std::string_view sql, store::Plan plan, int64_t value) {
+    ASSERT_OK_AND_ASSIGN(store::Stmt s, db_->Prepare(sql, plan));
+    s.Bind(1, value);
+    ASSERT_THAT(s.Step(), ::strata::testing::IsOkAndHolds(true));
+    EXPECT_EQ(s.Int(0), 0);
+  };
+  {
+    ASSERT_OK_AND_ASSIGN(store::Transaction txn, store::Transaction::Begin(*db_));
+    // Alternating, so that every run changes the transaction's mode.
+    for (int64_t i = 0; i < 8; ++i) {
+      ASSERT_NO_FATAL_FAILURE(run("SELECT count(*) FROM t WHERE i = ?1", store::Plan::kOnce, i));
+      ASSERT_NO_FATAL_FAILURE(run("SELECT count(*) FROM t WHERE i > ?1", store::Plan::kForEachRun, i));
+    }
+    ASSERT_OK(txn.Commit());
+  }
+  // PostgreSQL plans for the values given five times before it compares.
+  EXPECT_EQ(Plans(*db_, "i = $1"), std::make_pair(int64_t{3}, int64_t{5}));
+  EXPECT_EQ(Plans(*db_, "i > $1"), std::make_pair(int64_t{0}, int64_t{8}));
+  // Outside a transaction, and in the next one until it asks, the session's mode holds.
+  ASSERT_NO_FATAL_FAILURE(run("SELECT count(*) FROM t WHERE i = ?1", store::Plan::kOnce, 1));
+  {
+    ASSERT_OK_AND_ASSIGN(store::Transaction txn, store::Transaction::Begin(*db_));
+    ASSERT_NO_FATAL_FAILURE(run("SELECT count(*) FROM t WHERE i > ?1", store::Plan::kForEachRun, 1));
+    ASSERT_OK(txn.Commit());
+  }
+  EXPECT_EQ(Plans(*db_, "i = $1"), std::make_pair(int64_t{3}, int64_t{6}));
+  EXPECT_EQ(Plans(*db_, "i > $1"), std::make_pair(int64_t{0}, int64_t{9}));
+}
+
 // The cluster's first database, not a test's.
 std::string AdminUri() { return std::getenv("STRATA_TEST_PG_URI"); }
 
