@@ -1,7 +1,8 @@
 // Dense and hybrid recall through the public API: backfill and the background worker, embedder
 // spaces and switching between them, the index file (rebuilt when missing or corrupt), a
-// second Store on the same file, filters and the time axes in every mode, the index's
-// over-fetch falling back to an exact scan, fusion ranks, and mode "auto".
+// second Store on the same data, filters and the time axes in every mode, the index's
+// over-fetch falling back to an exact scan, fusion ranks, and mode "auto". On a SQLite file
+// and on a PostgreSQL database (temporal/engines.h), whose node saves its index in index_dir.
 //
 // The worker makes some states eventual: tests poll with a generous deadline and never
 // assert on timing.
@@ -25,7 +26,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "embed/registry.h"
+#include "pg/db.h"
+#include "pg/schema.h"
+#include "store/db.h"
 #include "strata/strata.h"
+#include "temporal/engines.h"
 #include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
 #include "util/clock.h"
@@ -113,10 +118,39 @@ void WriteAll(const std::string& path, const std::string& bytes) {
   out << bytes;
 }
 
-class DenseTest : public ::testing::Test {
+class DenseTest : public ::testing::TestWithParam<store::Dialect> {
  protected:
+  void SetUp() override {
+    path_ = temporal::testing::NewStorePath(GetParam(), dir_, "memory.db");
+    ASSERT_FALSE(path_.empty());
+  }
+
   absl::StatusOr<std::unique_ptr<Store>> Open(const std::string& embedder = "builtin") {
-    return Store::Open({.path = path_, .clock = &clock_, .embedder = embedder});
+    return Store::Open(
+        {.path = path_, .index_dir = index_dir_, .clock = &clock_, .embedder = embedder});
+  }
+
+  // Where the store saves its vector index (".meta" beside it): beside a SQLite file, or in
+  // index_dir_ under a PostgreSQL database's store id ("" and a test failure without one).
+  std::string IndexFile() const {
+    if (GetParam() == store::Dialect::kSqlite) return path_ + ".hnsw";
+    absl::StatusOr<std::unique_ptr<pg::PgDb>> db = pg::PgDb::Open(path_);
+    EXPECT_OK(db);
+    if (!db.ok()) return "";
+    absl::StatusOr<std::string> store_id = pg::StoreId((*db)->connection());
+    EXPECT_OK(store_id);
+    if (!store_id.ok()) return "";
+    return (std::filesystem::path(index_dir_) / absl::StrCat(*store_id, ".hnsw")).string();
+  }
+
+  // Closes the store and deletes its saved index, so that the next open rebuilds it; returns
+  // the index file's path.
+  std::string CloseAndDeleteIndex() {
+    const std::string index = IndexFile();
+    store_.reset();
+    std::filesystem::remove(index);
+    std::filesystem::remove(index + ".meta");
+    return index;
   }
 
   void OpenStore(const std::string& embedder = "builtin") {
@@ -197,7 +231,9 @@ class DenseTest : public ::testing::Test {
   }
 
   strata::testing::TempDir dir_;
-  std::string path_ = dir_.File("memory.db");
+  std::string path_;  // The store: a SQLite file in dir_, or a PostgreSQL database's URI.
+  // Where a PostgreSQL store's node saves its index (a SQLite store saves it beside its file).
+  std::string index_dir_ = dir_.File("index");
   FakeClock clock_{kNow};
   std::unique_ptr<Store> store_;
   std::unique_ptr<embed::Embedder> embedder_;  // For OwnSimilarity.
@@ -206,7 +242,7 @@ class DenseTest : public ::testing::Test {
 // ---------------------------------------------------------------------------------------------
 // Embedding: on demand and in the background.
 
-TEST_F(DenseTest, EmbedLeavesNothingPendingAndOneVectorPerVersion) {
+TEST_P(DenseTest, EmbedLeavesNothingPendingAndOneVectorPerVersion) {
   OpenStore();
   for (int i = 0; i < 60; ++i) {
     Write(Req(absl::StrCat("k", i), absl::StrCat(R"({"text": "note number )", i, R"("})")));
@@ -238,7 +274,7 @@ TEST_F(DenseTest, EmbedLeavesNothingPendingAndOneVectorPerVersion) {
   EXPECT_EQ(stats.embeddings->last_error, "");
 }
 
-TEST_F(DenseTest, EmbedOfOneCategoryOrIdentityLeavesNothingPendingInScope) {
+TEST_P(DenseTest, EmbedOfOneCategoryOrIdentityLeavesNothingPendingInScope) {
   OpenStore();
   WriteCorpus();
   ASSERT_OK_AND_ASSIGN(const EmbedResult by_category,
@@ -251,7 +287,7 @@ TEST_F(DenseTest, EmbedOfOneCategoryOrIdentityLeavesNothingPendingInScope) {
   EXPECT_LE(by_identity.embedded, 1);
 }
 
-TEST_F(DenseTest, EmbedRejectsBadRequests) {
+TEST_P(DenseTest, EmbedRejectsBadRequests) {
   OpenStore();
   Write(Req("k", R"("x")"));
   EXPECT_THAT(store_->Embed({.limit = 0}, {}),
@@ -260,7 +296,7 @@ TEST_F(DenseTest, EmbedRejectsBadRequests) {
               StatusIs(absl::StatusCode::kNotFound, _));
 }
 
-TEST_F(DenseTest, BackgroundWorkerEmbedsWithoutEmbedBeingCalled) {
+TEST_P(DenseTest, BackgroundWorkerEmbedsWithoutEmbedBeingCalled) {
   OpenStore();
   WriteCorpus();
   Write(Req("tea", R"({"text": "She drinks jasmine tea after lunch now"})", "habits"));
@@ -272,7 +308,7 @@ TEST_F(DenseTest, BackgroundWorkerEmbedsWithoutEmbedBeingCalled) {
   EXPECT_THAT(Keys(Recall(*store_, "quokka", RecallMode::kDense, 1)), ElementsAre("quokka"));
 }
 
-TEST_F(DenseTest, DenseScoresAreEachVersionsOwnCosine) {
+TEST_P(DenseTest, DenseScoresAreEachVersionsOwnCosine) {
   OpenStore();
   WriteCorpus();
   ASSERT_NO_FATAL_FAILURE(Settle(*store_));
@@ -302,7 +338,7 @@ TEST_F(DenseTest, DenseScoresAreEachVersionsOwnCosine) {
 // ---------------------------------------------------------------------------------------------
 // Spaces: switching embedders.
 
-TEST_F(DenseTest, SwitchingEmbedderReembedsInTheNewSpaceAndKeepsTheOld) {
+TEST_P(DenseTest, SwitchingEmbedderReembedsInTheNewSpaceAndKeepsTheOld) {
   OpenStore("builtin");
   WriteCorpus();
   Write(Req("quokka", R"({"text": "A quokka lives on Rottnest island, near Perth"})", "animals"));
@@ -345,7 +381,7 @@ TEST_F(DenseTest, SwitchingEmbedderReembedsInTheNewSpaceAndKeepsTheOld) {
 // ---------------------------------------------------------------------------------------------
 // The index file.
 
-TEST_F(DenseTest, IndexIsRebuiltWhenItsFileIsDeleted) {
+TEST_P(DenseTest, IndexIsRebuiltWhenItsFileIsDeleted) {
   OpenStore();
   WriteCorpus();
   // Few enough for the HNSW graph to link every node (more, and a near-duplicate crowd can
@@ -354,10 +390,7 @@ TEST_F(DenseTest, IndexIsRebuiltWhenItsFileIsDeleted) {
     Write(Req(absl::StrCat("filler", i), absl::StrCat(R"({"text": "filler memory )", i, R"("})")));
   }
   EmbedAll(*store_);
-  store_.reset();
-  const std::string index = path_ + ".hnsw";
-  std::filesystem::remove(index);
-  std::filesystem::remove(index + ".meta");
+  const std::string index = CloseAndDeleteIndex();
 
   OpenStore();
   // Whether the index is still building or already rebuilt, dense recall answers correctly.
@@ -372,7 +405,7 @@ TEST_F(DenseTest, IndexIsRebuiltWhenItsFileIsDeleted) {
   EXPECT_GT(Embeddings(*store_).index_file_bytes, 0);
 }
 
-TEST_F(DenseTest, IndexWithManyNewVectorsIsSavedOnCloseAndLoadedOnOpen) {
+TEST_P(DenseTest, IndexWithManyNewVectorsIsSavedOnCloseAndLoadedOnOpen) {
   OpenStore();
   // The empty index built at the start is saved.
   ASSERT_TRUE(Eventually([&] { return Embeddings(*store_).index_file_bytes > 0; }));
@@ -391,8 +424,8 @@ TEST_F(DenseTest, IndexWithManyNewVectorsIsSavedOnCloseAndLoadedOnOpen) {
   std::vector<absl::StatusOr<RecallResult>> before;
   for (const std::string& query : queries)
     before.push_back(Recall(*store_, query, RecallMode::kDense, 20));
+  const std::string index = IndexFile();
   store_.reset();
-  const std::string index = path_ + ".hnsw";
   EXPECT_GT(static_cast<int64_t>(std::filesystem::file_size(index)), empty_bytes);
 
   OpenStore();
@@ -415,7 +448,7 @@ TEST_F(DenseTest, IndexWithManyNewVectorsIsSavedOnCloseAndLoadedOnOpen) {
 // Embed promises that the index is up to date when it returns, even while the worker is
 // rebuilding it at startup: the rebuild takes its last vectors and publishes under the same
 // lock as Backfill's catch-up, so a vector stored meanwhile is in the published index.
-TEST_F(DenseTest, RecallRightAfterEmbedFindsTheVectorWhileTheIndexIsRebuilt) {
+TEST_P(DenseTest, RecallRightAfterEmbedFindsTheVectorWhileTheIndexIsRebuilt) {
   OpenStore();
   std::vector<WriteRequest> batch;
   for (int i = 0; i < 5000; ++i) {
@@ -423,9 +456,7 @@ TEST_F(DenseTest, RecallRightAfterEmbedFindsTheVectorWhileTheIndexIsRebuilt) {
   }
   ASSERT_OK(store_->RememberBatch(batch, {}));
   EmbedAll(*store_);
-  store_.reset();
-  std::filesystem::remove(path_ + ".hnsw");
-  std::filesystem::remove(path_ + ".hnsw.meta");
+  CloseAndDeleteIndex();
 
   OpenStore();  // The worker starts rebuilding the index from 5,000 stored vectors.
   Write(Req("axolotl", R"({"text": "The axolotl regrows its limbs"})", "animals"));
@@ -457,78 +488,81 @@ TEST_F(DenseTest, RecallRightAfterEmbedFindsTheVectorWhileTheIndexIsRebuilt) {
   EXPECT_THAT(misses, IsEmpty()) << "of " << recalls << " recalls";
 }
 
-class CorruptIndexTest : public DenseTest, public ::testing::WithParamInterface<std::string> {};
+class CorruptIndexTest : public DenseTest {
+ protected:
+  // Saves an index of the corpus, lets `damage` have its file, and opens the store again: it
+  // opens, and the index is rebuilt from the stored vectors.
+  void StoreOpensAndRebuildsTheIndexAfter(const std::function<void(const std::string&)>& damage) {
+    OpenStore();
+    WriteCorpus();
+    EmbedAll(*store_);
+    // Make the file hold the vectors: a rebuild saves what it built.
+    const std::string index = CloseAndDeleteIndex();
+    OpenStore();
+    ASSERT_NO_FATAL_FAILURE(WaitCaughtUp(*store_));
+    ASSERT_TRUE(Eventually([&] { return std::filesystem::exists(index + ".meta"); }));
+    store_.reset();
 
-TEST_P(CorruptIndexTest, StoreOpensAndRebuildsTheIndex) {
-  OpenStore();
-  WriteCorpus();
-  EmbedAll(*store_);
-  store_.reset();
-  // Make the file hold the vectors: a rebuild saves what it built.
-  const std::string index = path_ + ".hnsw";
-  std::filesystem::remove(index);
-  std::filesystem::remove(index + ".meta");
-  OpenStore();
-  ASSERT_NO_FATAL_FAILURE(WaitCaughtUp(*store_));
-  ASSERT_TRUE(Eventually([&] { return std::filesystem::exists(index + ".meta"); }));
-  store_.reset();
+    ASSERT_GT(ReadAll(index).size(), 100u);
+    damage(index);
 
-  const std::string bytes = ReadAll(index);
-  ASSERT_GT(bytes.size(), 100u);
-  if (GetParam() == "truncated") {
+    OpenStore();
+    EXPECT_THAT(Keys(Recall(*store_, "quokka", RecallMode::kDense, 1)), ElementsAre("quokka"));
+    ASSERT_NO_FATAL_FAILURE(WaitCaughtUp(*store_));
+    EXPECT_EQ(Embeddings(*store_).indexed, 5);
+    EXPECT_EQ(Embeddings(*store_).embedded_since_start, 0);
+    EXPECT_THAT(Keys(Recall(*store_, "quokka", RecallMode::kDense, 1)), ElementsAre("quokka"));
+    EXPECT_THAT(Keys(Recall(*store_, "PostgreSQL billing", RecallMode::kHybrid, 1)),
+                ElementsAre("billing-db"));
+  }
+};
+
+TEST_P(CorruptIndexTest, TruncatedIndexIsRebuilt) {
+  StoreOpensAndRebuildsTheIndexAfter([](const std::string& index) {
+    const std::string bytes = ReadAll(index);
     WriteAll(index, bytes.substr(0, bytes.size() / 2));
-  } else if (GetParam() == "garbage") {
-    std::string garbage = bytes;
+  });
+}
+
+TEST_P(CorruptIndexTest, GarbageIndexIsRebuilt) {
+  StoreOpensAndRebuildsTheIndexAfter([](const std::string& index) {
+    std::string garbage = ReadAll(index);
     for (size_t i = 0; i < garbage.size(); i += 7)
       garbage[i] = static_cast<char>(garbage[i] ^ 0x5a);
     WriteAll(index, garbage);
-  } else if (GetParam() == "empty") {
-    WriteAll(index, "");
-  } else if (GetParam() == "garbage-meta") {
-    WriteAll(index + ".meta", "\x01\x02 not json");
-  }
-
-  OpenStore();
-  EXPECT_THAT(Keys(Recall(*store_, "quokka", RecallMode::kDense, 1)), ElementsAre("quokka"));
-  ASSERT_NO_FATAL_FAILURE(WaitCaughtUp(*store_));
-  EXPECT_EQ(Embeddings(*store_).indexed, 5);
-  EXPECT_EQ(Embeddings(*store_).embedded_since_start, 0);
-  EXPECT_THAT(Keys(Recall(*store_, "quokka", RecallMode::kDense, 1)), ElementsAre("quokka"));
-  EXPECT_THAT(Keys(Recall(*store_, "PostgreSQL billing", RecallMode::kHybrid, 1)),
-              ElementsAre("billing-db"));
+  });
 }
 
-INSTANTIATE_TEST_SUITE_P(Corruptions, CorruptIndexTest,
-                         ::testing::Values("truncated", "garbage", "empty", "garbage-meta"),
-                         [](const auto& info) {
-                           std::string name = info.param;
-                           for (char& c : name) {
-                             if (c == '-') c = '_';
-                           }
-                           return name;
-                         });
+TEST_P(CorruptIndexTest, EmptyIndexIsRebuilt) {
+  StoreOpensAndRebuildsTheIndexAfter([](const std::string& index) { WriteAll(index, ""); });
+}
+
+TEST_P(CorruptIndexTest, IndexWithAGarbageMetaIsRebuilt) {
+  StoreOpensAndRebuildsTheIndexAfter(
+      [](const std::string& index) { WriteAll(index + ".meta", "\x01\x02 not json"); });
+}
 
 // A meta file that is JSON with a field of another type (here "bytes" as a string) once made
 // HnswIndex::Load throw on the worker thread and std::terminate the process at open; it must
 // only make the index rebuild.
-TEST(DenseDeathTest, MetaWithAFieldOfTheWrongTypeDoesNotCrashTheStore) {
+class DenseDeathTest : public DenseTest {};
+
+TEST_P(DenseDeathTest, MetaWithAFieldOfTheWrongTypeDoesNotCrashTheStore) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  strata::testing::TempDir dir;
-  const std::string path = dir.File("memory.db");
-  {
-    ASSERT_OK_AND_ASSIGN(std::unique_ptr<Store> store, Store::Open({.path = path}));
-    ASSERT_TRUE(Eventually([&] { return Embeddings(*store).index_state == "ready"; }));
-  }
-  ASSERT_TRUE(std::filesystem::exists(path + ".hnsw.meta"));
-  std::string meta = ReadAll(path + ".hnsw.meta");
+  OpenStore();
+  ASSERT_TRUE(Eventually([&] { return Embeddings(*store_).index_state == "ready"; }));
+  const std::string meta_path = IndexFile() + ".meta";
+  store_.reset();
+  ASSERT_TRUE(std::filesystem::exists(meta_path));
+  std::string meta = ReadAll(meta_path);
   const size_t at = meta.find("\"bytes\":");
   ASSERT_NE(at, std::string::npos) << meta;
   meta.insert(at + 8, "\"");
   meta.insert(meta.find_first_of(",}", at + 9), "\"");
-  WriteAll(path + ".hnsw.meta", meta);
+  WriteAll(meta_path, meta);
   EXPECT_EXIT(
       {
-        absl::StatusOr<std::unique_ptr<Store>> store = Store::Open({.path = path});
+        absl::StatusOr<std::unique_ptr<Store>> store = Open();
         if (!store.ok()) std::_Exit(2);
         const bool ready = Eventually([&] { return Embeddings(**store).index_state == "ready"; });
         std::_Exit(ready ? 0 : 3);
@@ -537,9 +571,9 @@ TEST(DenseDeathTest, MetaWithAFieldOfTheWrongTypeDoesNotCrashTheStore) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Two Stores (two processes' worth of connections and workers) on one file.
+// Two Stores (two processes' worth of connections and workers) on one store.
 
-TEST_F(DenseTest, AnotherStoresWritesBecomeVisibleToDenseRecall) {
+TEST_P(DenseTest, AnotherStoresWritesBecomeVisibleToDenseRecall) {
   OpenStore();
   WriteCorpus();
   ASSERT_NO_FATAL_FAILURE(Settle(*store_));
@@ -569,6 +603,7 @@ TEST_F(DenseTest, AnotherStoresWritesBecomeVisibleToDenseRecall) {
 class DenseScopeTest : public DenseTest {
  protected:
   void SetUp() override {
+    ASSERT_NO_FATAL_FAILURE(DenseTest::SetUp());
     ASSERT_NO_FATAL_FAILURE(OpenStore());
     // Every memory mentions a heron, so each mode returns the whole scope (limit allowing).
     Add("a", "a heron fishing at dawn", "cat1", "insight", {"x", "y"}, "");
@@ -612,7 +647,7 @@ class DenseScopeTest : public DenseTest {
   }
 };
 
-TEST_F(DenseScopeTest, FiltersSelectTheSameMemoriesInEveryMode) {
+TEST_P(DenseScopeTest, FiltersSelectTheSameMemoriesInEveryMode) {
   ASSERT_NO_FATAL_FAILURE(Settle(*store_));
   auto with = [](auto set) {
     RecallRequest r = Query("heron");
@@ -640,7 +675,7 @@ TEST_F(DenseScopeTest, FiltersSelectTheSameMemoriesInEveryMode) {
   EXPECT_EQ(InEveryMode(with([](RecallRequest& r) { r.filters.category = "nope"; })), Set{});
 }
 
-TEST_F(DenseScopeTest, AsOfBeforeAnUpdateFindsTheOldVersionInEveryMode) {
+TEST_P(DenseScopeTest, AsOfBeforeAnUpdateFindsTheOldVersionInEveryMode) {
   const int64_t before_update = clock_.NowUnixMs();
   clock_.Advance(kMinute);
   Add("a", "a heron fishing by the lake at dusk", "cat1", "insight", {"x", "y"}, "");
@@ -673,7 +708,7 @@ TEST_F(DenseScopeTest, AsOfBeforeAnUpdateFindsTheOldVersionInEveryMode) {
   }
 }
 
-TEST_F(DenseScopeTest, ValidAtFindsWhatWasTrueThenInEveryMode) {
+TEST_P(DenseScopeTest, ValidAtFindsWhatWasTrueThenInEveryMode) {
   WriteRequest early = Req("season", R"({"text": "heron season began early"})", "cat3");
   early.valid_from_unix_ms = kNow - 300 * kDay;
   early.valid_to_unix_ms = kNow - 60 * kDay;
@@ -702,7 +737,7 @@ TEST_F(DenseScopeTest, ValidAtFindsWhatWasTrueThenInEveryMode) {
   EXPECT_EQ(InEveryMode(before), (std::set<std::string>{"season"}));
 }
 
-TEST_F(DenseScopeTest, ForgottenMemoryIsNotRecalledInAnyMode) {
+TEST_P(DenseScopeTest, ForgottenMemoryIsNotRecalledInAnyMode) {
   ASSERT_NO_FATAL_FAILURE(Settle(*store_));
   const int64_t before_forget = clock_.NowUnixMs();
   clock_.Advance(kMinute);
@@ -752,7 +787,7 @@ class SelectiveFilterTest : public DenseTest {
   }
 };
 
-TEST_F(SelectiveFilterTest, LimitIsHonoredWhenTheFilterMatchesFewerThanTheOverFetch) {
+TEST_P(SelectiveFilterTest, LimitIsHonoredWhenTheFilterMatchesFewerThanTheOverFetch) {
   OpenStore();
   ASSERT_NO_FATAL_FAILURE(Fill(300, 3));
   EXPECT_THAT(Keys(Filtered(RecallMode::kDense, 10)), UnorderedElementsAre("few0", "few1", "few2"));
@@ -764,7 +799,7 @@ TEST_F(SelectiveFilterTest, LimitIsHonoredWhenTheFilterMatchesFewerThanTheOverFe
               UnorderedElementsAre("few0", "few1", "few2"));
 }
 
-TEST_F(SelectiveFilterTest, IndexTooLargeToReachTheScopeFallsBackToAnExactScan) {
+TEST_P(SelectiveFilterTest, IndexTooLargeToReachTheScopeFallsBackToAnExactScan) {
   // Over-fetch grows 40, 160, 640, 2560, then gives up: with 3000 closer memories outside the
   // filter, only an exact scan finds the three inside it.
   OpenStore();
@@ -791,13 +826,13 @@ TEST_F(SelectiveFilterTest, IndexTooLargeToReachTheScopeFallsBackToAnExactScan) 
 // vectors). DenseArm must take a short answer as "the index cannot reach more" and find the
 // rest by the exact scan, not drop them. The index is built nondeterministically, so the test
 // tries a few stores; treating a short answer as the end would almost surely lose a version.
-TEST_F(SelectiveFilterTest, InScopeVersionsTheIndexCannotReachAreStillFound) {
+TEST_P(SelectiveFilterTest, InScopeVersionsTheIndexCannotReachAreStillFound) {
   constexpr int kStores = 4;
   constexpr int kMemories = 600;
   constexpr int kEvery = 20;  // Every 20th memory is in category "few": 30 of them.
   for (int attempt = 0; attempt < kStores && !HasFailure(); ++attempt) {
     strata::testing::TempDir dir;
-    path_ = dir.File("memory.db");
+    path_ = temporal::testing::NewStorePath(GetParam(), dir, "memory.db");
     OpenStore();
     std::vector<WriteRequest> batch;
     for (int i = 0; i < kMemories; ++i) {
@@ -822,7 +857,7 @@ TEST_F(SelectiveFilterTest, InScopeVersionsTheIndexCannotReachAreStillFound) {
 // ---------------------------------------------------------------------------------------------
 // Hybrid and auto.
 
-TEST_F(DenseTest, HybridItemsCarryTheirArmsRanksAndRepeatExactly) {
+TEST_P(DenseTest, HybridItemsCarryTheirArmsRanksAndRepeatExactly) {
   OpenStore();
   WriteCorpus();
   for (int i = 0; i < 20; ++i) {
@@ -872,7 +907,7 @@ TEST_F(DenseTest, HybridItemsCarryTheirArmsRanksAndRepeatExactly) {
 // Terms in most of the index (here "shared", "platform") carry no keyword evidence: alone, the
 // keyword arm lists their matches after the rare terms' (newest first); as an arm of hybrid it
 // gives fusion only what a selective term matched.
-TEST_F(DenseTest, HybridKeywordArmRanksOnlyMatchesOfSelectiveTerms) {
+TEST_P(DenseTest, HybridKeywordArmRanksOnlyMatchesOfSelectiveTerms) {
   OpenStore();
   for (int i = 0; i < 1100; ++i) {  // past text::kPruneMinRows, where terms are judged common
     Write(Req(absl::StrCat("note", i),
@@ -894,7 +929,7 @@ TEST_F(DenseTest, HybridKeywordArmRanksOnlyMatchesOfSelectiveTerms) {
   }
 }
 
-TEST_F(DenseTest, HybridFindsAParaphraseThatKeywordsMiss) {
+TEST_P(DenseTest, HybridFindsAParaphraseThatKeywordsMiss) {
   OpenStore();
   WriteCorpus();
   ASSERT_NO_FATAL_FAILURE(Settle(*store_));
@@ -906,7 +941,7 @@ TEST_F(DenseTest, HybridFindsAParaphraseThatKeywordsMiss) {
   EXPECT_EQ(hybrid.items[0].dense_rank, 1);
 }
 
-TEST_F(DenseTest, AutoIsHybridOnceTheIndexHoldsVectors) {
+TEST_P(DenseTest, AutoIsHybridOnceTheIndexHoldsVectors) {
   OpenStore();
   // Nothing embedded yet: keyword recall.
   ASSERT_TRUE(Eventually([&] { return Embeddings(*store_).index_state == "ready"; }));
@@ -926,7 +961,7 @@ TEST_F(DenseTest, AutoIsHybridOnceTheIndexHoldsVectors) {
   }
 }
 
-TEST_F(DenseTest, WithoutAnEmbedderAutoIsKeywordAndDenseIsRejected) {
+TEST_P(DenseTest, WithoutAnEmbedderAutoIsKeywordAndDenseIsRejected) {
   OpenStore("none");
   WriteCorpus();
   ASSERT_OK_AND_ASSIGN(const RecallResult result, Recall(*store_, "quokka", RecallMode::kAuto));
@@ -940,21 +975,22 @@ TEST_F(DenseTest, WithoutAnEmbedderAutoIsKeywordAndDenseIsRejected) {
   ASSERT_OK_AND_ASSIGN(const Stats stats, store_->GetStats());
   EXPECT_FALSE(stats.embeddings.has_value());
   EXPECT_THAT(store_->Embed({}, {}), StatusIs(absl::StatusCode::kFailedPrecondition, _));
-  EXPECT_FALSE(std::filesystem::exists(path_ + ".hnsw"));
+  EXPECT_FALSE(std::filesystem::exists(IndexFile()));
 }
 
-TEST_F(DenseTest, UnknownEmbedderIsRejectedAtOpen) {
+TEST_P(DenseTest, UnknownEmbedderIsRejectedAtOpen) {
   EXPECT_THAT(Open("foo"), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("foo")));
   EXPECT_THAT(Open("builtin:dim=3"),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("dim")));
 }
 
 // ---------------------------------------------------------------------------------------------
-// Purge: version ids can be reused (versions.id is a rowid without AUTOINCREMENT).
+// Purge of the newest version, then a new one: before schema 5 SQLite gave the new version the
+// purged one's id (neither engine does now); these guard what that broke.
 
 // After the newest memory is purged, the next version reuses its id, which the worker's
 // cursor has already passed; Purge sends the cursor back, so the worker embeds it.
-TEST_F(DenseTest, WorkerEmbedsANewVersionWhoseIdAPurgeFreed) {
+TEST_P(DenseTest, WorkerEmbedsANewVersionWhoseIdAPurgeFreed) {
   OpenStore();
   Write(Req("tea", R"({"text": "She drinks green tea after lunch"})"));
   Write(Req("billing-db", R"({"text": "We chose PostgreSQL for billing"})"));
@@ -972,7 +1008,7 @@ TEST_F(DenseTest, WorkerEmbedsANewVersionWhoseIdAPurgeFreed) {
 // The index must not keep a purged version's vector under its id: a new version that reuses
 // the id would inherit it, and dense recall would return the new memory for the purged
 // memory's topic. Purge marks the label deleted.
-TEST_F(DenseTest, NewVersionReusingAPurgedIdIsNotRecalledByThePurgedVector) {
+TEST_P(DenseTest, NewVersionReusingAPurgedIdIsNotRecalledByThePurgedVector) {
   OpenStore();
   Write(Req("tea", R"({"text": "She drinks green tea after lunch"})"));
   Write(Req("billing-db", R"({"text": "We chose PostgreSQL for billing"})"));
@@ -987,7 +1023,7 @@ TEST_F(DenseTest, NewVersionReusingAPurgedIdIsNotRecalledByThePurgedVector) {
   }
 }
 
-TEST_F(DenseTest, PurgedMemoryIsNeverRecalled) {
+TEST_P(DenseTest, PurgedMemoryIsNeverRecalled) {
   OpenStore();
   WriteCorpus();
   Write(Req("z-last", R"({"text": "the newest memory stays"})"));
@@ -1001,6 +1037,18 @@ TEST_F(DenseTest, PurgedMemoryIsNeverRecalled) {
   EXPECT_EQ(stats.embeddings->vectors, stats.versions);
   EXPECT_EQ(stats.embeddings->pending, 0);
 }
+
+// Every suite on both engines.
+INSTANTIATE_TEST_SUITE_P(Engines, DenseTest, temporal::testing::Engines(),
+                         temporal::testing::EngineName);
+INSTANTIATE_TEST_SUITE_P(Engines, CorruptIndexTest, temporal::testing::Engines(),
+                         temporal::testing::EngineName);
+INSTANTIATE_TEST_SUITE_P(Engines, DenseDeathTest, temporal::testing::Engines(),
+                         temporal::testing::EngineName);
+INSTANTIATE_TEST_SUITE_P(Engines, DenseScopeTest, temporal::testing::Engines(),
+                         temporal::testing::EngineName);
+INSTANTIATE_TEST_SUITE_P(Engines, SelectiveFilterTest, temporal::testing::Engines(),
+                         temporal::testing::EngineName);
 
 }  // namespace
 }  // namespace strata

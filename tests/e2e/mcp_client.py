@@ -66,6 +66,18 @@ def store_args(db, tmp):
     return args
 
 
+def index_file(db, tmp):
+    """Where a server on the store `db`, started with store_args(db, tmp), saves its vector
+    index (its `.meta` beside it): beside a SQLite file, or in the --index-dir under the
+    PostgreSQL database's store id, which the first node to open the database gave it."""
+    if not ON_POSTGRES:
+        return db + ".hnsw"
+    store_id = psql(db, "SELECT value FROM meta WHERE name = 'store_id'").strip()
+    if not store_id:
+        raise AssertionError("the database has no store id: no node opened it yet")
+    return os.path.join(tmp, "index", store_id + ".hnsw")
+
+
 class ServerError(AssertionError):
     """The server did not answer as a well-behaved MCP server must (hang, EOF, bad line)."""
 

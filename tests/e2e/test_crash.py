@@ -13,8 +13,14 @@ integrity check runs on a copy of the killed server's files, so that the next se
 one that recovers the WAL. Two variants damage the saved vector index (`<db>.hnsw` and its
 `.meta`) before each restart, truncating it or replacing it with garbage; the next server must
 notice and rebuild it. At the end `strata check-index` measures the index against an exact
-scan. A last case (an expected failure for now) puts back an older copy of the database under
-a newer saved index, as a power loss under --durability normal can.
+scan. A last case puts back an older copy of the database under a newer saved index, as a
+power loss under --durability normal can.
+
+On PostgreSQL (STRATA_TEST_STORE=postgresql, a fresh database per test) the same loops kill
+the node: every acknowledged write survives, and its saved index (in --index-dir, under the
+database's store id) is loaded, or rebuilt when damaged; the last case restores an older copy
+of the database. What is about the SQLite file itself stays SQLite-only: the integrity check
+of the killed server's files (a PostgreSQL server recovers its own).
 
 Randomness comes from one seed, printed; STRATA_CRASH_SEED=N replays a run.
 
@@ -34,7 +40,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import mcp_client  # noqa: E402
-from mcp_client import StrataTestCase, integrity, sentence, stdout_problems  # noqa: E402
+from mcp_client import (ON_POSTGRES, StrataTestCase, integrity, sentence,  # noqa: E402
+                        stdout_problems, store_args)
 
 SEED = int(os.environ.get("STRATA_CRASH_SEED", random.SystemRandom().randrange(1 << 31)))
 
@@ -113,7 +120,7 @@ class CrashCase(StrataTestCase):
         self.rebuilds = 0
         self.damage_done = None  # what damage_index did last
         self.open_batches_seen = {True: 0, False: 0}  # unanswered batches: committed or not
-        self.index = self.db + ".hnsw"
+        self.index = None  # where the index is saved: known once seed_store opened the store
 
     # ----- requests ---------------------------------------------------------------------
 
@@ -341,6 +348,7 @@ class CrashCase(StrataTestCase):
         self.to_check = set()
         self.wait_repaired(client)
         self.close(client)
+        self.index = mcp_client.index_file(self.db, self.tmp)
         self.assertTrue(os.path.exists(self.index + ".meta"), "no index saved on exit")
 
     def crash_loop(self, kills, damage=None):
@@ -365,12 +373,13 @@ class CrashCase(StrataTestCase):
                 self.close(client)
                 break
             sent += self.load_and_kill(client)
-            self.check_integrity_of_copy(round)
+            if not ON_POSTGRES:  # the SQLite files; a PostgreSQL server recovers its own
+                self.check_integrity_of_copy(round)
             if damage:
                 self.damage_done = self.damage_index(damage)
                 self.assertIsNotNone(self.damage_done,
                                      "no saved index to damage after kill %d" % round)
-        self.assertEqual(integrity(self.db), "ok")
+        self.assertFileIntact()
         recall = self.check_index()
         elapsed = time.monotonic() - started
         print("%s: %d kills, %d requests sent, %d writes acknowledged, %d recovered, "
@@ -391,7 +400,7 @@ class CrashCase(StrataTestCase):
     def check_index(self):
         """`strata check-index` runs on the final database and finds the true neighbours."""
         result = subprocess.run(
-            [mcp_client.BINARY, "check-index", "--db", self.db, "--queries", "50"],
+            [mcp_client.BINARY, "check-index", *store_args(self.db, self.tmp), "--queries", "50"],
             stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
         self.assertEqual(result.returncode, 0, result.stderr)
         m = re.match(rb"recall@10 ([0-9.]+) over 50 queries", result.stdout)
@@ -416,7 +425,39 @@ class IndexAheadOfTheDatabase(CrashCase):
     """A saved index holding vectors the database does not have: what a power loss under
     --durability normal leaves (the index file is synced when saved, the last WAL commits are
     not), and a restore of the database from an older copy. Simulated by putting back a copy
-    of the database files taken before more memories were written and the index saved."""
+    of the database taken before more memories were written and the index saved: its files,
+    or on PostgreSQL a database made from it as a template."""
+
+    def back_up(self):
+        """A copy of the store, whose server has exited; returns what restore takes."""
+        if ON_POSTGRES:
+            backup = self.database() + "_backup"
+            mcp_client.psql(os.environ["STRATA_TEST_PG_URI"],
+                            "CREATE DATABASE %s TEMPLATE %s" % (backup, self.database()))
+            return backup
+        backup = os.path.join(self.tmp, "backup")
+        os.mkdir(backup)
+        for suffix in ("", "-wal"):
+            if os.path.exists(self.db + suffix):
+                shutil.copyfile(self.db + suffix, os.path.join(backup, "memory.db" + suffix))
+        return backup
+
+    def restore(self, backup):
+        """Puts the copy back_up made in the store's place; its server has exited."""
+        if ON_POSTGRES:
+            admin = os.environ["STRATA_TEST_PG_URI"]
+            mcp_client.psql(admin, "DROP DATABASE %s" % self.database())
+            mcp_client.psql(admin, "CREATE DATABASE %s TEMPLATE %s" % (self.database(), backup))
+            return
+        for suffix in ("", "-wal", "-shm"):
+            if os.path.exists(self.db + suffix):
+                os.remove(self.db + suffix)
+            if os.path.exists(os.path.join(backup, "memory.db" + suffix)):
+                shutil.copyfile(os.path.join(backup, "memory.db" + suffix), self.db + suffix)
+
+    def database(self):
+        """The name of the PostgreSQL database self.db names (mcp_client.fresh_pg_database)."""
+        return self.db.rsplit("dbname=", 1)[1]
 
     def test_index_ahead_of_the_database_is_not_trusted(self):
         c = self.serve()
@@ -424,21 +465,13 @@ class IndexAheadOfTheDatabase(CrashCase):
                                                      for _ in range(100)]})
         self.wait_repaired(c)
         self.assertEqual(c.close(), 0)
-        backup = os.path.join(self.tmp, "backup")
-        os.mkdir(backup)
-        for suffix in ("", "-wal"):
-            if os.path.exists(self.db + suffix):
-                shutil.copyfile(self.db + suffix, os.path.join(backup, "memory.db" + suffix))
+        backup = self.back_up()
         c = self.serve()
         self.call_ok(c, "remember_batch", {"items": [self.item(self.new_key())
                                                      for _ in range(SEED_MEMORIES)]})
         self.wait_repaired(c)
         self.assertEqual(c.close(), 0)  # saves the index: 1,300 vectors
-        for suffix in ("", "-wal", "-shm"):
-            if os.path.exists(self.db + suffix):
-                os.remove(self.db + suffix)
-            if os.path.exists(os.path.join(backup, "memory.db" + suffix)):
-                shutil.copyfile(os.path.join(backup, "memory.db" + suffix), self.db + suffix)
+        self.restore(backup)
         c = self.serve()
         text = "%s written after the restore" % sentence(self.rng, 12)
         fresh = self.call_ok(c, "remember", {"category": "probe", "key": "fresh",

@@ -1,5 +1,7 @@
 #include "pg/pg_test_db.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <memory>
 
@@ -17,12 +19,13 @@ std::string FreshDatabaseUri() {
     return "";
   }
   static int counter = 0;
-  // A parameterized test's name has a '/'; PostgreSQL cuts names at 63 bytes.
+  // A parameterized test's name has a '/'; PostgreSQL cuts names at 63 bytes. The process id
+  // keeps apart a death test's child, which runs the test again from its start.
   std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
   for (char& c : test) {
     if (!absl::ascii_isalnum(static_cast<unsigned char>(c))) c = '_';
   }
-  const std::string name = absl::StrCat("t", ++counter, "_", test.substr(0, 50));
+  const std::string name = absl::StrCat("t", getpid(), "_", ++counter, "_", test.substr(0, 40));
   auto admin = Connection::Open(base);
   EXPECT_TRUE(admin.ok()) << admin.status();
   if (!admin.ok()) return "";
