@@ -187,25 +187,19 @@ def recall_latency(nodes, size, queries, seed=7, warmup=50):
     clients = [Client(node) for node in nodes]
     out = {}
 
-    def query(r):
-        return "entity %d group %d" % (r.randrange(size), r.randrange(977))
+    def recall(client, r, mode):
+        """One recall of a query drawn from `r`; its seconds."""
+        args = {"query": "entity %d group %d" % (r.randrange(size), r.randrange(977)),
+                "mode": mode, "limit": 10}
+        began = time.perf_counter()
+        client.call("perseus_vault_recall", args)
+        return time.perf_counter() - began
 
     for mode in ("fts5", "dense", "hybrid"):
-        first = []
-        for client in clients:
-            began = time.perf_counter()
-            client.call("perseus_vault_recall", {"query": query(warm), "mode": mode, "limit": 10})
-            first.append(round((time.perf_counter() - began) * 1000, 2))
+        first = [round(recall(client, warm, mode) * 1000, 2) for client in clients]
         for q in range(warmup):
-            clients[q % len(clients)].call("perseus_vault_recall",
-                                           {"query": query(warm), "mode": mode, "limit": 10})
-        samples = []
-        for q in range(queries):
-            args = {"query": query(rng), "mode": mode, "limit": 10}
-            client = clients[q % len(clients)]
-            began = time.perf_counter()
-            client.call("perseus_vault_recall", args)
-            samples.append(time.perf_counter() - began)
+            recall(clients[q % len(clients)], warm, mode)
+        samples = [recall(clients[q % len(clients)], rng, mode) for q in range(queries)]
         out[mode] = dict(percentiles(samples), first_ms=first)
         log("  %-6s p50 %.2f ms  p99 %.2f ms  (first on each node: %s ms)"
             % (mode, out[mode]["p50_ms"], out[mode]["p99_ms"], " / ".join(map(str, first))))

@@ -46,8 +46,8 @@ inline constexpr int64_t kSaturatedDocuments = 20001;
 // (PgKeywordIndex::Add).
 struct PendingKeywordStatistics {
   absl::flat_hash_map<std::pair<int, std::string>, int64_t> documents;  // (field, term)
-  int64_t field_documents[3] = {};
-  int64_t field_tokens[3] = {};
+  int64_t field_documents[kFields] = {};
+  int64_t field_tokens[kFields] = {};
 };
 
 // Thread safety: as the Db it borrows.
@@ -96,7 +96,6 @@ class PgKeywordIndex final : public store::CommitHook {
   void Dropped() override;
 
  private:
-
   // Which of the (field, term) keys (SaturationKey) have a saturated row: into saturated_.
   absl::Status LearnSaturated(const std::vector<std::string>& keys);
 
