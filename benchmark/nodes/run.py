@@ -200,7 +200,9 @@ def recall_latency(nodes, size, queries, seed=7, warmup=50):
         for q in range(warmup):
             recall(clients[q % len(clients)], warm, mode)
         samples = [recall(clients[q % len(clients)], rng, mode) for q in range(queries)]
-        out[mode] = dict(percentiles(samples), first_ms=first)
+        # The samples in the order taken, to tell a slow stretch from scattered outliers.
+        out[mode] = dict(percentiles(samples), first_ms=first,
+                         samples_ms=[round(x * 1000, 2) for x in samples])
         log("  %-6s p50 %.2f ms  p99 %.2f ms  (first on each node: %s ms)"
             % (mode, out[mode]["p50_ms"], out[mode]["p99_ms"], " / ".join(map(str, first))))
     return out
