@@ -367,7 +367,8 @@ absl::StatusOr<Result> Connection::RunPrepared(PreparedStatement& stmt,
   if (!run) return Result();
   const bool in_transaction = this->in_transaction();
   RETURN_IF_ERROR(Prepare(stmt, in_transaction));
-  RETURN_IF_ERROR(PlanFor(stmt, in_transaction));
+  NotePlanMode(stmt.sql);
+  RETURN_IF_ERROR(PlanFor(stmt, static_cast<int>(params.size()), in_transaction));
   const ParamArrays p(params);
   if (sent_ > 0) {
     // After the queued statements, in their round trip.
@@ -392,7 +393,8 @@ absl::Status Connection::Queue(PreparedStatement& stmt, std::span<const Param> p
     return absl::InternalError("a statement was queued outside a transaction");
   }
   RETURN_IF_ERROR(Prepare(stmt, in_transaction));
-  RETURN_IF_ERROR(PlanFor(stmt, in_transaction));
+  NotePlanMode(stmt.sql);
+  RETURN_IF_ERROR(PlanFor(stmt, static_cast<int>(params.size()), in_transaction));
   RETURN_IF_ERROR(EnterPipeline(in_transaction));
   const ParamArrays p(params);
   RETURN_IF_ERROR(Sent(Pq().PQsendQueryPrepared(conn_, stmt.name.c_str(), p.count(),
@@ -427,9 +429,10 @@ absl::Status Connection::QueueSql(std::string_view sql) {
   return SendSql(sql, in_transaction);
 }
 
-absl::Status Connection::PlanFor(const PreparedStatement& stmt, bool in_transaction) {
+absl::Status Connection::PlanFor(const PreparedStatement& stmt, int params,
+                                 bool in_transaction) {
   const PlanMode wanted = stmt.plan_once ? PlanMode::kOnce : PlanMode::kForEachRun;
-  if (!in_transaction || plan_mode_ == wanted) return absl::OkStatus();
+  if (!in_transaction || params == 0 || plan_mode_ == wanted) return absl::OkStatus();
   RETURN_IF_ERROR(EnterPipeline(in_transaction));
   RETURN_IF_ERROR(SendSql(stmt.plan_once ? "SET LOCAL plan_cache_mode = auto"
                                          : "SET LOCAL plan_cache_mode = force_custom_plan",

@@ -207,6 +207,30 @@ TEST_F(PgDbTest, AStatementPlannedOnceGetsAPlanForAnyValuesInATransaction) {
   EXPECT_EQ(Plans(*db_, "i > $1"), std::make_pair(int64_t{0}, int64_t{9}));
 }
 
+TEST_F(PgDbTest, AFailedTransactionThatPlannedOnceRollsBackWholeOrToItsSavepoint) {
+  const auto insert = [&](int64_t id, store::Plan plan) {
+    absl::StatusOr<store::Stmt> s = db_->Prepare("INSERT INTO t (id, i) VALUES (?1, 0)", plan);
+    return s.ok() ? s->Bind(1, id).Run() : s.status();
+  };
+  {
+    ASSERT_OK_AND_ASSIGN(store::Transaction txn, store::Transaction::Begin(*db_));
+    ASSERT_OK(insert(1, store::Plan::kForEachRun));
+    EXPECT_FALSE(insert(1, store::Plan::kOnce).ok());  // The key is taken.
+  }  // Rolled back: the ROLLBACK asks no mode of the failed transaction.
+  {
+    ASSERT_OK_AND_ASSIGN(store::Transaction txn, store::Transaction::Begin(*db_));
+    ASSERT_OK(insert(2, store::Plan::kForEachRun));
+    ASSERT_OK(txn.Savepoint());
+    ASSERT_OK(insert(3, store::Plan::kOnce));
+    EXPECT_FALSE(insert(3, store::Plan::kOnce).ok());
+    ASSERT_OK(txn.RollbackToSavepoint());
+    ASSERT_OK(insert(4, store::Plan::kForEachRun));
+    ASSERT_OK(insert(5, store::Plan::kOnce));
+    ASSERT_OK(txn.Commit());
+  }
+  EXPECT_EQ(Count(), 3);  // 2, 4 and 5.
+}
+
 // The cluster's first database, not a test's.
 std::string AdminUri() { return std::getenv("STRATA_TEST_PG_URI"); }
 
