@@ -17,11 +17,15 @@ its own keep-alive connection and session. Then:
   first recall of the mode is reported apart (what a node prepares once);
 - visibility: a memory of the corpus written on node 0 is polled for by dense recall (its
   text as the query) on the last node (every 10 ms) until it comes first; the time from the
-  write's answer to that recall's.
+  write's answer to that recall's;
+- on PostgreSQL, the autovacuum runs (vacuum or analyze, table, from when to when) that
+  overlapped each recall mode's timed samples, from the server's log: work the server did
+  beside the recalls.
 Python standard library only; the clients' own cost is included. Progress on stderr, the JSON
 report on --out (default stdout).
 """
 import argparse
+import datetime
 import http.client
 import json
 import os
@@ -166,6 +170,32 @@ def postgres_pids(cluster):
     return [postmaster] + [int(c) for c in children]
 
 
+AUTOVACUUM = re.compile(r'^(\S+ \S+) UTC \[\d+\] LOG:  automatic (vacuum|analyze) of table "([^"]+)"')
+ELAPSED = re.compile(r"elapsed: ([0-9.]+) s")
+
+
+def autovacuum_runs(cluster):
+    """The autovacuum runs the cluster's log records (log_autovacuum_min_duration 0): kind,
+    table, start and end (unix seconds; the log line is written at the end, with the run's
+    elapsed time on a line after it)."""
+    with open(os.path.join(cluster, "cluster")) as f:
+        log_path = os.path.join(f.read().strip(), "server.log")
+    runs = []
+    with open(log_path, errors="replace") as f:
+        lines = f.read().splitlines()
+    for i, line in enumerate(lines):
+        m = AUTOVACUUM.match(line)
+        if not m:
+            continue
+        end = datetime.datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S.%f").replace(
+            tzinfo=datetime.timezone.utc).timestamp()
+        elapsed = next((float(e.group(1)) for e in map(ELAPSED.search, lines[i + 1:i + 6]) if e),
+                       0.0)
+        runs.append({"kind": m.group(2), "table": m.group(3).split(".")[-1],
+                     "start_unix": round(end - elapsed, 3), "end_unix": round(end, 3)})
+    return runs
+
+
 def drain(nodes):
     """Seconds until every node's index holds every stored vector and none is pending."""
     began = time.perf_counter()
@@ -199,10 +229,12 @@ def recall_latency(nodes, size, queries, seed=7, warmup=50):
         first = [round(recall(client, warm, mode) * 1000, 2) for client in clients]
         for q in range(warmup):
             recall(clients[q % len(clients)], warm, mode)
+        began = time.time()
         samples = [recall(clients[q % len(clients)], rng, mode) for q in range(queries)]
         # The samples in the order taken, to tell a slow stretch from scattered outliers.
         out[mode] = dict(percentiles(samples), first_ms=first,
-                         samples_ms=[round(x * 1000, 2) for x in samples])
+                         samples_ms=[round(x * 1000, 2) for x in samples],
+                         window_unix=[round(began, 3), round(time.time(), 3)])
         log("  %-6s p50 %.2f ms  p99 %.2f ms  (first on each node: %s ms)"
             % (mode, out[mode]["p50_ms"], out[mode]["p99_ms"], " / ".join(map(str, first))))
     return out
@@ -252,6 +284,11 @@ def main():
         if args.store == "postgresql":
             store = subprocess.run([os.path.join(ROOT, "tools", "pg-cluster"), "start", cluster],
                                    check=True, capture_output=True, text=True).stdout.strip()
+            # Logged, so that the report can say what autovacuum did during the recalls.
+            subprocess.run(["psql", store, "-XAqc",
+                            "ALTER SYSTEM SET log_autovacuum_min_duration = 0"], check=True)
+            subprocess.run(["psql", store, "-XAqc", "SELECT pg_reload_conf()"], check=True,
+                           capture_output=True)
         else:
             store = os.path.join(tmp, "memory.db")
         nodes = []
@@ -285,6 +322,17 @@ def main():
                 report["visibility"] = visibility(nodes, args.size, args.visibility_samples)
                 log("  visible on the other node: p50 %.0f ms  p99 %.0f ms"
                     % (report["visibility"]["p50_ms"], report["visibility"]["p99_ms"]))
+            if args.store == "postgresql":
+                runs = autovacuum_runs(cluster)
+                for mode, r in report["recall"].items():
+                    began, ended = r["window_unix"]
+                    r["autovacuum"] = [run for run in runs
+                                       if run["start_unix"] < ended and run["end_unix"] > began]
+                    if r["autovacuum"]:
+                        log("  during %s: %s" % (mode, ", ".join(
+                            "%s %s %.1f s" % (run["kind"], run["table"],
+                                              run["end_unix"] - run["start_unix"])
+                            for run in r["autovacuum"])))
         finally:
             for node in nodes:
                 node.stop()
