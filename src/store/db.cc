@@ -114,13 +114,14 @@ class SqliteStmt final : public EngineStmt {
 
 }  // namespace
 
-std::string JsonArrayOf(std::span<const int64_t> ids) {
-  std::string out = "[";
+std::string IdListOf(const Db& db, std::span<const int64_t> ids) {
+  const bool json = db.dialect() == Dialect::kSqlite;
+  std::string out = json ? "[" : "{";
   for (size_t i = 0; i < ids.size(); ++i) {
     if (i > 0) out += ',';
     absl::StrAppend(&out, ids[i]);
   }
-  out += ']';
+  out += json ? ']' : '}';
   return out;
 }
 

@@ -37,9 +37,11 @@ struct DbOptions {
 
 class Db;
 
-// `ids` as a JSON array, bound to a statement that reads it with json_each (a list of any
-// length as one parameter).
-std::string JsonArrayOf(std::span<const int64_t> ids);
+// `ids` as one parameter (a list of any length): a JSON array, which SQLite reads with
+// json_each, or an array literal, which PostgreSQL reads with unnest(CAST(... AS bigint[]))
+// (its planner knows how many rows that gives, which it does not know of a JSON array, and
+// without a table's statistics joins such a list to it by a scan).
+std::string IdListOf(const Db& db, std::span<const int64_t> ids);
 
 // Which SQL a Db speaks. Owners write one statement for both where the SQL is portable and
 // keep the two texts side by side where it is not (docs/decisions.md, "The storage seam").

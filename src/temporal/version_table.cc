@@ -140,13 +140,13 @@ absl::StatusOr<std::vector<VersionRow>> VersionTable::LoadVersionsById(
                    "m.id = v.memory_id ORDER BY c.key");
   static const std::string kPostgres = absl::StrCat(
       "SELECT ", kVersionColumns,
-      " FROM jsonb_array_elements_text(CAST(?1 AS jsonb)) WITH ORDINALITY AS c(value, n) "
-      "JOIN versions v ON v.id = CAST(c.value AS BIGINT) JOIN memories m ON "
+      " FROM unnest(CAST(?1 AS bigint[])) WITH ORDINALITY AS c(value, n) "
+      "JOIN versions v ON v.id = c.value JOIN memories m ON "
       "m.id = v.memory_id ORDER BY c.n");
   std::vector<VersionRow> rows;
   if (version_ids.empty()) return rows;
   ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare(OnSqlite(*db_) ? kSqlite : kPostgres));
-  s.Bind(1, store::JsonArrayOf(version_ids));
+  s.Bind(1, store::IdListOf(*db_, version_ids));
   rows.reserve(version_ids.size());
   while (rows.size() < version_ids.size()) {
     ASSIGN_OR_RETURN(const bool row, s.Step());

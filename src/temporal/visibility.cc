@@ -99,13 +99,13 @@ absl::Status Visibility::Filter(std::span<const int64_t> version_ids,
   const char* ids = db_->dialect() == store::Dialect::kSqlite
                         ? "SELECT v.id, v.memory_id, c.key AS i FROM json_each(:ids) AS c "
                           "JOIN versions v ON v.id = c.value"
-                        : "SELECT v.id, v.memory_id, c.n - 1 AS i FROM jsonb_array_elements_text("
-                          "CAST(:ids AS jsonb)) WITH ORDINALITY AS c(value, n) "
-                          "JOIN versions v ON v.id = CAST(c.value AS BIGINT)";
+                        : "SELECT v.id, v.memory_id, c.n - 1 AS i FROM unnest("
+                          "CAST(:ids AS bigint[])) WITH ORDINALITY AS c(value, n) "
+                          "JOIN versions v ON v.id = c.value";
   ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare(absl::StrCat(
                                       ids, " JOIN memories m ON m.id = v.memory_id WHERE TRUE",
                                       ScopeSql(), " ORDER BY i")));
-  s.Bind(s.ParameterIndex(":ids"), store::JsonArrayOf(version_ids));
+  s.Bind(s.ParameterIndex(":ids"), store::IdListOf(*db_, version_ids));
   BindScope(s);
   return Visit(
       s, [&s, &visit](const VisibleVersion& v) { return visit(static_cast<size_t>(s.Int(2)), v); });

@@ -18,17 +18,16 @@ std::string ScopeSql(const store::Db& db, const BacklogScope& scope) {
   if (scope.memory_ids) {
     absl::StrAppend(&sql, db.dialect() == store::Dialect::kSqlite
                               ? " AND v.memory_id IN (SELECT value FROM json_each(:memory_ids))"
-                              : " AND v.memory_id IN (SELECT CAST(value AS BIGINT) FROM "
-                                "jsonb_array_elements_text(CAST(:memory_ids AS jsonb)))");
+                              : " AND v.memory_id = ANY(CAST(:memory_ids AS bigint[]))");
   }
   return sql;
 }
 
-void BindScope(store::Stmt& s, const BacklogScope& scope) {
+void BindScope(const store::Db& db, store::Stmt& s, const BacklogScope& scope) {
   if (scope.category) s.Bind(s.ParameterIndex(":category"), std::string_view(*scope.category));
   if (scope.memory_id) s.Bind(s.ParameterIndex(":memory_id"), *scope.memory_id);
   if (scope.memory_ids) {
-    s.Bind(s.ParameterIndex(":memory_ids"), store::JsonArrayOf(*scope.memory_ids));
+    s.Bind(s.ParameterIndex(":memory_ids"), store::IdListOf(db, *scope.memory_ids));
   }
 }
 
@@ -97,7 +96,7 @@ absl::StatusOr<std::vector<PendingVersion>> PendingVersions(store::Db& db, int64
   s.Bind(s.ParameterIndex(":after"), after_id)
       .Bind(s.ParameterIndex(":space"), space)
       .Bind(s.ParameterIndex(":limit"), int64_t{limit});
-  BindScope(s, scope);
+  BindScope(db, s, scope);
   std::vector<PendingVersion> out;
   while (true) {
     ASSIGN_OR_RETURN(bool row, s.Step());
@@ -132,7 +131,7 @@ absl::StatusOr<int64_t> CountPending(store::Db& db, int64_t space, const Backlog
                        "WHERE e.space_id = :space AND e.version_id = v.id)",
                        ScopeSql(db, scope))));
   s.Bind(s.ParameterIndex(":space"), space);
-  BindScope(s, scope);
+  BindScope(db, s, scope);
   ASSIGN_OR_RETURN(bool row, s.Step());
   return row ? s.Int(0) : 0;
 }

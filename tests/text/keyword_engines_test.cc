@@ -448,5 +448,28 @@ TEST_F(KeywordEnginesTest, SaturatedStatisticsStayAndRankAlike) {
   }
 }
 
+// A store's first minute: autovacuum has not analyzed the index's tables yet, so the planner
+// knows nothing of their columns. A ranking still reads the postings by term, not every
+// posting by version, which a condition on the version ids that kept them all had made it do
+// (78 ms a recall at 3,000 memories, against 3 ms once analyzed).
+TEST_F(KeywordEnginesTest, ARankingBeforeAnyAnalyzeReadsThePostingsByTerm) {
+  ASSERT_OK(pg_->Exec("ALTER TABLE text_postings SET (autovacuum_enabled = false)"));
+  Add(Drawn(1, 3000, 5));
+  // Counted in the transaction's own statistics, which only this session sees.
+  auto scans = [this](const char* index) -> int64_t {
+    auto s = pg_->Prepare(
+        absl::StrCat("SELECT pg_stat_get_xact_numscans(CAST('", index, "' AS regclass))"));
+    if (!s.ok() || !s->Step().value_or(false)) return -1;
+    return s->Int(0);
+  };
+  ASSERT_OK_AND_ASSIGN(store::Transaction txn, store::Transaction::Begin(*pg_));
+  const ParsedQuery query = ParseQuery("rust programming language");
+  ASSERT_OK_AND_ASSIGN(const std::vector<RankedMatch> ranked,
+                       FtsIndex(pg_.get()).Rank({.terms = query.terms}, 0, 10));
+  EXPECT_THAT(ranked, Not(IsEmpty()));
+  EXPECT_GT(scans("text_postings_pkey"), 0);
+  EXPECT_EQ(scans("text_postings_by_version"), 0);
+}
+
 }  // namespace
 }  // namespace strata::text
