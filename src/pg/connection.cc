@@ -229,15 +229,15 @@ absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(const std::string& 
 }
 
 absl::Status Connection::Configure() {
-  // Set here rather than in libpq's `options`, which a URI's own would replace. Every
-  // statement is planned for its parameters: a statement prepared once (PgDb) would
-  // otherwise switch to a generic plan after five runs, and the owners' range reads
-  // ("WHERE id > $1": what changed since a watermark) get a sequential scan there, as if a
-  // third of the table matched; at 3,000 versions the dedup catch-up took 0.76 ms so
-  // planned, and grew with the table. Planning costs ~20-50 us a statement. And no JIT: a
-  // keyword ranking's estimates (arrays unnested, CTEs) pass jit_above_cost, and compiling
-  // it took 35 ms of a 40 ms statement at 100K memories for ~1 ms of execution. A statement
-  // planned once (PreparedStatement::plan_once) is let choose in its transaction (PlanFor).
+  // Set here rather than in libpq's `options`, which a URI's own would replace.
+  // - Plans: the session plans a statement for its parameters at every run, and a statement
+  //   marked plan_once has PostgreSQL's own choice in its transaction (BeforeRun). Left to
+  //   choose, PostgreSQL switches a prepared statement to a generic plan after five runs,
+  //   and there the owners' range reads ("WHERE id > $1": what changed since a watermark)
+  //   get a sequential scan, as if a third of the table matched (the dedup catch-up 0.76 ms
+  //   at 3,000 versions, growing with the table). Planning costs ~20-50 us a statement.
+  // - No JIT: a keyword ranking's estimates (arrays unnested, CTEs) pass jit_above_cost, and
+  //   compiling it took 35 ms of a 40 ms statement at 100K memories for ~1 ms of execution.
   const Result result(
       Pq().PQexec(conn_, "SET plan_cache_mode = force_custom_plan; SET jit = off"));
   if (!Succeeded(result.result_)) return Failed(result.result_, /*was_in_transaction=*/false);
@@ -366,9 +366,7 @@ absl::StatusOr<Result> Connection::RunPrepared(PreparedStatement& stmt,
   ASSIGN_OR_RETURN(const bool run, Ready(stmt.sql));
   if (!run) return Result();
   const bool in_transaction = this->in_transaction();
-  RETURN_IF_ERROR(Prepare(stmt, in_transaction));
-  NotePlanMode(stmt.sql);
-  RETURN_IF_ERROR(PlanFor(stmt, static_cast<int>(params.size()), in_transaction));
+  RETURN_IF_ERROR(BeforeRun(stmt, static_cast<int>(params.size()), in_transaction));
   const ParamArrays p(params);
   if (sent_ > 0) {
     // After the queued statements, in their round trip.
@@ -392,9 +390,7 @@ absl::Status Connection::Queue(PreparedStatement& stmt, std::span<const Param> p
   if (!in_transaction) {
     return absl::InternalError("a statement was queued outside a transaction");
   }
-  RETURN_IF_ERROR(Prepare(stmt, in_transaction));
-  NotePlanMode(stmt.sql);
-  RETURN_IF_ERROR(PlanFor(stmt, static_cast<int>(params.size()), in_transaction));
+  RETURN_IF_ERROR(BeforeRun(stmt, static_cast<int>(params.size()), in_transaction));
   RETURN_IF_ERROR(EnterPipeline(in_transaction));
   const ParamArrays p(params);
   RETURN_IF_ERROR(Sent(Pq().PQsendQueryPrepared(conn_, stmt.name.c_str(), p.count(),
@@ -429,8 +425,9 @@ absl::Status Connection::QueueSql(std::string_view sql) {
   return SendSql(sql, in_transaction);
 }
 
-absl::Status Connection::PlanFor(const PreparedStatement& stmt, int params,
-                                 bool in_transaction) {
+absl::Status Connection::BeforeRun(PreparedStatement& stmt, int params, bool in_transaction) {
+  RETURN_IF_ERROR(Prepare(stmt, in_transaction));
+  NotePlanMode(stmt.sql);
   const PlanMode wanted = stmt.plan_once ? PlanMode::kOnce : PlanMode::kForEachRun;
   if (!in_transaction || params == 0 || plan_mode_ == wanted) return absl::OkStatus();
   RETURN_IF_ERROR(EnterPipeline(in_transaction));

@@ -163,11 +163,12 @@ class Connection {
   absl::Status Sent(int sent, bool in_transaction);
   // Sends `sql` (no parameters) in pipeline mode: Sent.
   absl::Status SendSql(std::string_view sql, bool in_transaction);
-  // Before running `stmt` with `params` parameters: in a transaction, sends ahead the
-  // plan_cache_mode it asks for unless the transaction has it already. Nothing for a
+  // Before running `stmt` with `params` parameters: prepares it (Prepare), notes what it
+  // does to the plan mode (NotePlanMode) and, in a transaction, sends ahead the
+  // plan_cache_mode it asks for unless the transaction has it already. No mode for a
   // statement without parameters, which PostgreSQL plans once whatever the mode: so never
   // before a ROLLBACK (TO SAVEPOINT), which must run in a failed transaction.
-  absl::Status PlanFor(const PreparedStatement& stmt, int params, bool in_transaction);
+  absl::Status BeforeRun(PreparedStatement& stmt, int params, bool in_transaction);
   // Notes what `sql`, about to run, does to the transaction's plan_cache_mode.
   void NotePlanMode(std::string_view sql);
 
