@@ -90,6 +90,24 @@ std::string IntArrayLiteral(const Range& values) {
   return out;
 }
 
+// What CountSql adds to the statistics: documents by (term, field), and by field the
+// documents and their tokens.
+struct Counts {
+  std::vector<std::string_view> terms;
+  std::vector<int64_t> fields, documents;
+  std::vector<int64_t> totals_fields, totals_documents, totals_tokens;
+};
+
+// Binds `counts` to CountSql(p)'s parameters.
+void BindCounts(store::Stmt& s, int p, const Counts& counts) {
+  s.Bind(p, ArrayLiteral(counts.terms))
+      .Bind(p + 1, IntArrayLiteral(counts.fields))
+      .Bind(p + 2, IntArrayLiteral(counts.documents))
+      .Bind(p + 3, IntArrayLiteral(counts.totals_fields))
+      .Bind(p + 4, IntArrayLiteral(counts.totals_documents))
+      .Bind(p + 5, IntArrayLiteral(counts.totals_tokens));
+}
+
 // The integers of an array as PostgreSQL writes it ("{0,3,7}").
 std::vector<int32_t> ParseIntArray(std::string_view text) {
   std::vector<int32_t> out;
@@ -231,9 +249,7 @@ absl::Status PgKeywordIndex::Add(int64_t version_id, std::string_view text, std:
   // its postings, for the transaction's first version; at COMMIT for the later ones. A row
   // a transaction updates again is reached through every version it had in it: a
   // remember_batch of 2,000 took 9 ms an item, 2 ms at 250.
-  std::vector<std::string_view> counted_terms;
-  std::vector<int64_t> counted_fields;
-  std::vector<int64_t> totals_fields;
+  Counts counted;
   const bool first = !pending_;
   if (first) {
     db_->OnCommit(this);
@@ -242,15 +258,18 @@ absl::Status PgKeywordIndex::Add(int64_t version_id, std::string_view text, std:
   for (size_t i = 0; i < terms.size(); ++i) {
     if (saturated_.contains(keys[i])) continue;
     if (first) {
-      counted_terms.push_back(terms[i]);
-      counted_fields.push_back(fields[i]);
+      counted.terms.push_back(terms[i]);
+      counted.fields.push_back(fields[i]);
+      counted.documents.push_back(1);
     } else {
       ++pending_->documents[{static_cast<int>(fields[i]), std::string(terms[i])}];
     }
   }
   for (int f = 0; f < kFields; ++f) {
     if (first) {
-      totals_fields.push_back(f);
+      counted.totals_fields.push_back(f);
+      counted.totals_documents.push_back(1);
+      counted.totals_tokens.push_back(lengths[f]);
     } else {
       ++pending_->field_documents[f];
       pending_->field_tokens[f] += lengths[f];
@@ -271,21 +290,12 @@ absl::Status PgKeywordIndex::Add(int64_t version_id, std::string_view text, std:
           "VALUES (CAST(?1 AS bigint), CAST(?5 AS integer[]))), ",
           CountSql(6)),
       store::Plan::kOnce));
-  const std::vector<int64_t> ones(counted_terms.size(), 1);
-  std::vector<int64_t> totals_documents(totals_fields.size(), 1);
-  std::vector<int64_t> totals_tokens;
-  for (int64_t f : totals_fields) totals_tokens.push_back(lengths[f]);
   s.Bind(1, version_id)
       .Bind(2, ArrayLiteral(terms))
       .Bind(3, IntArrayLiteral(fields))
       .Bind(4, ArrayLiteral(positions))
-      .Bind(5, IntArrayLiteral(lengths))
-      .Bind(6, ArrayLiteral(counted_terms))
-      .Bind(7, IntArrayLiteral(counted_fields))
-      .Bind(8, IntArrayLiteral(ones))
-      .Bind(9, IntArrayLiteral(totals_fields))
-      .Bind(10, IntArrayLiteral(totals_documents))
-      .Bind(11, IntArrayLiteral(totals_tokens));
+      .Bind(5, IntArrayLiteral(lengths));
+  BindCounts(s, 6, counted);
   return s.RunLater();
 }
 
@@ -293,28 +303,22 @@ absl::Status PgKeywordIndex::BeforeCommit() {
   if (!pending_) return absl::OkStatus();
   const PendingKeywordStatistics pending = *std::move(pending_);
   pending_.reset();
-  std::vector<std::string_view> terms;
-  std::vector<int64_t> fields, documents, totals_fields, totals_documents, totals_tokens;
+  Counts counts;
   for (const auto& [row, count] : pending.documents) {
-    fields.push_back(row.first);
-    terms.push_back(row.second);
-    documents.push_back(count);
+    counts.fields.push_back(row.first);
+    counts.terms.push_back(row.second);
+    counts.documents.push_back(count);
   }
   for (int f = 0; f < kFields; ++f) {
     if (pending.field_documents[f] == 0) continue;
-    totals_fields.push_back(f);
-    totals_documents.push_back(pending.field_documents[f]);
-    totals_tokens.push_back(pending.field_tokens[f]);
+    counts.totals_fields.push_back(f);
+    counts.totals_documents.push_back(pending.field_documents[f]);
+    counts.totals_tokens.push_back(pending.field_tokens[f]);
   }
-  if (terms.empty() && totals_fields.empty()) return absl::OkStatus();
+  if (counts.terms.empty() && counts.totals_fields.empty()) return absl::OkStatus();
   ASSIGN_OR_RETURN(store::Stmt s,
                    db_->Prepare(absl::StrCat("WITH ", CountSql(1)), store::Plan::kOnce));
-  s.Bind(1, ArrayLiteral(terms))
-      .Bind(2, IntArrayLiteral(fields))
-      .Bind(3, IntArrayLiteral(documents))
-      .Bind(4, IntArrayLiteral(totals_fields))
-      .Bind(5, IntArrayLiteral(totals_documents))
-      .Bind(6, IntArrayLiteral(totals_tokens));
+  BindCounts(s, 1, counts);
   return s.RunLater();
 }
 
