@@ -77,7 +77,12 @@ absl::StatusOr<int64_t> EmbedWorker::EmbedBacklogBatch(store::Db& db, int64_t& c
   if (backfills_waiting_ > 0) return 0;
   if (!embed_mu_.TryLock()) return 0;
   absl::StatusOr<int64_t> embedded = EmbedClaimed(db, cursor);
-  if (embedded.ok() && *embedded == 0) {
+  if (embedded.ok()) {
+    // The scan's turn comes every kScanInterval even while this process's own versions keep
+    // coming: it is what embeds another's orphans after the grace, and what moves the
+    // cursor. Taken only when the claimed were done, it never came during a node's steady
+    // load, and the first scan after it passed over every version of the load (70 ms at
+    // 100K memories on PostgreSQL, a parallel anti join on both cores).
     const auto now = std::chrono::steady_clock::now();
     bool scan;
     {
@@ -87,12 +92,13 @@ absl::StatusOr<int64_t> EmbedWorker::EmbedBacklogBatch(store::Db& db, int64_t& c
     }
     if (scan) {
       last_scan_ = now;
-      embedded = EmbedUnclaimed(db, cursor);
+      const absl::StatusOr<int64_t> unclaimed = EmbedUnclaimed(db, cursor);
       // A full batch: a backlog, to go on with at once.
-      if (embedded.ok() && *embedded == embedder_->batch_size()) {
+      if (unclaimed.ok() && *unclaimed == embedder_->batch_size()) {
         absl::MutexLock lock(&mu_);
         scan_now_ = true;
       }
+      embedded = unclaimed.ok() ? *embedded + *unclaimed : unclaimed;
     }
   }
   embed_mu_.Unlock();

@@ -26,11 +26,14 @@
 #include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
 #include "text/fts5_extensions.h"
+#include "vector/embed_worker.h"
 #include "vector/embeddings.h"
+#include "vector/published_index.h"
 
 namespace strata::vector {
 namespace {
 
+using ::strata::testing::IsOkAndHolds;
 using ::testing::_;
 using ::testing::HasSubstr;
 
@@ -332,6 +335,35 @@ TEST_F(VectorServiceTest, AVersionItsWriterLeftIsEmbeddedByAnother) {
     return s.pending == 0 && s.indexed == 1;
   }));
   EXPECT_EQ(StatsOrDie().embedded_since_start, 1);
+}
+
+// A process writing steadily still embeds another's orphan once its writer has had its
+// time, and its cursor moves past it: the backlog's scan takes its turn between the batches of
+// the process's own versions, not only when they run out (the first scan after a node's
+// load passed over every version of it).
+TEST_F(VectorServiceTest, ABusyWriterStillEmbedsAnOrphanAfterTheGrace) {
+  FakeEmbedder embedder;
+  ASSERT_OK_AND_ASSIGN(const Space space, RegisterSpace(*db_, embedder.info(), kNow));
+  PublishedIndex index(/*file_path=*/"", space);
+  EmbedWorker worker(embedder, space, index);
+  const int64_t orphan = Insert("cat", "orphan", {R"("z")"}).back();
+  int64_t cursor = 0;
+  const auto until = std::chrono::steady_clock::now() + kForeignGrace + std::chrono::seconds(2);
+  for (int i = 0; std::chrono::steady_clock::now() < until; ++i) {
+    const std::string key = absl::StrCat("mine-", i);
+    Insert("cat", key, {absl::StrCat("\"", i, "\"")});
+    const int64_t memory_id = MemoryIdOf(key);
+    worker.Claim({&memory_id, 1});
+    ASSERT_OK_AND_ASSIGN(const int64_t embedded, worker.EmbedBacklogBatch(*db_, cursor));
+    ASSERT_GE(embedded, 1);  // Its own version: never a turn without claimed work.
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_GE(cursor, orphan);
+  ASSERT_OK_AND_ASSIGN(store::Stmt s,
+                       db_->Prepare("SELECT count(*) FROM embeddings WHERE version_id = ?"));
+  s.Bind(1, orphan);
+  ASSERT_THAT(s.Step(), IsOkAndHolds(true));
+  EXPECT_EQ(s.Int(0), 1);
 }
 
 TEST_F(VectorServiceTest, WorkerRecordsAFailingEmbedderAndRecovers) {
