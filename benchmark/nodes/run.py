@@ -18,9 +18,9 @@ its own keep-alive connection and session. Then:
 - visibility: a memory of the corpus written on node 0 is polled for by dense recall (its
   text as the query) on the last node (every 10 ms) until it comes first; the time from the
   write's answer to that recall's;
-- on PostgreSQL, the autovacuum runs (vacuum or analyze, table, from when to when) that
-  overlapped each recall mode's timed samples, from the server's log: work the server did
-  beside the recalls.
+- on PostgreSQL, the autovacuum runs (vacuum or analyze, table), checkpoints and statements
+  of 25 ms or more, from when to when, that overlapped each recall mode's timed samples, from
+  the server's log: work the server did beside the recalls.
 Python standard library only; the clients' own cost is included. Progress on stderr, the JSON
 report on --out (default stdout).
 """
@@ -170,29 +170,54 @@ def postgres_pids(cluster):
     return [postmaster] + [int(c) for c in children]
 
 
-AUTOVACUUM = re.compile(r'^(\S+ \S+) UTC \[\d+\] LOG:  automatic (vacuum|analyze) of table "([^"]+)"')
+LOG_LINE = re.compile(r"^(\S+ \S+) UTC \[(\d+)\] LOG:  (.*)$")
+AUTOVACUUM = re.compile(r'^automatic (vacuum|analyze) of table "([^"]+)"')
 ELAPSED = re.compile(r"elapsed: ([0-9.]+) s")
+CHECKPOINT_START = re.compile(r"^checkpoint starting: (.*)$")
+CHECKPOINT_END = re.compile(r"^checkpoint complete: wrote (\d+) buffers")
+SLOW_STATEMENT = re.compile(r"^duration: ([0-9.]+) ms  (?:statement|execute [^:]*): (.*)$")
+SLOW_MS = 25  # log_min_duration_statement: a recall's statements take a few ms.
 
 
-def autovacuum_runs(cluster):
-    """The autovacuum runs the cluster's log records (log_autovacuum_min_duration 0): kind,
-    table, start and end (unix seconds; the log line is written at the end, with the run's
-    elapsed time on a line after it)."""
+def background_runs(cluster):
+    """What the server did beside the clients, from its log: autovacuum's runs
+    (log_autovacuum_min_duration 0; the line is written at the end, with the run's elapsed time
+    on a line after it) and checkpoints (log_checkpoints, on by default: a line at the start and
+    one at the end), and statements that took SLOW_MS or more (log_min_duration_statement,
+    the line written at the end). Each: kind, what (a table, the checkpoint's reason and
+    buffers written, or the backend's process id and the statement),
+    start and end (unix seconds)."""
     with open(os.path.join(cluster, "cluster")) as f:
         log_path = os.path.join(f.read().strip(), "server.log")
-    runs = []
     with open(log_path, errors="replace") as f:
         lines = f.read().splitlines()
+    runs, checkpoint = [], None
     for i, line in enumerate(lines):
-        m = AUTOVACUUM.match(line)
+        m = LOG_LINE.match(line)
         if not m:
             continue
-        end = datetime.datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S.%f").replace(
+        at = datetime.datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S.%f").replace(
             tzinfo=datetime.timezone.utc).timestamp()
-        elapsed = next((float(e.group(1)) for e in map(ELAPSED.search, lines[i + 1:i + 6]) if e),
-                       0.0)
-        runs.append({"kind": m.group(2), "table": m.group(3).split(".")[-1],
-                     "start_unix": round(end - elapsed, 3), "end_unix": round(end, 3)})
+        message = m.group(3)
+        if a := AUTOVACUUM.match(message):
+            elapsed = next((float(e.group(1)) for e in map(ELAPSED.search, lines[i + 1:i + 6])
+                            if e), 0.0)
+            runs.append({"kind": a.group(1), "what": a.group(2).split(".")[-1],
+                         "start_unix": round(at - elapsed, 3), "end_unix": round(at, 3)})
+        elif q := SLOW_STATEMENT.match(message):
+            runs.append({"kind": "statement",
+                         "what": "[%s] %s" % (m.group(2), " ".join(q.group(2).split())),
+                         "start_unix": round(at - float(q.group(1)) / 1000, 3),
+                         "end_unix": round(at, 3)})
+        elif c := CHECKPOINT_START.match(message):
+            checkpoint = {"kind": "checkpoint", "what": c.group(1), "start_unix": round(at, 3)}
+        elif (c := CHECKPOINT_END.match(message)) and checkpoint:
+            checkpoint.update(what="%s, %s buffers" % (checkpoint["what"], c.group(1)),
+                              end_unix=round(at, 3))
+            runs.append(checkpoint)
+            checkpoint = None
+    if checkpoint:  # Still running.
+        runs.append(dict(checkpoint, end_unix=round(time.time(), 3)))
     return runs
 
 
@@ -284,9 +309,11 @@ def main():
         if args.store == "postgresql":
             store = subprocess.run([os.path.join(ROOT, "tools", "pg-cluster"), "start", cluster],
                                    check=True, capture_output=True, text=True).stdout.strip()
-            # Logged, so that the report can say what autovacuum did during the recalls.
-            subprocess.run(["psql", store, "-XAqc",
-                            "ALTER SYSTEM SET log_autovacuum_min_duration = 0"], check=True)
+            # Logged, so that the report can say what the server did beside the recalls.
+            for setting in ("log_autovacuum_min_duration = 0",
+                            "log_min_duration_statement = %d" % SLOW_MS):
+                subprocess.run(["psql", store, "-XAqc", "ALTER SYSTEM SET " + setting],
+                               check=True)
             subprocess.run(["psql", store, "-XAqc", "SELECT pg_reload_conf()"], check=True,
                            capture_output=True)
         else:
@@ -323,16 +350,23 @@ def main():
                 log("  visible on the other node: p50 %.0f ms  p99 %.0f ms"
                     % (report["visibility"]["p50_ms"], report["visibility"]["p99_ms"]))
             if args.store == "postgresql":
-                runs = autovacuum_runs(cluster)
+                runs = background_runs(cluster)
                 for mode, r in report["recall"].items():
                     began, ended = r["window_unix"]
-                    r["autovacuum"] = [run for run in runs
+                    r["background"] = [run for run in runs
                                        if run["start_unix"] < ended and run["end_unix"] > began]
-                    if r["autovacuum"]:
-                        log("  during %s: %s" % (mode, ", ".join(
-                            "%s %s %.1f s" % (run["kind"], run["table"],
-                                              run["end_unix"] - run["start_unix"])
-                            for run in r["autovacuum"])))
+                    # Alike runs together (a slow statement's text without its backend).
+                    alike = {}
+                    for run in r["background"]:
+                        what = re.sub(r"^\[\d+\] ", "", run["what"])
+                        n, seconds = alike.get((run["kind"], what), (0, 0.0))
+                        alike[run["kind"], what] = (
+                            n + 1, seconds + run["end_unix"] - run["start_unix"])
+                    for (kind, what), (n, seconds) in alike.items():
+                        if len(what) > 110:
+                            what = what[:60] + " ... " + what[-45:]
+                        log("  during %s: %s%s %s, %.3f s" % (
+                            mode, kind, " x%d" % n if n > 1 else "", what, seconds))
         finally:
             for node in nodes:
                 node.stop()
