@@ -280,7 +280,8 @@ absl::Status DedupIndex::Clear() {
 absl::StatusOr<std::optional<int64_t>> DedupIndex::FindAlias(const Identity& identity) {
   ASSIGN_OR_RETURN(store::Stmt s,
                    db_->Prepare("SELECT memory_id FROM aliases WHERE category = ?1 AND key = ?2 "
-                                "AND workspace = ?3"));
+                                "AND workspace = ?3",
+                                store::Plan::kOnce));
   s.Bind(1, identity.category).Bind(2, identity.key).Bind(3, identity.workspace);
   ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return std::nullopt;

@@ -324,7 +324,8 @@ absl::StatusOr<int64_t> VersionTable::InsertIdentityAt(const Identity& identity,
       "WHERE id = ?1) THEN (CASE WHEN ?1 > COALESCE(pg_sequence_last_value("
       "'memories_id_seq'), 0) THEN setval('memories_id_seq', ?1) ELSE ?1 END) ELSE "
       "nextval('memories_id_seq') END, ?2, ?3, ?4, ?5, ?6) RETURNING id";
-  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare(OnSqlite(*db_) ? kSqlite : kPostgres));
+  ASSIGN_OR_RETURN(store::Stmt s,
+                   db_->Prepare(OnSqlite(*db_) ? kSqlite : kPostgres, store::Plan::kOnce));
   s.Bind(1, preferred_id).Bind(2, identity.category).Bind(3, identity.key);
   s.Bind(4, identity.workspace).Bind(5, created_at_unix_ms).Bind(6, last_event_at_unix_ms);
   return s.RunInsert();
