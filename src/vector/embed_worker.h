@@ -68,10 +68,11 @@ class EmbedWorker {
   // import).
   void ClaimThrough(int64_t version_id) ABSL_LOCKS_EXCLUDED(mu_);
 
-  // The worker thread's turn: embeds one batch of the backlog after `cursor` (advanced past
-  // what it stored, never past a version waiting for its writer) unless a Backfill runs or
-  // waits. Returns how many versions it embedded (0: nothing pending or ready, or it stood
-  // aside).
+  // The worker thread's turn, unless a Backfill runs or waits: embeds a batch of this
+  // process's claimed versions and, every kScanInterval (or at once while a backlog lasts),
+  // a batch of the backlog after `cursor` (advanced past what it stored, never past a
+  // version waiting for its writer). Returns how many versions it embedded (0: nothing
+  // pending or ready, or it stood aside).
   absl::StatusOr<int64_t> EmbedBacklogBatch(store::Db& db, int64_t& cursor)
       ABSL_LOCKS_EXCLUDED(embed_mu_, mu_);
   // Embeds up to `limit` versions of `scope` now, on the caller's thread and connection, then
