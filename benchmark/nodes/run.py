@@ -2,10 +2,12 @@
 """Several strata nodes over MCP Streamable HTTP on one store (PERF.md, "Many nodes").
 
   python3 benchmark/nodes/run.py --strata build/src/strata --store postgresql|sqlite \
-      [--size 100000] [--nodes 2] [--clients 4] [--queries 200] [--out report.json]
+      [--size 100000] [--nodes 2] [--clients 4] [--queries 200] [--out report.json] \
+      [--pg-set shared_buffers=4GB ...]
 
 On a fresh store (a throwaway PostgreSQL cluster started by tools/pg-cluster, or a SQLite file
-in a temporary directory that every node opens), starts --nodes `strata serve --http` nodes and
+in a temporary directory that every node opens; each --pg-set is set on the cluster, which
+is restarted for it), starts --nodes `strata serve --http` nodes and
 loads --size memories of Perseus Vault's scale corpus (benchmark/scale/corpus.py) by single
 perseus_vault_remember calls from --clients clients at once, client c on node c mod nodes, each
 its own keep-alive connection and session. Then:
@@ -298,24 +300,32 @@ def main():
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--visibility-samples", type=int, default=50)
     ap.add_argument("--embedder", default="builtin")
+    ap.add_argument("--pg-set", action="append", default=[], metavar="NAME=VALUE",
+                    help="a PostgreSQL setting for the run's cluster (ALTER SYSTEM; repeatable)")
     ap.add_argument("--out")
     args = ap.parse_args()
+    for setting in args.pg_set:
+        if not re.fullmatch(r"\w+=.+", setting):
+            ap.error("--pg-set: NAME=VALUE, got %r" % setting)
     report = {"benchmark": "nodes", "machine": machine(), "commit": commit(),
               "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
               "store": args.store, "size": args.size, "nodes": args.nodes,
-              "clients": args.clients, "embedder": args.embedder}
+              "clients": args.clients, "embedder": args.embedder,
+              "pg_settings": args.pg_set}
     with tempfile.TemporaryDirectory(prefix="strata-nodes-") as tmp:
         cluster = os.path.join(tmp, "cluster")
         if args.store == "postgresql":
             store = subprocess.run([os.path.join(ROOT, "tools", "pg-cluster"), "start", cluster],
                                    check=True, capture_output=True, text=True).stdout.strip()
             # Logged, so that the report can say what the server did beside the recalls.
-            for setting in ("log_autovacuum_min_duration = 0",
-                            "log_min_duration_statement = %d" % SLOW_MS):
+            for setting in ["log_autovacuum_min_duration = 0",
+                            "log_min_duration_statement = %d" % SLOW_MS] + [
+                                "%s = '%s'" % tuple(s.split("=", 1)) for s in args.pg_set]:
                 subprocess.run(["psql", store, "-XAqc", "ALTER SYSTEM SET " + setting],
                                check=True)
-            subprocess.run(["psql", store, "-XAqc", "SELECT pg_reload_conf()"], check=True,
-                           capture_output=True)
+            # A restart, not a reload: some settings (shared_buffers) take effect only then.
+            subprocess.run([os.path.join(ROOT, "tools", "pg-cluster"), "restart", cluster],
+                           check=True)
         else:
             store = os.path.join(tmp, "memory.db")
         nodes = []
