@@ -132,6 +132,11 @@ absl::StatusOr<int64_t> EmbedWorker::EmbedUnclaimed(store::Db& db, int64_t& curs
   // version another node (or an earlier look) embedded. Version ids are given in commit
   // order, so none appears below it later.
   ASSIGN_OR_RETURN(const int64_t newest, temporal::VersionTable(&db).NewestVersionId());
+  // Every version up to `newest` is committed now: its grace starts at this sighting unless
+  // an earlier one reached it.
+  if (sightings_.empty() || newest > sightings_.back().first) {
+    sightings_.emplace_back(newest, std::chrono::steady_clock::now());
+  }
   // A window of several batches, so that versions waiting for their writer do not hide the
   // ones ready behind them.
   ASSIGN_OR_RETURN(std::vector<PendingVersion> pending,
@@ -139,15 +144,25 @@ absl::StatusOr<int64_t> EmbedWorker::EmbedUnclaimed(store::Db& db, int64_t& curs
                                    kWindowBatches * embedder_->batch_size()));
   if (pending.empty()) {
     cursor = std::max(cursor, newest);
-    first_seen_.clear();
+    sightings_.clear();
     return 0;
   }
   int64_t next = cursor;
   std::vector<PendingVersion> ready = Ready(std::move(pending), next);
   ASSIGN_OR_RETURN(const int64_t embedded, Embed(db, std::move(ready)));
   cursor = next;
-  absl::erase_if(first_seen_, [&](const auto& seen) { return seen.first <= cursor; });
   return embedded;
+}
+
+bool EmbedWorker::GraceOver(int64_t version_id, std::chrono::steady_clock::time_point now) {
+  // Sightings older than the grace: only the last of them is needed (its id is the largest).
+  while (sightings_.size() > 1 && now - sightings_[1].second >= kForeignGrace) {
+    sightings_.pop_front();
+  }
+  const auto first = std::lower_bound(
+      sightings_.begin(), sightings_.end(), version_id,
+      [](const auto& sighting, int64_t id) { return sighting.first < id; });
+  return first != sightings_.end() && now - first->second >= kForeignGrace;
 }
 
 std::vector<PendingVersion> EmbedWorker::Ready(std::vector<PendingVersion> pending,
@@ -160,12 +175,8 @@ std::vector<PendingVersion> EmbedWorker::Ready(std::vector<PendingVersion> pendi
     absl::MutexLock lock(&mu_);
     for (PendingVersion& p : pending) {
       if (ready.size() == batch) break;
-      bool now_ready = p.version_id <= claimed_through_ || claimed_.contains(p.memory_id);
-      if (!now_ready) {
-        const auto seen = first_seen_.try_emplace(p.version_id, now).first;
-        now_ready = now - seen->second >= kForeignGrace;
-      }
-      if (now_ready) {
+      if (p.version_id <= claimed_through_ || claimed_.contains(p.memory_id) ||
+          GraceOver(p.version_id, now)) {
         ready.push_back(std::move(p));
       } else if (!first_waiting) {
         first_waiting = p.version_id;

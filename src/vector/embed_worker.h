@@ -7,8 +7,8 @@
 // version without a vector. The worker embeds at once the versions this process wrote
 // (Claim: read by memory, not found by scanning) and the backlog it started with
 // (ClaimThrough). Another process's new versions are their writer's to embed: a scan of the
-// backlog, every half kForeignGrace, embeds those pending for kForeignGrace since it first
-// saw them. Left to whoever saw them first, every version was embedded once per process,
+// backlog, every half kForeignGrace, embeds those stored for kForeignGrace since a scan
+// first found them there. Left to whoever saw them first, every version was embedded once per process,
 // each vector stored twice was indexed again by every process, and every turn scanned the
 // versions written since the last. A writer that is slow or stopped only delays its versions
 // by the grace.
@@ -16,9 +16,11 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -111,6 +113,10 @@ class EmbedWorker {
   // embedder's batch; moves `cursor` up to the last of them but not past a version waiting.
   std::vector<PendingVersion> Ready(std::vector<PendingVersion> pending, int64_t& cursor)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(embed_mu_) ABSL_LOCKS_EXCLUDED(mu_);
+  // Whether another writer's version `version_id` has been stored for kForeignGrace by
+  // `now`, as far as the scans saw (sightings_); forgets the sightings it no longer needs.
+  bool GraceOver(int64_t version_id, std::chrono::steady_clock::time_point now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(embed_mu_);
 
   embed::Embedder* const embedder_;  // Not owned; outlives this.
   const Space* const space_;         // Not owned; outlives this.
@@ -120,8 +126,11 @@ class EmbedWorker {
   // turn rather than wait), so the two never embed the same versions.
   absl::Mutex embed_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   std::atomic<int> backfills_waiting_{0};  // For embed_mu_: the worker stands aside.
-  // When the worker first saw pending each version it left to another writer.
-  absl::flat_hash_map<int64_t, std::chrono::steady_clock::time_point> first_seen_
+  // When a scan first found the store's newest version at or past each id: (newest, when),
+  // both rising. A version's grace runs from the first whose id reaches it, so that a
+  // backlog's versions all wait out one grace, not one each time the scan's window moves on
+  // to them (which held a drain to ~4 windows a grace, ~500 versions a second).
+  std::deque<std::pair<int64_t, std::chrono::steady_clock::time_point>> sightings_
       ABSL_GUARDED_BY(embed_mu_);
   std::chrono::steady_clock::time_point last_scan_ ABSL_GUARDED_BY(embed_mu_);
 

@@ -366,6 +366,35 @@ TEST_F(VectorServiceTest, ABusyWriterStillEmbedsAnOrphanAfterTheGrace) {
   EXPECT_EQ(s.Int(0), 1);
 }
 
+// Another writer's backlog, many scan windows long, waits out one grace, not one for each
+// window the scan moves on to: once the grace has passed since the scan first found them
+// stored, every turn embeds a full batch until none is left (the drain of a 1M backlog was
+// held to ~4 windows a grace).
+TEST_F(VectorServiceTest, AForeignBacklogWaitsOutOneGraceNotOneAWindow) {
+  FakeEmbedder embedder;
+  ASSERT_OK_AND_ASSIGN(const Space space, RegisterSpace(*db_, embedder.info(), kNow));
+  PublishedIndex index(/*file_path=*/"", space);
+  EmbedWorker worker(embedder, space, index);
+  constexpr int kVersions = 100;  // More than 3 windows of 4 batches of 7.
+  for (int i = 0; i < kVersions; ++i) {
+    Insert("cat", absl::StrCat("theirs-", i), {absl::StrCat("\"", i, "\"")});
+  }
+  int64_t cursor = 0;
+  ASSERT_THAT(worker.EmbedBacklogBatch(*db_, cursor), IsOkAndHolds(0));  // Seen: in its grace.
+  std::this_thread::sleep_for(kForeignGrace + std::chrono::milliseconds(100));
+  int64_t embedded = 0;
+  for (int turn = 0; turn < kVersions / embedder.batch_size(); ++turn) {
+    ASSERT_OK_AND_ASSIGN(const int64_t batch, worker.EmbedBacklogBatch(*db_, cursor));
+    ASSERT_EQ(batch, embedder.batch_size()) << "turn " << turn;
+    embedded += batch;
+  }
+  ASSERT_THAT(worker.EmbedBacklogBatch(*db_, cursor),
+              IsOkAndHolds(kVersions % embedder.batch_size()));
+  ASSERT_OK_AND_ASSIGN(const VectorCounts counts, CountVectorsAndPending(*db_, space.id));
+  EXPECT_EQ(counts.vectors, kVersions);
+  EXPECT_EQ(counts.pending, 0);
+}
+
 TEST_F(VectorServiceTest, WorkerRecordsAFailingEmbedderAndRecovers) {
   for (int i = 0; i < 10; ++i) Insert("cat", absl::StrCat("k", i), {R"("x")"});
   auto embedder = std::make_unique<FakeEmbedder>();
