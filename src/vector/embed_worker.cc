@@ -134,8 +134,11 @@ absl::StatusOr<int64_t> EmbedWorker::EmbedUnclaimed(store::Db& db, int64_t& curs
   ASSIGN_OR_RETURN(const int64_t newest, temporal::VersionTable(&db).NewestVersionId());
   // Every version up to `newest` is committed now: its grace starts at this sighting unless
   // an earlier one reached it.
-  if (sightings_.empty() || newest > sightings_.back().first) {
-    sightings_.emplace_back(newest, std::chrono::steady_clock::now());
+  const auto now = std::chrono::steady_clock::now();
+  if (sightings_.empty() || newest > sightings_.back().first) sightings_.emplace_back(newest, now);
+  // Sightings older than the grace: only the last of them is needed (its id is the largest).
+  while (sightings_.size() > 1 && now - sightings_[1].second >= kForeignGrace) {
+    sightings_.pop_front();
   }
   // A window of several batches, so that versions waiting for their writer do not hide the
   // ones ready behind them.
@@ -154,11 +157,8 @@ absl::StatusOr<int64_t> EmbedWorker::EmbedUnclaimed(store::Db& db, int64_t& curs
   return embedded;
 }
 
-bool EmbedWorker::GraceOver(int64_t version_id, std::chrono::steady_clock::time_point now) {
-  // Sightings older than the grace: only the last of them is needed (its id is the largest).
-  while (sightings_.size() > 1 && now - sightings_[1].second >= kForeignGrace) {
-    sightings_.pop_front();
-  }
+bool EmbedWorker::GraceOver(int64_t version_id,
+                            std::chrono::steady_clock::time_point now) const {
   const auto first = std::lower_bound(
       sightings_.begin(), sightings_.end(), version_id,
       [](const auto& sighting, int64_t id) { return sighting.first < id; });

@@ -114,8 +114,8 @@ class EmbedWorker {
   std::vector<PendingVersion> Ready(std::vector<PendingVersion> pending, int64_t& cursor)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(embed_mu_) ABSL_LOCKS_EXCLUDED(mu_);
   // Whether another writer's version `version_id` has been stored for kForeignGrace by
-  // `now`, as far as the scans saw (sightings_); forgets the sightings it no longer needs.
-  bool GraceOver(int64_t version_id, std::chrono::steady_clock::time_point now)
+  // `now`, as far as the scans saw (sightings_).
+  bool GraceOver(int64_t version_id, std::chrono::steady_clock::time_point now) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(embed_mu_);
 
   embed::Embedder* const embedder_;  // Not owned; outlives this.
@@ -129,7 +129,8 @@ class EmbedWorker {
   // When a scan first found the store's newest version at or past each id: (newest, when),
   // both rising. A version's grace runs from the first whose id reaches it, so that a
   // backlog's versions all wait out one grace, not one each time the scan's window moves on
-  // to them (which held a drain to ~4 windows a grace, ~500 versions a second).
+  // to them (which held a drain to ~4 windows a grace, ~500 versions a second). Each scan
+  // forgets those older than the grace but the last (its id covers theirs).
   std::deque<std::pair<int64_t, std::chrono::steady_clock::time_point>> sightings_
       ABSL_GUARDED_BY(embed_mu_);
   std::chrono::steady_clock::time_point last_scan_ ABSL_GUARDED_BY(embed_mu_);
