@@ -30,6 +30,7 @@
 #include "text/body_text.h"
 #include "text/fts5_extensions.h"
 #include "text/fts_index.h"
+#include "text/keyword_backlog.h"
 #include "transfer/batches.h"
 #include "transfer/exporter.h"
 #include "transfer/foreign.h"
@@ -37,6 +38,7 @@
 #include "util/check.h"
 #include "util/clock.h"
 #include "util/json_text.h"
+#include "util/log.h"
 #include "util/status_macros.h"
 #include "vector/vector_service.h"
 
@@ -47,6 +49,8 @@ namespace {
 constexpr int kCheckpointPages = 4096;
 // A batch write reports progress, and checks for cancellation, every this many items.
 constexpr int64_t kProgressStep = 64;
+// How often a node's writes look for versions left without keyword rows (PostgreSQL).
+constexpr std::chrono::seconds kKeywordCatchUpEvery{1};
 
 using temporal::ValidateIdentity;
 
@@ -100,9 +104,16 @@ class StoreImpl final : public Store {
   absl::StatusOr<WriteResult> Remember(const WriteRequest& request) override {
     RETURN_IF_ERROR(ValidateWrite(request));
     ASSIGN_OR_RETURN(const text::ParsedBody body, text::ParseBody(request.body_json));
+    // On PostgreSQL a single write's keyword rows follow its commit, beside the other writers
+    // (docs/decisions.md, "The keyword upkeep behind the write"); a correction's stay in its
+    // transaction.
+    std::optional<KeywordRows> keyword_rows;
+    if (!sqlite() && !request.supersedes) keywords_beside_ = &keyword_rows;
+    const absl::Cleanup not_beside = [this] { keywords_beside_ = nullptr; };
     ASSIGN_OR_RETURN(store::Transaction txn, store::Transaction::Begin(*db_));
     ASSIGN_OR_RETURN(WriteResult result, WriteInTransaction(request, body));
     RETURN_IF_ERROR(txn.Commit());
+    if (keyword_rows) WriteKeywordsBeside(*keyword_rows);
     if (vectors_) vectors_->Wrote({&result.version.memory_id, 1});
     return result;
   }
@@ -563,13 +574,45 @@ class StoreImpl final : public Store {
       ASSIGN_OR_RETURN(const int64_t id, versions_.InsertIdentityWith(request.identity, now, row));
       identity = {.memory_id = id, .identity = request.identity, .last_event_at_unix_ms = now - 1};
     }
-    RETURN_IF_ERROR(fts_.Add(row.version_id, body.text, v.identity.key, v.identity.category));
+    if (keywords_beside_ != nullptr) {
+      *keywords_beside_ = {.version_id = row.version_id,
+                           .text = body.text,
+                           .key = request.identity.key,
+                           .category = request.identity.category};
+    } else {
+      RETURN_IF_ERROR(fts_.Add(row.version_id, body.text, v.identity.key, v.identity.category));
+    }
     RETURN_IF_ERROR(existing ? dedup_index_.Set(identity.memory_id, keys)
                              : dedup_index_.Add(identity.memory_id, keys));
     return WriteResult{
         .action = identity.version_count == 0 ? WriteAction::kCreated : WriteAction::kUpdated,
         .version = std::move(row.version),
         .similar = std::move(similar)};
+  }
+
+  // What a write committed leaves to be indexed beside the writers (Remember): views of its
+  // request and body.
+  struct KeywordRows {
+    int64_t version_id;
+    std::string_view text, key, category;
+  };
+
+  // Writes the keyword rows of a version just committed; then, at most every
+  // kKeywordCatchUpEvery, those of versions left without them. A failure is logged, not
+  // returned: the write is stored, and a catch-up (of any node) indexes it after the grace.
+  void WriteKeywordsBeside(const KeywordRows& rows) {
+    if (absl::Status s = fts_.AddBeside(rows.version_id, rows.text, rows.key, rows.category);
+        !s.ok()) {
+      Log(LogLevel::kWarning, absl::StrCat("the keyword rows of version ", rows.version_id,
+                                           " are left to a catch-up: ", s.message()));
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_keyword_catch_up_ < kKeywordCatchUpEvery) return;
+    last_keyword_catch_up_ = now;
+    if (absl::StatusOr<int64_t> caught = keyword_backlog_.CatchUp(*db_, fts_, now); !caught.ok()) {
+      Log(LogLevel::kWarning,
+          absl::StrCat("catching up versions without keyword rows: ", caught.status().message()));
+    }
   }
 
   // The band keys a stored version was indexed under.
@@ -813,6 +856,11 @@ class StoreImpl final : public Store {
   temporal::SupersessionTable supersessions_;
   bool signatures_complete_;
   int64_t merges_ = 0;
+  // Set by Remember on PostgreSQL for its write: where RememberInTransaction leaves the
+  // version's keyword rows instead of writing them.
+  std::optional<KeywordRows>* keywords_beside_ = nullptr;
+  text::KeywordBacklog keyword_backlog_;  // PostgreSQL.
+  std::chrono::steady_clock::time_point last_keyword_catch_up_;
   // Keeps the keyword index's row lengths loaded for strata_bm25 (text/fts5_extensions.h);
   // none on PostgreSQL. Last: stopped and joined before the members above go.
   std::jthread row_lengths_loader_;

@@ -284,7 +284,7 @@ absl::StatusOr<std::unique_ptr<store::EngineStmt>> PgDb::Compile(std::string_vie
                                   absl::StrCat("strata_", ++statements_), plan);
 }
 
-absl::StatusOr<std::unique_lock<std::timed_mutex>> PgDb::BeginWrite() {
+absl::StatusOr<std::unique_lock<std::timed_mutex>> PgDb::BeginWrite(bool take_turns) {
   // Sent ahead, with the transaction's first statement: no round trip of their own. The
   // change lock is taken now rather than by the first write: the transaction's reads must
   // already see every other writer's commits. A writer that holds it too long (a stuck
@@ -292,7 +292,7 @@ absl::StatusOr<std::unique_lock<std::timed_mutex>> PgDb::BeginWrite() {
   // hanging it; the timeout applies to every lock the transaction waits for.
   RETURN_IF_ERROR(conn_->QueueSql("BEGIN"));
   RETURN_IF_ERROR(conn_->QueueSql(lock_timeout_));
-  RETURN_IF_ERROR(conn_->QueueSql(change_lock_));
+  if (take_turns) RETURN_IF_ERROR(conn_->QueueSql(change_lock_));
   return std::unique_lock<std::timed_mutex>();
 }
 

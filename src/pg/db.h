@@ -54,7 +54,7 @@ class PgDb final : public store::Db {
   absl::StatusOr<std::unique_ptr<store::EngineStmt>> Compile(std::string_view sql,
                                                               store::Plan plan) override;
   bool InTransaction() const override { return conn_->in_transaction(); }
-  absl::StatusOr<std::unique_lock<std::timed_mutex>> BeginWrite() override;
+  absl::StatusOr<std::unique_lock<std::timed_mutex>> BeginWrite(bool take_turns) override;
   absl::Status BeginRead() override;
   absl::Status Commit() override;
 

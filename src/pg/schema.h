@@ -52,7 +52,11 @@ absl::StatusOr<std::vector<std::pair<std::string, int64_t>>> CountRows(Connectio
 
 // pg_advisory_lock keys. Migrations hold the first for the session; every write that records
 // a change holds the second for its transaction, so the change sequence commits in order.
+// The third is held shared by a write's keyword rows written beside the writers
+// (text::PgKeywordIndex::AddBeside) and exclusively by whatever unindexes, so that no keyword
+// rows are written for a version purged meanwhile.
 inline constexpr int64_t kMigrationLock = 0x5374726174610001;  // "Strata" 1
 inline constexpr int64_t kChangeLock = 0x5374726174610002;
+inline constexpr int64_t kKeywordLock = 0x5374726174610003;
 
 }  // namespace strata::pg

@@ -448,7 +448,7 @@ absl::Status SqliteDb::BusyError(std::string_view detail) const {
 
 bool SqliteDb::InTransaction() const { return sqlite3_get_autocommit(handle_) == 0; }
 
-absl::StatusOr<std::unique_lock<std::timed_mutex>> SqliteDb::BeginWrite() {
+absl::StatusOr<std::unique_lock<std::timed_mutex>> SqliteDb::BeginWrite(bool /*take_turns*/) {
   // One deadline for both waits. The connection of this process that holds the mutex may
   // itself be waiting for another process's lock (the embedding worker storing vectors):
   // waiting a full timeout for it and then another for SQLite would double the bound.
@@ -472,13 +472,17 @@ absl::StatusOr<std::unique_lock<std::timed_mutex>> SqliteDb::BeginWrite() {
 
 absl::Status SqliteDb::BeginRead() { return RunCached("BEGIN"); }
 
-absl::StatusOr<Transaction> Transaction::Begin(Db& db) {
+absl::StatusOr<Transaction> Transaction::Begin(Db& db) { return Open(db, true); }
+
+absl::StatusOr<Transaction> Transaction::BeginBeside(Db& db) { return Open(db, false); }
+
+absl::StatusOr<Transaction> Transaction::Open(Db& db, bool take_turns) {
   // A second Begin on one connection would wait for the mutex its own thread holds.
   if (db.InTransaction()) {
     return absl::FailedPreconditionError(
         "a transaction is already open on this connection; transactions do not nest");
   }
-  ASSIGN_OR_RETURN(std::unique_lock<std::timed_mutex> lock, db.BeginWrite());
+  ASSIGN_OR_RETURN(std::unique_lock<std::timed_mutex> lock, db.BeginWrite(take_turns));
   return Transaction(&db, std::move(lock));
 }
 

@@ -236,8 +236,10 @@ class Db {
   // Whether a transaction is open on the connection.
   virtual bool InTransaction() const = 0;
   // Opens a write transaction, serialized with every other writer (of this process and of
-  // others); the lock returned, when it holds one, is held until the transaction ends.
-  virtual absl::StatusOr<std::unique_lock<std::timed_mutex>> BeginWrite() = 0;
+  // others) when `take_turns`; the lock returned, when it holds one, is held until the
+  // transaction ends. Without `take_turns` (Transaction::BeginBeside), writers on PostgreSQL
+  // may run beside it; SQLite has one writer at a time anyway.
+  virtual absl::StatusOr<std::unique_lock<std::timed_mutex>> BeginWrite(bool take_turns) = 0;
   // Opens a read transaction: one snapshot for the statements until COMMIT.
   virtual absl::Status BeginRead() = 0;
   // Ends the open transaction, keeping its writes. Errors: as COMMIT; Aborted on PostgreSQL
@@ -313,7 +315,7 @@ class SqliteDb final : public Db {
 
   absl::StatusOr<std::unique_ptr<EngineStmt>> Compile(std::string_view sql, Plan plan) override;
   bool InTransaction() const override;
-  absl::StatusOr<std::unique_lock<std::timed_mutex>> BeginWrite() override;
+  absl::StatusOr<std::unique_lock<std::timed_mutex>> BeginWrite(bool take_turns) override;
   absl::Status BeginRead() override;
 
   // Unavailable: the lock was held past the busy timeout; `detail` says by what.
@@ -349,6 +351,11 @@ class Transaction {
   // connections, then for other processes). Errors: Unavailable when the lock stayed held,
   // FailedPrecondition when `db` is in a transaction already.
   static absl::StatusOr<Transaction> Begin(Db& db);
+  // A write transaction that does not take turns with Begin's: on PostgreSQL, BEGIN without
+  // the change lock, for rows outside the change sequence that follow a committed write
+  // (its keyword rows: docs/decisions.md, "The keyword upkeep behind the write"); its rows'
+  // own locks order it with other writers. On SQLite, as Begin.
+  static absl::StatusOr<Transaction> BeginBeside(Db& db);
   Transaction(Transaction&& other) noexcept : db_(other.db_), lock_(std::move(other.lock_)) {
     other.db_ = nullptr;
   }
@@ -363,6 +370,7 @@ class Transaction {
   absl::Status ReleaseSavepoint();
 
  private:
+  static absl::StatusOr<Transaction> Open(Db& db, bool take_turns);
   Transaction(Db* db, std::unique_lock<std::timed_mutex> lock) : db_(db), lock_(std::move(lock)) {}
   Db* db_;                                   // Not owned; null once committed or moved from.
   std::unique_lock<std::timed_mutex> lock_;  // db_->write_mutex(), until commit or rollback.

@@ -24,6 +24,14 @@ absl::Status FtsIndex::Add(int64_t version_id, std::string_view text, std::strin
   return s.Run();
 }
 
+absl::Status FtsIndex::AddBeside(int64_t version_id, std::string_view text, std::string_view key,
+                                 std::string_view category) {
+  if (!postgres_) {
+    return absl::FailedPreconditionError("keyword rows beside the writers: PostgreSQL only");
+  }
+  return postgres_->AddBeside(version_id, text, key, category);
+}
+
 absl::Status FtsIndex::Remove(int64_t version_id, std::string_view body_json, std::string_view key,
                               std::string_view category) {
   if (postgres_) return postgres_->Remove(version_id);

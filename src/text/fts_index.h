@@ -56,6 +56,11 @@ class FtsIndex {
                    std::string_view category);
   absl::Status Remove(int64_t version_id, std::string_view body_json, std::string_view key,
                       std::string_view category);
+  // Add after the version's write committed, in a transaction of its own beside the writers
+  // (PgKeywordIndex::AddBeside). REQUIRES: PostgreSQL (SQLite's writers take turns anyway,
+  // and FTS5 cannot tell whether a version is indexed), no transaction open.
+  absl::Status AddBeside(int64_t version_id, std::string_view text, std::string_view key,
+                         std::string_view category);
 
   // The matches of `match` ranked by BM25, best first (ties by version id), from the
   // `offset`-th on, at most `limit`; none for an empty `match`. Reads only the index: costs

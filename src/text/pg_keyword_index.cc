@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "pg/schema.h"
 #include "text/bm25.h"
 #include "text/tokenizer.h"
 #include "util/status_macros.h"
@@ -32,18 +33,21 @@ int64_t AddDocuments(int64_t a, int64_t b) {
 // The statistics' upkeep, the end of a statement that begins with WITH (and its own CTEs):
 // documents ?p+2 each for the (term ?p, field ?p+1) rows of text_term_stats, up to
 // kSaturatedDocuments; documents ?p+4 and tokens ?p+5 for text_totals' fields ?p+3. Empty
-// arrays change nothing.
-std::string CountSql(int p) {
+// arrays change nothing; nothing either when `only_if` (a condition, or empty) is false.
+std::string CountSql(int p, std::string_view only_if = "") {
+  const std::string where = only_if.empty() ? "" : " WHERE " + std::string(only_if);
   return absl::StrCat(
       "stats AS (INSERT INTO text_term_stats (term, field, documents) "
       "SELECT term, field, LEAST(n, ", kSaturatedDocuments, ") FROM unnest(CAST(?", p,
       " AS text[]), CAST(?", p + 1, " AS smallint[]), CAST(?", p + 2,
-      " AS bigint[])) AS c (term, field, n) ON CONFLICT (term, field) DO UPDATE SET documents = "
+      " AS bigint[])) AS c (term, field, n)", where,
+      " ON CONFLICT (term, field) DO UPDATE SET documents = "
       "LEAST(text_term_stats.documents + excluded.documents, ", kSaturatedDocuments,
       ") WHERE text_term_stats.documents < ", kSaturatedDocuments,
       ") INSERT INTO text_totals (field, documents, tokens) SELECT * FROM unnest(CAST(?",
       p + 3, " AS smallint[]), CAST(?", p + 4, " AS bigint[]), CAST(?", p + 5,
-      " AS bigint[])) ON CONFLICT (field) DO UPDATE SET documents = text_totals.documents + "
+      " AS bigint[]))", where,
+      " ON CONFLICT (field) DO UPDATE SET documents = text_totals.documents + "
       "excluded.documents, tokens = text_totals.tokens + excluded.tokens");
 }
 
@@ -227,6 +231,12 @@ using FieldOf = std::pair<int64_t, int>;
 
 absl::Status PgKeywordIndex::Add(int64_t version_id, std::string_view text, std::string_view key,
                                  std::string_view category) {
+  return AddRows(version_id, text, key, category, false);
+}
+
+absl::Status PgKeywordIndex::AddRows(int64_t version_id, std::string_view text,
+                                     std::string_view key, std::string_view category,
+                                     bool if_stored) {
   const std::string_view values[kFields] = {text, key, category};
   std::vector<std::string_view> terms;
   std::vector<int64_t> fields;
@@ -275,20 +285,28 @@ absl::Status PgKeywordIndex::Add(int64_t version_id, std::string_view text, std:
       pending_->field_tokens[f] += lengths[f];
     }
   }
-  // Writers take turns (store::Transaction), so the statistics' rows see no race. A saturated
-  // row is left as it is: no new row version, which made the statistics 0.22 of a write's
-  // 0.73 ms of server CPU (this statement, BEGIN and COMMIT) at 20,000 memories of Perseus
-  // Vault's corpus, and 0.07 saturated; and no row lock either when known saturated here.
+  // A saturated row is left as it is: no new row version, which made the statistics 0.22 of a
+  // write's 0.73 ms of server CPU (this statement, BEGIN and COMMIT) at 20,000 memories of
+  // Perseus Vault's corpus, and 0.07 saturated; and no row lock either when known saturated
+  // here. Everything hangs on the document's row: written only when the version has none
+  // (AddBeside: another node's catch-up may be indexing it too) and, `if_stored`, while it
+  // exists (a purge may have come first); and first, which orders this statement's row locks
+  // after it: that row, text_totals' (the main statement), then the others'. Two statements
+  // of this shape beside each other therefore take turns at text_totals holding no other
+  // statistics row, and never deadlock.
   ASSIGN_OR_RETURN(
       store::Stmt s,
       db_->Prepare(absl::StrCat(
-          "WITH p AS (SELECT * FROM unnest(CAST(?2 AS text[]), CAST(?3 AS smallint[]), "
-          "CAST(?4 AS text[])) AS u (term, field, positions)), "
+          "WITH document AS (INSERT INTO text_documents (version_id, lengths) "
+          "SELECT CAST(?1 AS bigint), CAST(?5 AS integer[]) ",
+          if_stored ? "WHERE EXISTS (SELECT 1 FROM versions WHERE id = CAST(?1 AS bigint)) " : "",
+          "ON CONFLICT (version_id) DO NOTHING RETURNING version_id), "
+          "p AS (SELECT * FROM unnest(CAST(?2 AS text[]), CAST(?3 AS smallint[]), "
+          "CAST(?4 AS text[])) AS u (term, field, positions) "
+          "WHERE EXISTS (SELECT 1 FROM document)), "
           "postings AS (INSERT INTO text_postings (term, field, version_id, positions) "
-          "SELECT term, field, CAST(?1 AS bigint), CAST(positions AS integer[]) FROM p), "
-          "document AS (INSERT INTO text_documents (version_id, lengths) "
-          "VALUES (CAST(?1 AS bigint), CAST(?5 AS integer[]))), ",
-          CountSql(6)),
+          "SELECT term, field, CAST(?1 AS bigint), CAST(positions AS integer[]) FROM p), ",
+          CountSql(6, "EXISTS (SELECT 1 FROM document)")),
       store::Plan::kOnce));
   s.Bind(1, version_id)
       .Bind(2, ArrayLiteral(terms))
@@ -356,7 +374,23 @@ absl::Status PgKeywordIndex::LearnSaturated(const std::vector<std::string>& keys
   return absl::OkStatus();
 }
 
+absl::Status PgKeywordIndex::AddBeside(int64_t version_id, std::string_view text,
+                                       std::string_view key, std::string_view category) {
+  ASSIGN_OR_RETURN(store::Transaction txn, store::Transaction::BeginBeside(*db_));
+  ASSIGN_OR_RETURN(store::Stmt lock,
+                   db_->Prepare(absl::StrCat("SELECT pg_advisory_xact_lock_shared(",
+                                             pg::kKeywordLock, ")")));
+  RETURN_IF_ERROR(lock.RunLater());
+  RETURN_IF_ERROR(AddRows(version_id, text, key, category, true));
+  return txn.Commit();
+}
+
 absl::Status PgKeywordIndex::Remove(int64_t version_id) {
+  // Waits for the keyword rows being written beside the writers (AddBeside), and keeps new
+  // ones out until this transaction ends, when the version is gone.
+  ASSIGN_OR_RETURN(store::Stmt lock, db_->Prepare(absl::StrCat("SELECT pg_advisory_xact_lock(",
+                                                               pg::kKeywordLock, ")")));
+  RETURN_IF_ERROR(lock.RunLater());
   ASSIGN_OR_RETURN(
       store::Stmt s,
       db_->Prepare(absl::StrCat(

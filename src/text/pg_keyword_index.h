@@ -4,7 +4,7 @@
 // version_id, positions[]) a posting per term and field of a version; text_documents
 // (version_id, lengths[]) its tokens per field; text_term_stats (term, field, documents, up to
 // kSaturatedDocuments) and text_totals (field, documents, tokens), kept by Add and Remove in
-// the writer's transaction.
+// the writer's transaction, or by AddBeside in one of their own just after it.
 // Terms are text::Tokenize's, positions FTS5's (a colocated token shares its predecessor's),
 // so a query finds what FTS5 finds. Rank reads the postings of the query's terms (positions
 // and all), their versions' lengths and the totals in one statement, and scores them here
@@ -67,7 +67,15 @@ class PgKeywordIndex final : public store::CommitHook {
   // COMMIT, each row once (BeforeCommit). Errors: as the statements.
   absl::Status Add(int64_t version_id, std::string_view text, std::string_view key,
                    std::string_view category);
-  // Unindexes a version, as its postings say; nothing when it is not indexed.
+  // Add, in a transaction of its own that does not take turns with the writers of versions
+  // (store::Transaction::BeginBeside): a single write's keyword rows, after its commit
+  // (docs/decisions.md, "The keyword upkeep behind the write"). Writes nothing when the
+  // version is gone (purged) or indexed already (by a catch-up: KeywordBacklog).
+  // REQUIRES: no transaction open.
+  absl::Status AddBeside(int64_t version_id, std::string_view text, std::string_view key,
+                         std::string_view category);
+  // Unindexes a version, as its postings say; nothing when it is not indexed. Waits for the
+  // AddBeside transactions in flight, and keeps others out until its transaction ends.
   absl::Status Remove(int64_t version_id);
 
   // As FtsIndex::Rank and NewestMatches (`before`: ids below it only).
@@ -96,6 +104,9 @@ class PgKeywordIndex final : public store::CommitHook {
   void Dropped() override;
 
  private:
+  // Add; with `if_stored`, only while the version is in `versions`.
+  absl::Status AddRows(int64_t version_id, std::string_view text, std::string_view key,
+                       std::string_view category, bool if_stored);
   // Which of the (field, term) keys (SaturationKey) have a saturated row: into saturated_.
   absl::Status LearnSaturated(const std::vector<std::string>& keys);
 

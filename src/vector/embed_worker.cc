@@ -135,11 +135,7 @@ absl::StatusOr<int64_t> EmbedWorker::EmbedUnclaimed(store::Db& db, int64_t& curs
   // Every version up to `newest` is committed now: its grace starts at this sighting unless
   // an earlier one reached it.
   const auto now = std::chrono::steady_clock::now();
-  if (sightings_.empty() || newest > sightings_.back().first) sightings_.emplace_back(newest, now);
-  // Sightings older than the grace: only the last of them is needed (its id is the largest).
-  while (sightings_.size() > 1 && now - sightings_[1].second >= kForeignGrace) {
-    sightings_.pop_front();
-  }
+  sightings_.Saw(newest, now);
   // A window of several batches, so that versions waiting for their writer do not hide the
   // ones ready behind them.
   ASSIGN_OR_RETURN(std::vector<PendingVersion> pending,
@@ -147,7 +143,7 @@ absl::StatusOr<int64_t> EmbedWorker::EmbedUnclaimed(store::Db& db, int64_t& curs
                                    kWindowBatches * embedder_->batch_size()));
   if (pending.empty()) {
     cursor = std::max(cursor, newest);
-    sightings_.clear();
+    sightings_.Clear();
     return 0;
   }
   int64_t next = cursor;
@@ -155,14 +151,6 @@ absl::StatusOr<int64_t> EmbedWorker::EmbedUnclaimed(store::Db& db, int64_t& curs
   ASSIGN_OR_RETURN(const int64_t embedded, Embed(db, std::move(ready)));
   cursor = next;
   return embedded;
-}
-
-bool EmbedWorker::GraceOver(int64_t version_id,
-                            std::chrono::steady_clock::time_point now) const {
-  const auto first = std::lower_bound(
-      sightings_.begin(), sightings_.end(), version_id,
-      [](const auto& sighting, int64_t id) { return sighting.first < id; });
-  return first != sightings_.end() && now - first->second >= kForeignGrace;
 }
 
 std::vector<PendingVersion> EmbedWorker::Ready(std::vector<PendingVersion> pending,
@@ -176,7 +164,7 @@ std::vector<PendingVersion> EmbedWorker::Ready(std::vector<PendingVersion> pendi
     for (PendingVersion& p : pending) {
       if (ready.size() == batch) break;
       if (p.version_id <= claimed_through_ || claimed_.contains(p.memory_id) ||
-          GraceOver(p.version_id, now)) {
+          sightings_.GraceOver(p.version_id, now)) {
         ready.push_back(std::move(p));
       } else if (!first_waiting) {
         first_waiting = p.version_id;

@@ -16,7 +16,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <span>
 #include <string>
@@ -31,6 +30,7 @@
 #include "embed/embedder.h"
 #include "store/db.h"
 #include "strata/strata.h"
+#include "util/sightings.h"
 #include "vector/embeddings.h"
 #include "vector/published_index.h"
 
@@ -113,10 +113,6 @@ class EmbedWorker {
   // embedder's batch; moves `cursor` up to the last of them but not past a version waiting.
   std::vector<PendingVersion> Ready(std::vector<PendingVersion> pending, int64_t& cursor)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(embed_mu_) ABSL_LOCKS_EXCLUDED(mu_);
-  // Whether another writer's version `version_id` has been stored for kForeignGrace by
-  // `now`, as far as the scans saw (sightings_).
-  bool GraceOver(int64_t version_id, std::chrono::steady_clock::time_point now) const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(embed_mu_);
 
   embed::Embedder* const embedder_;  // Not owned; outlives this.
   const Space* const space_;         // Not owned; outlives this.
@@ -126,13 +122,10 @@ class EmbedWorker {
   // turn rather than wait), so the two never embed the same versions.
   absl::Mutex embed_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   std::atomic<int> backfills_waiting_{0};  // For embed_mu_: the worker stands aside.
-  // When a scan first found the store's newest version at or past each id: (newest, when),
-  // both rising. A version's grace runs from the first whose id reaches it, so that a
-  // backlog's versions all wait out one grace, not one each time the scan's window moves on
-  // to them (which held a drain to ~4 windows a grace, ~500 versions a second). Each scan
-  // forgets those older than the grace but the last (its id covers theirs).
-  std::deque<std::pair<int64_t, std::chrono::steady_clock::time_point>> sightings_
-      ABSL_GUARDED_BY(embed_mu_);
+  // When a scan first found the store's newest version at or past each id: a version's grace
+  // runs from the first whose id reaches it (a grace from when the scan's window first held
+  // it held a drain to ~4 windows a grace, ~500 versions a second).
+  util::Sightings sightings_ ABSL_GUARDED_BY(embed_mu_){kForeignGrace};
   std::chrono::steady_clock::time_point last_scan_ ABSL_GUARDED_BY(embed_mu_);
 
   mutable absl::Mutex mu_;  // Guards the members below.

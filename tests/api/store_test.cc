@@ -24,6 +24,9 @@
 #include "store/db.h"
 #include "store/schema.h"
 #include "temporal/engines.h"
+#include "text/fts_index.h"
+#include "text/keyword_backlog.h"
+#include "text/pg_keyword_index.h"
 #include "testing/at_once.h"
 #include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
@@ -33,8 +36,10 @@ namespace strata {
 namespace {
 
 using ::strata::testing::IsOk;
+using ::strata::testing::IsOkAndHolds;
 using ::strata::testing::StatusIs;
 using ::testing::_;
+using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -1580,6 +1585,129 @@ TEST(StorePath, PostgresUrisAreRecognizedAndTheirPasswordsRedacted) {
             "postgresql://h/db?application_name=a:b@c");
 }
 
+// ---------------------------------------------------------------------------------------------
+// PostgreSQL: a single write's keyword rows, written beside the writers after its commit
+// (docs/decisions.md, "The keyword upkeep behind the write").
+
+class KeywordRowsBeside : public StoreTest {
+ protected:
+  void SetUp() override {
+    StoreTest::SetUp();
+    ASSERT_OK_AND_ASSIGN(db_, temporal::testing::Connect(GetParam(), path_));
+  }
+  // The first column of the first row of `sql`, -1 on failure (which fails the test).
+  int64_t Count(const std::string& sql) { return CountOn(*db_, sql); }
+  static int64_t CountOn(store::Db& db, const std::string& sql) {
+    absl::StatusOr<store::Stmt> s = db.Prepare(sql);
+    EXPECT_OK(s);
+    if (!s.ok()) return -1;
+    absl::StatusOr<bool> row = s->Step();
+    EXPECT_TRUE(row.ok() && *row) << sql;
+    return row.ok() && *row ? s->Int(0) : -1;
+  }
+  int64_t VersionIdOf(const std::string& key) {
+    return Count(absl::StrCat("SELECT v.id FROM versions v JOIN memories m ON m.id = v.memory_id "
+                              "WHERE m.key = '", key, "'"));
+  }
+  // Unindexes a version as a node stopped between a write's two commits leaves it.
+  void Unindex(int64_t version_id) {
+    ASSERT_OK_AND_ASSIGN(store::Transaction txn, store::Transaction::Begin(*db_));
+    ASSERT_OK(text::FtsIndex(db_.get()).Remove(version_id, "", "", ""));
+    ASSERT_OK(txn.Commit());
+  }
+  // Statistics rows (not saturated) whose count is not their postings'.
+  int64_t MiscountedStatistics() {
+    return Count(absl::StrCat(
+        "SELECT count(*) FROM text_term_stats s WHERE documents < ", text::kSaturatedDocuments,
+        " AND documents <> (SELECT count(*) FROM text_postings p WHERE p.term = s.term "
+        "AND p.field = s.field)"));
+  }
+
+  std::unique_ptr<store::Db> db_;
+};
+
+TEST_P(KeywordRowsBeside, AVersionLeftWithoutThemIsIndexedByACatchUpAfterTheGrace) {
+  Write(Id("bird"), R"("a ptarmigan in winter plumage")");
+  Write(Id("other"), R"("a grouse")");
+  ASSERT_OK_AND_ASSIGN(const RecallResult before, store_->Recall(Query("ptarmigan")));
+  ASSERT_THAT(Keys(before), ElementsAre("bird"));
+  const int64_t documents = Count("SELECT documents FROM text_totals WHERE field = 0");
+  ASSERT_NO_FATAL_FAILURE(Unindex(VersionIdOf("bird")));
+  EXPECT_THAT(Keys(store_->Recall(Query("ptarmigan"))), IsEmpty());
+
+  text::FtsIndex index(db_.get());
+  text::KeywordBacklog backlog;
+  const auto start = std::chrono::steady_clock::now();
+  // Its writer may still be about to write them: left alone within the grace.
+  EXPECT_THAT(backlog.CatchUp(*db_, index, start), IsOkAndHolds(0));
+  EXPECT_THAT(backlog.CatchUp(*db_, index, start + text::kKeywordGrace / 2), IsOkAndHolds(0));
+  EXPECT_THAT(Keys(store_->Recall(Query("ptarmigan"))), IsEmpty());
+  EXPECT_THAT(backlog.CatchUp(*db_, index, start + text::kKeywordGrace), IsOkAndHolds(1));
+  ASSERT_OK_AND_ASSIGN(const RecallResult after, store_->Recall(Query("ptarmigan")));
+  ASSERT_THAT(Keys(after), ElementsAre("bird"));
+  EXPECT_EQ(after.items[0].score, before.items[0].score);
+  EXPECT_EQ(Count("SELECT documents FROM text_totals WHERE field = 0"), documents);
+  EXPECT_EQ(MiscountedStatistics(), 0);
+  // Nothing left: the next scan indexes nothing.
+  EXPECT_THAT(backlog.CatchUp(*db_, index, start + 2 * text::kKeywordGrace), IsOkAndHolds(0));
+}
+
+TEST_P(KeywordRowsBeside, WrittenOnceAndNeverForAPurgedVersion) {
+  Write(Id("bird"), R"("a ptarmigan in winter plumage")");
+  const int64_t id = VersionIdOf("bird");
+  const int64_t postings = Count("SELECT count(*) FROM text_postings");
+  text::FtsIndex index(db_.get());
+  // Indexed already (a catch-up racing its writer): nothing changes.
+  ASSERT_OK(index.AddBeside(id, "a ptarmigan in winter plumage", "bird", "facts"));
+  EXPECT_EQ(Count("SELECT count(*) FROM text_postings"), postings);
+  EXPECT_EQ(Count("SELECT documents FROM text_totals WHERE field = 0"), 1);
+  // Purged (before a catch-up's or a stopped writer's rows came): none are written.
+  ASSERT_OK(store_->Purge(Id("bird")));
+  ASSERT_OK(index.AddBeside(id, "a ptarmigan in winter plumage", "bird", "facts"));
+  EXPECT_EQ(Count("SELECT count(*) FROM text_postings"), 0);
+  EXPECT_EQ(Count("SELECT count(*) FROM text_documents"), 0);
+  EXPECT_EQ(Count("SELECT documents FROM text_totals WHERE field = 0"), 0);
+}
+
+TEST_P(KeywordRowsBeside, TwoNodesIndexingTheSameVersionsAtOnceCountEachOnce) {
+  constexpr int kMemories = 40;
+  std::vector<int64_t> ids;
+  for (int i = 0; i < kMemories; ++i) {
+    Write(Id(absl::StrCat("m", i)), absl::StrCat(R"("note )", i, R"( about shared words")"));
+    ids.push_back(VersionIdOf(absl::StrCat("m", i)));
+    ASSERT_NO_FATAL_FAILURE(Unindex(ids.back()));
+  }
+  ASSERT_EQ(Count("SELECT count(*) FROM text_documents"), 0);
+  // Two connections write every version's rows, in opposite orders: the statistics rows
+  // they share are taken in one order (text_totals' first), so neither deadlocks.
+  std::vector<absl::Status> failures(2);
+  std::vector<std::thread> nodes;
+  for (int n = 0; n < 2; ++n) {
+    nodes.emplace_back([&, n] {
+      absl::StatusOr<std::unique_ptr<store::Db>> db =
+          temporal::testing::Connect(GetParam(), path_);
+      if (!db.ok()) {
+        failures[n] = db.status();
+        return;
+      }
+      text::FtsIndex index(db->get());
+      for (int i = 0; i < kMemories; ++i) {
+        const int m = n == 0 ? i : kMemories - 1 - i;
+        absl::Status s = index.AddBeside(ids[m], absl::StrCat("note ", m, " about shared words"),
+                                         absl::StrCat("m", m), "facts");
+        if (!s.ok()) failures[n] = s;
+      }
+    });
+  }
+  for (std::thread& t : nodes) t.join();
+  EXPECT_OK(failures[0]);
+  EXPECT_OK(failures[1]);
+  EXPECT_EQ(Count("SELECT count(*) FROM text_documents"), kMemories);
+  EXPECT_EQ(Count("SELECT documents FROM text_totals WHERE field = 0"), kMemories);
+  EXPECT_EQ(MiscountedStatistics(), 0);
+  EXPECT_THAT(Keys(store_->Recall(Query("note 7"))), Contains("m7"));
+}
+
 
 // Engine-neutral suites on both engines; the SQLite file's own on SQLite.
 INSTANTIATE_TEST_SUITE_P(Engines, Scenario, temporal::testing::Engines(),
@@ -1601,6 +1729,9 @@ INSTANTIATE_TEST_SUITE_P(Engines, Recall, temporal::testing::Engines(),
 INSTANTIATE_TEST_SUITE_P(Engines, StatsTest, temporal::testing::Engines(),
                          temporal::testing::EngineName);
 INSTANTIATE_TEST_SUITE_P(Sqlite, Open, ::testing::Values(store::Dialect::kSqlite),
+                         temporal::testing::EngineName);
+INSTANTIATE_TEST_SUITE_P(Postgres, KeywordRowsBeside,
+                         ::testing::Values(store::Dialect::kPostgres),
                          temporal::testing::EngineName);
 
 }  // namespace

@@ -1,0 +1,73 @@
+#include "text/keyword_backlog.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "temporal/version_table.h"
+#include "text/body_text.h"
+#include "util/status_macros.h"
+
+namespace strata::text {
+namespace {
+
+struct Unindexed {
+  int64_t version_id;
+  std::string body_json, key, category;
+};
+
+// The versions with ids in (after, through] that have no keyword rows, oldest first.
+absl::StatusOr<std::vector<Unindexed>> UnindexedVersions(store::Db& db, int64_t after,
+                                                         int64_t through, int64_t limit) {
+  ASSIGN_OR_RETURN(store::Stmt s,
+                   db.Prepare("SELECT v.id, v.body_json, m.key, m.category FROM versions v "
+                              "JOIN memories m ON m.id = v.memory_id "
+                              "WHERE v.id > ?1 AND v.id <= ?2 AND NOT EXISTS "
+                              "(SELECT 1 FROM text_documents d WHERE d.version_id = v.id) "
+                              "ORDER BY v.id LIMIT ?3"));
+  s.Bind(1, after).Bind(2, through).Bind(3, limit);
+  std::vector<Unindexed> out;
+  while (true) {
+    ASSIGN_OR_RETURN(const bool row, s.Step());
+    if (!row) break;
+    out.push_back({.version_id = s.Int(0),
+                   .body_json = std::string(s.Text(1)),
+                   .key = std::string(s.Text(2)),
+                   .category = std::string(s.Text(3))});
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<int64_t> KeywordBacklog::CatchUp(store::Db& db, FtsIndex& index,
+                                                util::Sightings::Clock::time_point now) {
+  // Read before the scan: every version up to it is committed, and its grace starts now
+  // unless an earlier sighting reached it.
+  ASSIGN_OR_RETURN(const int64_t newest, temporal::VersionTable(&db).NewestVersionId());
+  sightings_.Saw(newest, now);
+  const int64_t through = std::min(newest, cursor_ + kScanIds);
+  ASSIGN_OR_RETURN(const std::vector<Unindexed> unindexed,
+                   UnindexedVersions(db, cursor_, through, kMaxIndexed));
+  int64_t indexed = 0;
+  for (const Unindexed& v : unindexed) {
+    if (!sightings_.GraceOver(v.version_id, now)) {
+      cursor_ = v.version_id - 1;
+      return indexed;
+    }
+    // A body that no longer parses was stored by a build that read it otherwise: indexed as
+    // having no text rather than never.
+    const absl::StatusOr<ParsedBody> body = ParseBody(v.body_json);
+    RETURN_IF_ERROR(index.AddBeside(v.version_id, body.ok() ? body->text : std::string(), v.key,
+                                    v.category));
+    cursor_ = v.version_id;
+    ++indexed;
+  }
+  if (static_cast<int64_t>(unindexed.size()) < kMaxIndexed) {
+    cursor_ = through;
+    if (through == newest) sightings_.Clear();
+  }
+  return indexed;
+}
+
+}  // namespace strata::text

@@ -1,0 +1,47 @@
+#pragma once
+// The versions a PostgreSQL store holds without keyword rows, and their catch-up. A single
+// write's keyword rows are written just after its commit, in a transaction of their own
+// (PgKeywordIndex::AddBeside; docs/decisions.md, "The keyword upkeep behind the write"), so a
+// node that stops in between, or whose second transaction fails, leaves its version
+// unindexed. CatchUp finds such versions by id after a cursor and indexes those whose grace
+// is over (their writer may still be about to index them: util::Sightings, as the vector
+// worker takes up another process's versions). Two nodes indexing one version write it once
+// (AddBeside).
+
+#include <chrono>
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "store/db.h"
+#include "text/fts_index.h"
+#include "util/sightings.h"
+
+namespace strata::text {
+
+// How long a version's writer has to write its keyword rows before a catch-up does.
+inline constexpr std::chrono::seconds kKeywordGrace{2};
+
+// Thread safety: none; one caller at a time.
+class KeywordBacklog {
+ public:
+  KeywordBacklog() = default;
+
+  // Scans up to kScanIds version ids after the cursor and indexes, oldest first, the versions
+  // without keyword rows whose grace is over; the cursor moves up to the first still in its
+  // grace. Returns how many it indexed. REQUIRES: PostgreSQL, no transaction open on `db`;
+  // `index` is on `db`. Errors: as the statements (the cursor stays where it was).
+  absl::StatusOr<int64_t> CatchUp(store::Db& db, FtsIndex& index,
+                                  util::Sightings::Clock::time_point now);
+
+  // Version ids one scan looks at: the first scans of a large store walk it a window at a
+  // time instead of all at once.
+  static constexpr int64_t kScanIds = 20000;
+  // Versions one scan indexes at most.
+  static constexpr int64_t kMaxIndexed = 256;
+
+ private:
+  int64_t cursor_ = 0;  // Every version at or below it has keyword rows, or had.
+  util::Sightings sightings_{kKeywordGrace};
+};
+
+}  // namespace strata::text
