@@ -16,15 +16,18 @@ struct Unindexed {
   std::string body_json, key, category;
 };
 
-// The versions with ids in (after, through] that have no keyword rows, oldest first.
+// The versions with ids in (after, through] that have no keyword rows, oldest first. Their
+// ids first, from the two primary keys alone (no version's body read for one that is
+// indexed: 1.7 -> 0.8 ms for 1,000 ids at 40K, 27 -> 13 for 20,000).
 absl::StatusOr<std::vector<Unindexed>> UnindexedVersions(store::Db& db, int64_t after,
                                                          int64_t through, int64_t limit) {
-  ASSIGN_OR_RETURN(store::Stmt s,
-                   db.Prepare("SELECT v.id, v.body_json, m.key, m.category FROM versions v "
-                              "JOIN memories m ON m.id = v.memory_id "
-                              "WHERE v.id > ?1 AND v.id <= ?2 AND NOT EXISTS "
-                              "(SELECT 1 FROM text_documents d WHERE d.version_id = v.id) "
-                              "ORDER BY v.id LIMIT ?3"));
+  ASSIGN_OR_RETURN(
+      store::Stmt s,
+      db.Prepare("SELECT v.id, v.body_json, m.key, m.category FROM (SELECT id FROM versions "
+                 "WHERE id > ?1 AND id <= ?2 AND NOT EXISTS (SELECT 1 FROM text_documents d "
+                 "WHERE d.version_id = versions.id) ORDER BY id LIMIT ?3) AS u "
+                 "JOIN versions v ON v.id = u.id JOIN memories m ON m.id = v.memory_id "
+                 "ORDER BY v.id"));
   s.Bind(1, after).Bind(2, through).Bind(3, limit);
   std::vector<Unindexed> out;
   while (true) {
