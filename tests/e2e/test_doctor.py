@@ -118,6 +118,23 @@ class DoctorPostgres(StrataTestCase):
         self.assertEqual(checks["schema"][0], "warning")
         self.assertIn("0 migrations applied", checks["schema"][1])
 
+    def test_versions_without_keyword_rows_are_a_warning(self):
+        self.db = self.uri
+        self.remember(3)
+        code, checks = self.doctor(self.uri)
+        self.assertEqual(code, 0, checks)
+        self.assertEqual(checks["keyword index"], ("ok", "every version indexed"))
+        # As a node stopped between a write's commit and its keyword rows' leaves it.
+        self.psql(self.uri, "DELETE FROM text_postings WHERE version_id = (SELECT min(id) "
+                            "FROM versions); DELETE FROM text_documents WHERE version_id = "
+                            "(SELECT min(id) FROM versions)")
+        code, checks = self.doctor(self.uri)
+        self.assertEqual(code, 0, checks)
+        self.assertEqual(checks["keyword index"][0], "warning")
+        self.assertIn("1 versions without keyword rows", checks["keyword index"][1])
+
+    remember = Doctor.remember
+
     def test_newer_schema_is_an_error(self):
         self.psql(self.uri, "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, "
                             "applied_at_unix_ms BIGINT NOT NULL DEFAULT 0); "
