@@ -499,9 +499,14 @@ class StoreImpl final : public Store {
       const WriteRequest& request, const text::ParsedBody& body,
       std::optional<int64_t> recorded_at = std::nullopt,
       const std::vector<int64_t>* prepared_keys = nullptr) {
-    // The dedup check's catch-up read goes with the identity's lookup, in its round trip.
+    // The dedup check's catch-up read and a new memory's ids go with the identity's lookup,
+    // in its round trip (so the memory's insert waits for no answer of its own).
     if (request.dedup) RETURN_IF_ERROR(dedup_index_.SendCatchUp());
-    const absl::Cleanup drop_catch_up = [this] { dedup_index_.DropCatchUp(); };
+    RETURN_IF_ERROR(versions_.SendIdDraw());
+    const absl::Cleanup drop_sent = [this] {
+      dedup_index_.DropCatchUp();
+      versions_.DropIdDraw();
+    };
     ASSIGN_OR_RETURN(std::optional<temporal::IdentityRow> existing,
                      versions_.FindIdentity(request.identity));
     std::optional<temporal::VersionRow> current;

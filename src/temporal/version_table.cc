@@ -237,6 +237,24 @@ absl::Status VersionTable::InsertVersionRow(VersionRow& row) {
       "source, importance, valid_from_unix_ms, valid_to_unix_ms, recorded_at_unix_ms, "
       "superseded_at_unix_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) "
       "RETURNING id";
+  if (id_draw_) {
+    // Its id came with an earlier answer (the memory's is left unused): written with the
+    // COMMIT's answer.
+    ASSIGN_OR_RETURN(const DrawnIds ids, TakeIdDraw());
+    ASSIGN_OR_RETURN(
+        store::Stmt s,
+        db_->Prepare("INSERT INTO versions (id, memory_id, version, body_json, body_hash, type, "
+                     "tags_json, source, importance, valid_from_unix_ms, valid_to_unix_ms, "
+                     "recorded_at_unix_ms, superseded_at_unix_ms) VALUES (?13, ?1, ?2, ?3, ?4, "
+                     "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                     store::Plan::kOnce));
+    s.Bind(1, row.version.memory_id);
+    BindVersionColumns(s, row, 2);
+    s.Bind(13, ids.version_id);
+    RETURN_IF_ERROR(s.RunLater());
+    row.version_id = ids.version_id;
+    return absl::OkStatus();
+  }
   ASSIGN_OR_RETURN(store::Stmt s,
                    db_->Prepare(OnSqlite(*db_) ? kSqlite : kPostgres, store::Plan::kOnce));
   s.Bind(1, row.version.memory_id);
@@ -251,6 +269,31 @@ absl::StatusOr<int64_t> VersionTable::InsertIdentityWith(const Identity& identit
     ASSIGN_OR_RETURN(const int64_t id, InsertIdentity(identity, now_unix_ms));
     RETURN_IF_ERROR(AppendVersion({.memory_id = id, .identity = identity}, row));
     return id;
+  }
+  Version& v = row.version;
+  if (id_draw_) {
+    // The ids came with an earlier answer: the rows are written with the COMMIT's.
+    ASSIGN_OR_RETURN(const DrawnIds ids, TakeIdDraw());
+    const int64_t memory_id = ids.memory_id;
+    row.version_id = ids.version_id;
+    ASSIGN_OR_RETURN(
+        store::Stmt s,
+        db_->Prepare("WITH m AS (INSERT INTO memories (id, category, key, workspace, "
+                     "created_at_unix_ms, last_event_at_unix_ms, current_version_id, "
+                     "version_count) VALUES (?16, ?12, ?13, ?14, ?15, ?10, ?17, 1)) "
+                     "INSERT INTO versions (id, memory_id, version, body_json, body_hash, type, "
+                     "tags_json, source, importance, valid_from_unix_ms, valid_to_unix_ms, "
+                     "recorded_at_unix_ms, superseded_at_unix_ms) VALUES (?17, ?16, ?1, ?2, ?3, "
+                     "?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                     store::Plan::kOnce));
+    v.version = 1;
+    v.superseded_at_unix_ms.reset();
+    BindVersionColumns(s, row, 1);
+    s.Bind(12, identity.category).Bind(13, identity.key).Bind(14, identity.workspace);
+    s.Bind(15, now_unix_ms).Bind(16, memory_id).Bind(17, row.version_id);
+    RETURN_IF_ERROR(s.RunLater());
+    v.memory_id = memory_id;
+    return memory_id;
   }
   // One statement for both rows, the identity's state (as AppendVersion sets it) included:
   // the version's id is drawn first, so the memory row is written once, not inserted and
@@ -268,7 +311,6 @@ absl::StatusOr<int64_t> VersionTable::InsertIdentityWith(const Identity& identit
                    "(SELECT id FROM m), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) "
                    "RETURNING id, memory_id",
                    store::Plan::kOnce));
-  Version& v = row.version;
   v.version = 1;
   v.superseded_at_unix_ms.reset();
   BindVersionColumns(s, row, 1);
@@ -281,6 +323,27 @@ absl::StatusOr<int64_t> VersionTable::InsertIdentityWith(const Identity& identit
   ASSIGN_OR_RETURN(const bool more, s.Step());
   (void)more;
   return v.memory_id;
+}
+
+absl::StatusOr<VersionTable::DrawnIds> VersionTable::TakeIdDraw() {
+  store::Stmt draw = *std::move(id_draw_);
+  id_draw_.reset();
+  ASSIGN_OR_RETURN(const bool drawn, draw.Step());
+  if (!drawn) return absl::InternalError("drawing a memory's ids returned no row");
+  const DrawnIds ids{.memory_id = draw.Int(0), .version_id = draw.Int(1)};
+  ASSIGN_OR_RETURN(const bool more, draw.Step());
+  (void)more;
+  return ids;
+}
+
+absl::Status VersionTable::SendIdDraw() {
+  if (OnSqlite(*db_) || id_draw_) return absl::OkStatus();
+  ASSIGN_OR_RETURN(store::Stmt s,
+                   db_->Prepare("SELECT nextval(pg_get_serial_sequence('memories', 'id')), "
+                                "nextval(pg_get_serial_sequence('versions', 'id'))"));
+  RETURN_IF_ERROR(s.Send());
+  id_draw_.emplace(std::move(s));
+  return absl::OkStatus();
 }
 
 absl::Status VersionTable::Retract(const IdentityRow& identity, int64_t at_unix_ms,

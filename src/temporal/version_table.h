@@ -124,9 +124,17 @@ class VersionTable {
   // Creates the identity row; returns its id.
   absl::StatusOr<int64_t> InsertIdentity(const Identity& identity, int64_t now_unix_ms);
   // InsertIdentity, then AppendVersion of its first version `row` (PostgreSQL: in one
-  // statement); returns the identity's id.
+  // statement, which waits for no answer after SendIdDraw); returns the identity's id.
   absl::StatusOr<int64_t> InsertIdentityWith(const Identity& identity, int64_t now_unix_ms,
                                              VersionRow& row);
+  // PostgreSQL, in a write transaction: draws the ids the next InsertIdentityWith gives a
+  // memory and its first version (or the next AppendVersion its version), sent ahead (store::Stmt::Send) so that they come with
+  // the transaction's next answer and the insert need not wait for one of its own. Ids drawn
+  // and not used (a known identity's memory id, an unchanged write's) are skipped, as a
+  // rolled-back transaction's are. SQLite: nothing (its statements have no round trips).
+  absl::Status SendIdDraw();
+  // Forgets a draw not used (at the end of the write transaction).
+  void DropIdDraw() { id_draw_.reset(); }
 
   absl::StatusOr<VersionRow> LoadVersion(int64_t version_id);
   // The largest version id (0 when there is none).
@@ -174,10 +182,17 @@ class VersionTable {
   absl::Status DeleteIdentity(int64_t memory_id);
 
  private:
-  // Inserts a version row (id by schema migration 5's rule); fills row.version_id.
+  // Inserts a version row (id by schema migration 5's rule, or SendIdDraw's); fills
+  // row.version_id.
   absl::Status InsertVersionRow(VersionRow& row);
+  struct DrawnIds {
+    int64_t memory_id, version_id;
+  };
+  // SendIdDraw's ids, read (with a round trip only if none came since). REQUIRES: id_draw_.
+  absl::StatusOr<DrawnIds> TakeIdDraw();
 
   store::Db* db_;  // Not owned; outlives this.
+  std::optional<store::Stmt> id_draw_;  // SendIdDraw's, until InsertIdentityWith reads it.
 };
 
 // Parses a stored tags_json array; invalid or non-string entries are skipped.
