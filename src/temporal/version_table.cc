@@ -232,34 +232,28 @@ absl::Status VersionTable::InsertVersionRow(VersionRow& row) {
       "superseded_at_unix_ms) VALUES (",
       NextIdSql("versions", "version_id_deleted_high_water"),
       ", ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
+  // The id SendIdDraw drew (?13), or a new one.
   static constexpr char kPostgres[] =
-      "INSERT INTO versions (memory_id, version, body_json, body_hash, type, tags_json, "
+      "INSERT INTO versions (id, memory_id, version, body_json, body_hash, type, tags_json, "
       "source, importance, valid_from_unix_ms, valid_to_unix_ms, recorded_at_unix_ms, "
-      "superseded_at_unix_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) "
-      "RETURNING id";
-  if (id_draw_) {
-    // Its id came with an earlier answer (the memory's is left unused): written with the
-    // COMMIT's answer.
-    ASSIGN_OR_RETURN(const DrawnIds ids, TakeIdDraw());
-    ASSIGN_OR_RETURN(
-        store::Stmt s,
-        db_->Prepare("INSERT INTO versions (id, memory_id, version, body_json, body_hash, type, "
-                     "tags_json, source, importance, valid_from_unix_ms, valid_to_unix_ms, "
-                     "recorded_at_unix_ms, superseded_at_unix_ms) VALUES (?13, ?1, ?2, ?3, ?4, "
-                     "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-                     store::Plan::kOnce));
-    s.Bind(1, row.version.memory_id);
-    BindVersionColumns(s, row, 2);
-    s.Bind(13, ids.version_id);
-    RETURN_IF_ERROR(s.RunLater());
-    row.version_id = ids.version_id;
-    return absl::OkStatus();
-  }
+      "superseded_at_unix_ms) VALUES (COALESCE(CAST(?13 AS bigint), "
+      "nextval(pg_get_serial_sequence('versions', 'id'))), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
+      "?10, ?11, ?12) RETURNING id";
   ASSIGN_OR_RETURN(store::Stmt s,
                    db_->Prepare(OnSqlite(*db_) ? kSqlite : kPostgres, store::Plan::kOnce));
   s.Bind(1, row.version.memory_id);
   BindVersionColumns(s, row, 2);
-  ASSIGN_OR_RETURN(row.version_id, s.RunInsert());
+  if (!id_draw_) {
+    if (!OnSqlite(*db_)) s.BindNull(13);
+    ASSIGN_OR_RETURN(row.version_id, s.RunInsert());
+    return absl::OkStatus();
+  }
+  // Its id came with an earlier answer (the memory's is left unused): written with the
+  // COMMIT's answer.
+  ASSIGN_OR_RETURN(const DrawnIds ids, TakeIdDraw());
+  s.Bind(13, ids.version_id);
+  RETURN_IF_ERROR(s.RunLater());
+  row.version_id = ids.version_id;
   return absl::OkStatus();
 }
 
@@ -270,59 +264,31 @@ absl::StatusOr<int64_t> VersionTable::InsertIdentityWith(const Identity& identit
     RETURN_IF_ERROR(AppendVersion({.memory_id = id, .identity = identity}, row));
     return id;
   }
-  Version& v = row.version;
-  if (id_draw_) {
-    // The ids came with an earlier answer: the rows are written with the COMMIT's.
-    ASSIGN_OR_RETURN(const DrawnIds ids, TakeIdDraw());
-    const int64_t memory_id = ids.memory_id;
-    row.version_id = ids.version_id;
-    ASSIGN_OR_RETURN(
-        store::Stmt s,
-        db_->Prepare("WITH m AS (INSERT INTO memories (id, category, key, workspace, "
-                     "created_at_unix_ms, last_event_at_unix_ms, current_version_id, "
-                     "version_count) VALUES (?16, ?12, ?13, ?14, ?15, ?10, ?17, 1)) "
-                     "INSERT INTO versions (id, memory_id, version, body_json, body_hash, type, "
-                     "tags_json, source, importance, valid_from_unix_ms, valid_to_unix_ms, "
-                     "recorded_at_unix_ms, superseded_at_unix_ms) VALUES (?17, ?16, ?1, ?2, ?3, "
-                     "?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-                     store::Plan::kOnce));
-    v.version = 1;
-    v.superseded_at_unix_ms.reset();
-    BindVersionColumns(s, row, 1);
-    s.Bind(12, identity.category).Bind(13, identity.key).Bind(14, identity.workspace);
-    s.Bind(15, now_unix_ms).Bind(16, memory_id).Bind(17, row.version_id);
-    RETURN_IF_ERROR(s.RunLater());
-    v.memory_id = memory_id;
-    return memory_id;
-  }
-  // One statement for both rows, the identity's state (as AppendVersion sets it) included:
-  // the version's id is drawn first, so the memory row is written once, not inserted and
-  // then updated.
+  // The ids drawn first (with an earlier answer after SendIdDraw; otherwise now, in their own
+  // round trip), so the memory row is written once with its state, as AppendVersion sets
+  // it, not inserted and then updated; the rows are written with the next answer.
+  if (!id_draw_) RETURN_IF_ERROR(SendIdDraw());
+  ASSIGN_OR_RETURN(const DrawnIds ids, TakeIdDraw());
   ASSIGN_OR_RETURN(
       store::Stmt s,
-      db_->Prepare("WITH n AS MATERIALIZED (SELECT nextval(pg_get_serial_sequence('versions', "
-                   "'id')) AS id), "
-                   "m AS (INSERT INTO memories (category, key, workspace, created_at_unix_ms, "
-                   "last_event_at_unix_ms, current_version_id, version_count) VALUES (?12, ?13, "
-                   "?14, ?15, ?10, (SELECT id FROM n), 1) RETURNING id) "
+      db_->Prepare("WITH m AS (INSERT INTO memories (id, category, key, workspace, "
+                   "created_at_unix_ms, last_event_at_unix_ms, current_version_id, "
+                   "version_count) VALUES (?16, ?12, ?13, ?14, ?15, ?10, ?17, 1)) "
                    "INSERT INTO versions (id, memory_id, version, body_json, body_hash, type, "
                    "tags_json, source, importance, valid_from_unix_ms, valid_to_unix_ms, "
-                   "recorded_at_unix_ms, superseded_at_unix_ms) VALUES ((SELECT id FROM n), "
-                   "(SELECT id FROM m), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) "
-                   "RETURNING id, memory_id",
+                   "recorded_at_unix_ms, superseded_at_unix_ms) VALUES (?17, ?16, ?1, ?2, ?3, "
+                   "?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
                    store::Plan::kOnce));
+  Version& v = row.version;
   v.version = 1;
   v.superseded_at_unix_ms.reset();
+  row.version_id = ids.version_id;
   BindVersionColumns(s, row, 1);
   s.Bind(12, identity.category).Bind(13, identity.key).Bind(14, identity.workspace);
-  s.Bind(15, now_unix_ms);
-  ASSIGN_OR_RETURN(const bool inserted, s.Step());
-  if (!inserted) return absl::InternalError("inserting a memory and its version returned no row");
-  row.version_id = s.Int(0);
-  v.memory_id = s.Int(1);
-  ASSIGN_OR_RETURN(const bool more, s.Step());
-  (void)more;
-  return v.memory_id;
+  s.Bind(15, now_unix_ms).Bind(16, ids.memory_id).Bind(17, ids.version_id);
+  RETURN_IF_ERROR(s.RunLater());
+  v.memory_id = ids.memory_id;
+  return ids.memory_id;
 }
 
 absl::StatusOr<VersionTable::DrawnIds> VersionTable::TakeIdDraw() {

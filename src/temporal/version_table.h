@@ -124,14 +124,16 @@ class VersionTable {
   // Creates the identity row; returns its id.
   absl::StatusOr<int64_t> InsertIdentity(const Identity& identity, int64_t now_unix_ms);
   // InsertIdentity, then AppendVersion of its first version `row` (PostgreSQL: in one
-  // statement, which waits for no answer after SendIdDraw); returns the identity's id.
+  // statement, which waits for no answer; its ids SendIdDraw's, or drawn now); returns the
+  // identity's id.
   absl::StatusOr<int64_t> InsertIdentityWith(const Identity& identity, int64_t now_unix_ms,
                                              VersionRow& row);
   // PostgreSQL, in a write transaction: draws the ids the next InsertIdentityWith gives a
-  // memory and its first version (or the next AppendVersion its version), sent ahead (store::Stmt::Send) so that they come with
-  // the transaction's next answer and the insert need not wait for one of its own. Ids drawn
-  // and not used (a known identity's memory id, an unchanged write's) are skipped, as a
-  // rolled-back transaction's are. SQLite: nothing (its statements have no round trips).
+  // memory and its first version (or the next AppendVersion its version), sent ahead
+  // (store::Stmt::Send) so that they come with the transaction's next answer and the insert
+  // need not wait for one of its own. Ids drawn and not used (a known identity's memory id,
+  // an unchanged write's) are skipped, as a rolled-back transaction's are. SQLite: nothing
+  // (its statements have no round trips).
   absl::Status SendIdDraw();
   // Forgets a draw not used (at the end of the write transaction).
   void DropIdDraw() { id_draw_.reset(); }

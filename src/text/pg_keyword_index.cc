@@ -377,9 +377,9 @@ absl::Status PgKeywordIndex::LearnSaturated(const std::vector<std::string>& keys
 absl::Status PgKeywordIndex::AddBeside(int64_t version_id, std::string_view text,
                                        std::string_view key, std::string_view category) {
   ASSIGN_OR_RETURN(store::Transaction txn, store::Transaction::BeginBeside(*db_));
-  ASSIGN_OR_RETURN(store::Stmt lock,
-                   db_->Prepare(absl::StrCat("SELECT pg_advisory_xact_lock_shared(",
-                                             pg::kKeywordLock, ")")));
+  static const std::string kShared =
+      absl::StrCat("SELECT pg_advisory_xact_lock_shared(", pg::kKeywordLock, ")");
+  ASSIGN_OR_RETURN(store::Stmt lock, db_->Prepare(kShared));
   RETURN_IF_ERROR(lock.RunLater());
   RETURN_IF_ERROR(AddRows(version_id, text, key, category, true));
   return txn.Commit();
@@ -388,8 +388,9 @@ absl::Status PgKeywordIndex::AddBeside(int64_t version_id, std::string_view text
 absl::Status PgKeywordIndex::Remove(int64_t version_id) {
   // Waits for the keyword rows being written beside the writers (AddBeside), and keeps new
   // ones out until this transaction ends, when the version is gone.
-  ASSIGN_OR_RETURN(store::Stmt lock, db_->Prepare(absl::StrCat("SELECT pg_advisory_xact_lock(",
-                                                               pg::kKeywordLock, ")")));
+  static const std::string kExclusive =
+      absl::StrCat("SELECT pg_advisory_xact_lock(", pg::kKeywordLock, ")");
+  ASSIGN_OR_RETURN(store::Stmt lock, db_->Prepare(kExclusive));
   RETURN_IF_ERROR(lock.RunLater());
   ASSIGN_OR_RETURN(
       store::Stmt s,

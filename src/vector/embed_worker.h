@@ -8,10 +8,10 @@
 // (Claim: read by memory, not found by scanning) and the backlog it started with
 // (ClaimThrough). Another process's new versions are their writer's to embed: a scan of the
 // backlog, every half kForeignGrace, embeds those stored for kForeignGrace since a scan
-// first found them there. Left to whoever saw them first, every version was embedded once
-// per process, each vector stored twice was indexed again by every process, and every turn
-// scanned the versions written since the last. A writer that is slow or stopped only delays its versions
-// by the grace.
+// first found them there (util::Sightings). Left to whoever saw them first, every version
+// was embedded once per process, each vector stored twice was indexed again by every
+// process, and every turn scanned the versions written since the last. A writer that is slow
+// or stopped only delays its versions by the grace.
 
 #include <atomic>
 #include <chrono>
