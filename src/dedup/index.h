@@ -42,8 +42,8 @@ std::vector<int64_t> BodyKeys(const text::ParsedBody& body, const Identity& iden
 // Thread safety: as the Db it borrows.
 class DedupIndex {
  public:
-  // The map loads dedup_keys in keyset pages of this many rows: PostgreSQL's rows arrive a
-  // statement's whole at once.
+  // The map loads dedup_keys, and catches up with the versions since, in keyset pages of
+  // this many rows: PostgreSQL's rows arrive a statement's whole at once.
   static constexpr int64_t kLoadPageRows = 8192;
 
   explicit DedupIndex(store::Db* db, int64_t load_page_rows = kLoadPageRows);

@@ -231,7 +231,7 @@ absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(const std::string& 
 absl::Status Connection::Configure() {
   // Set here rather than in libpq's `options`, which a URI's own would replace.
   // - Plans: the session plans a statement for its parameters at every run, and a statement
-  //   marked plan_once has PostgreSQL's own choice in its transaction (BeforeRun). Left to
+  //   planned otherwise is planned so in its transaction (BeforeRun). Left to
   //   choose, PostgreSQL switches a prepared statement to a generic plan after five runs,
   //   and there the owners' range reads ("WHERE id > $1": what changed since a watermark)
   //   get a sequential scan, as if a third of the table matched (the dedup catch-up 0.76 ms
@@ -428,22 +428,24 @@ absl::Status Connection::QueueSql(std::string_view sql) {
 absl::Status Connection::BeforeRun(PreparedStatement& stmt, int params, bool in_transaction) {
   RETURN_IF_ERROR(Prepare(stmt, in_transaction));
   NotePlanMode(stmt.sql);
-  const PlanMode wanted = stmt.plan_once ? PlanMode::kOnce : PlanMode::kForEachRun;
-  if (!in_transaction || params == 0 || plan_mode_ == wanted) return absl::OkStatus();
+  if (!in_transaction || params == 0 || plan_mode_ == stmt.planning) return absl::OkStatus();
   RETURN_IF_ERROR(EnterPipeline(in_transaction));
-  RETURN_IF_ERROR(SendSql(stmt.plan_once ? "SET LOCAL plan_cache_mode = auto"
-                                         : "SET LOCAL plan_cache_mode = force_custom_plan",
-                          in_transaction));
-  plan_mode_ = wanted;
+  static constexpr std::string_view kSet[] = {
+      "SET LOCAL plan_cache_mode = force_custom_plan",  // Planning::kForEachRun
+      "SET LOCAL plan_cache_mode = auto",               // Planning::kOnce
+      "SET LOCAL plan_cache_mode = force_generic_plan",  // Planning::kGeneric
+  };
+  RETURN_IF_ERROR(SendSql(kSet[static_cast<int>(stmt.planning)], in_transaction));
+  plan_mode_ = stmt.planning;
   return absl::OkStatus();
 }
 
 void Connection::NotePlanMode(std::string_view sql) {
   const absl::string_view s = ToAbsl(sql);
   if (absl::StartsWithIgnoreCase(s, "BEGIN")) {
-    plan_mode_ = PlanMode::kForEachRun;  // The session's, Configure.
+    plan_mode_ = Planning::kForEachRun;  // The session's, Configure.
   } else if (absl::StartsWithIgnoreCase(s, "ROLLBACK TO")) {
-    plan_mode_ = PlanMode::kUnknown;
+    plan_mode_.reset();
   }
 }
 

@@ -58,15 +58,18 @@ class Result {
   pg_result* result_ = nullptr;  // Owned; null when empty.
 };
 
-// A statement parsed by the server once per session (PQprepare) and run by name after that.
-// Planned for each run's parameters (the session's plan_cache_mode force_custom_plan); or,
-// when `plan_once` and in a transaction, once its plan for any values costs no more than
-// those (plan_cache_mode auto: after five runs). Owned by its user, who passes it to one
-// Connection.
+// How a statement is planned in a transaction (outside one, always for each run): for its
+// parameters' values at each run (the session's plan_cache_mode force_custom_plan); once
+// its plan for any values costs no more than those (auto: after five runs); or once, for
+// any values (force_generic_plan).
+enum class Planning { kForEachRun, kOnce, kGeneric };
+
+// A statement parsed by the server once per session (PQprepare) and run by name after that,
+// planned as `planning` says. Owned by its user, who passes it to one Connection.
 struct PreparedStatement {
   std::string name;      // Unique among the connection's prepared statements.
   std::string sql;       // With $1.. parameters.
-  bool plan_once = false;
+  Planning planning = Planning::kForEachRun;
   int64_t session = -1;  // The Connection::session() it was prepared in; -1 before.
 };
 
@@ -177,9 +180,8 @@ class Connection {
   bool lost_in_transaction_ = false;  // The session closed with a transaction open.
   int sent_ = 0;  // Commands sent in pipeline mode whose results are not read yet.
   // The open transaction's plan_cache_mode: the session's, SET LOCAL's, or not known (after
-  // a ROLLBACK TO SAVEPOINT, which may undo a SET LOCAL).
-  enum class PlanMode { kForEachRun, kOnce, kUnknown };
-  PlanMode plan_mode_ = PlanMode::kForEachRun;
+  // a ROLLBACK TO SAVEPOINT, which may undo a SET LOCAL): empty when not known.
+  std::optional<Planning> plan_mode_ = Planning::kForEachRun;
   // Where the results of those queued with `keep` go: (position among the sent_, keep).
   std::vector<std::pair<int, Result*>> keeps_;
 };

@@ -676,6 +676,26 @@ TEST_P(DedupIndexTest, TakesInWhatAnotherConnectionWroteSinceLoading) {
   EXPECT_THAT(index_.Candidates(keys, 10), IsOkAndHolds(IsEmpty()));
 }
 
+TEST_P(DedupIndexTest, CatchesUpInPagesWithEverythingAnotherConnectionWrote) {
+  ASSERT_OK_AND_ASSIGN(const int64_t first, Store(Id("backup"), Json(kBackup)));
+  const std::vector<int64_t> keys = Keys(Id("backup"), Json(kBackup));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<store::Db> other, temporal::testing::OpenAgain(*db_));
+  // Pages of 1 and 2 rows: every boundary, a last page full and one short.
+  for (const int64_t page : {int64_t{1}, int64_t{2}}) {
+    DedupIndex paged(db_.get(), page);
+    ASSERT_THAT(paged.Candidates(keys, 10), IsOkAndHolds(::testing::Contains(first)));
+    std::vector<int64_t> written;
+    for (int i = 0; i < 5; ++i) {
+      ASSERT_OK_AND_ASSIGN(
+          const int64_t id,
+          StoreFrom(*other, Id("backup.copy" + std::to_string(page) + std::to_string(i)), keys));
+      written.push_back(id);
+    }
+    ASSERT_OK_AND_ASSIGN(const std::vector<int64_t> found, paged.Candidates(keys, 100));
+    for (const int64_t id : written) EXPECT_THAT(found, ::testing::Contains(id)) << page;
+  }
+}
+
 TEST_P(DedupIndexTest, ACatchUpSentAheadTakesInWhatAnotherConnectionWrote) {
   ASSERT_OK_AND_ASSIGN(const int64_t first, Store(Id("backup"), Json(kBackup)));
   const std::vector<int64_t> keys = Keys(Id("backup"), Json(kBackup));
