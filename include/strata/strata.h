@@ -50,10 +50,13 @@ struct StoreOptions {
   // file, no network), "openai:url=...,model=...,dim=N", "ollama:...", or "none" (keyword
   // recall only). See docs/embeddings.md.
   std::string embedder = "builtin";
-  // Whether a background thread embeds new versions as they are committed. Off, only Embed
-  // calls do (the one-shot commands: a process that exits at once would start a backlog only
-  // to abandon it). The index is kept caught up with the stored vectors either way.
-  bool embed_in_background = true;
+  // Whether background threads keep up with what is committed: one embeds new versions, and
+  // on PostgreSQL one indexes by keyword the versions a node left without keyword rows
+  // (docs/decisions.md, "The keyword upkeep behind the write"). Off, only Embed calls embed
+  // and nothing catches up keyword rows (the one-shot commands: a process that exits at once
+  // would start a backlog only to abandon it). The index is kept caught up with the stored
+  // vectors either way.
+  bool background_work = true;
 };
 
 // What Store::CheckIndex measured: the index's top k against an exact scan's.

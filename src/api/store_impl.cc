@@ -49,8 +49,6 @@ namespace {
 constexpr int kCheckpointPages = 4096;
 // A batch write reports progress, and checks for cancellation, every this many items.
 constexpr int64_t kProgressStep = 64;
-// How often a node's writes look for versions left without keyword rows (PostgreSQL).
-constexpr std::chrono::seconds kKeywordCatchUpEvery{1};
 
 using temporal::ValidateIdentity;
 
@@ -85,7 +83,8 @@ class StoreImpl final : public Store {
  public:
   StoreImpl(std::unique_ptr<store::Db> db, std::unique_ptr<store::Checkpointer> checkpointer,
             std::unique_ptr<vector::VectorService> vectors, const Clock* clock,
-            Durability durability, double dedup_threshold, bool signatures_complete)
+            Durability durability, double dedup_threshold, bool signatures_complete,
+            const vector::VectorService::DbOpener& open_keyword_catch_up)
       : db_(std::move(db)),
         checkpointer_(std::move(checkpointer)),
         vectors_(std::move(vectors)),
@@ -99,7 +98,11 @@ class StoreImpl final : public Store {
         supersessions_(db_.get()),
         signatures_complete_(signatures_complete),
         row_lengths_loader_(sqlite() ? std::jthread(text::KeepRowLengthsLoaded, db_->path())
-                                     : std::jthread()) {}
+                                     : std::jthread()),
+        keyword_catch_up_(open_keyword_catch_up
+                              ? std::jthread(text::KeepKeywordsCaughtUp, open_keyword_catch_up,
+                                             std::chrono::milliseconds(text::kKeywordCatchUpEvery))
+                              : std::jthread()) {}
 
   absl::StatusOr<WriteResult> Remember(const WriteRequest& request) override {
     RETURN_IF_ERROR(ValidateWrite(request));
@@ -602,21 +605,14 @@ class StoreImpl final : public Store {
     std::string_view text, key, category;
   };
 
-  // Writes the keyword rows of a version just committed; then, at most every
-  // kKeywordCatchUpEvery, those of versions left without them. A failure is logged, not
-  // returned: the write is stored, and a catch-up (of any node) indexes it after the grace.
+  // Writes the keyword rows of a version just committed. A failure is logged, not returned:
+  // the write is stored, and a catch-up (text::KeepKeywordsCaughtUp, of any node) indexes
+  // it after the grace.
   void WriteKeywordsBeside(const KeywordRows& rows) {
     if (absl::Status s = fts_.AddBeside(rows.version_id, rows.text, rows.key, rows.category);
         !s.ok()) {
       Log(LogLevel::kWarning, absl::StrCat("the keyword rows of version ", rows.version_id,
                                            " are left to a catch-up: ", s.message()));
-    }
-    const auto now = std::chrono::steady_clock::now();
-    if (now - last_keyword_catch_up_ < kKeywordCatchUpEvery) return;
-    last_keyword_catch_up_ = now;
-    if (absl::StatusOr<int64_t> caught = keyword_backlog_.CatchUp(*db_, fts_, now); !caught.ok()) {
-      Log(LogLevel::kWarning,
-          absl::StrCat("catching up versions without keyword rows: ", caught.status().message()));
     }
   }
 
@@ -864,11 +860,11 @@ class StoreImpl final : public Store {
   // Set by Remember on PostgreSQL for its write: where RememberInTransaction leaves the
   // version's keyword rows instead of writing them.
   std::optional<KeywordRows>* keywords_beside_ = nullptr;
-  text::KeywordBacklog keyword_backlog_;  // PostgreSQL.
-  std::chrono::steady_clock::time_point last_keyword_catch_up_;
   // Keeps the keyword index's row lengths loaded for strata_bm25 (text/fts5_extensions.h);
   // none on PostgreSQL. Last: stopped and joined before the members above go.
   std::jthread row_lengths_loader_;
+  // On a serving PostgreSQL store, indexes the versions a node left without keyword rows.
+  std::jthread keyword_catch_up_;
 };
 
 }  // namespace
@@ -968,7 +964,8 @@ struct OpenedDb {
   std::unique_ptr<store::Db> db;
   std::unique_ptr<store::Checkpointer> checkpointer;  // Null on PostgreSQL.
   std::string index_path;                             // Empty: the index is not saved.
-  vector::VectorService::DbOpener open_worker_db;
+  // Another connection to the store, for a background thread.
+  vector::VectorService::DbOpener open_another;
 };
 
 // A SQLite file, created or migrated, with its checkpointer; the index is saved beside it.
@@ -984,7 +981,7 @@ absl::StatusOr<OpenedDb> OpenSqlite(const std::string& path, const store::DbOpti
       .db = std::move(db),
       .checkpointer = std::move(checkpointer),
       .index_path = vector::VectorService::IndexPath(path),
-      .open_worker_db = [path, db_options]() -> absl::StatusOr<std::unique_ptr<store::Db>> {
+      .open_another = [path, db_options]() -> absl::StatusOr<std::unique_ptr<store::Db>> {
         return store::Db::Open(path, db_options);
       }};
 }
@@ -1008,7 +1005,7 @@ absl::StatusOr<OpenedDb> OpenPostgres(const std::string& uri, const store::DbOpt
   }
   return OpenedDb{.db = std::move(db),
                   .index_path = std::move(index_path),
-                  .open_worker_db = [uri, db_options]()
+                  .open_another = [uri, db_options]()
                       -> absl::StatusOr<std::unique_ptr<store::Db>> {
                     return pg::PgDb::Open(uri, db_options);
                   }};
@@ -1036,13 +1033,20 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) 
   std::unique_ptr<vector::VectorService> vectors;
   if (embedder) {
     ASSIGN_OR_RETURN(vectors, vector::VectorService::Start(
-                                  std::move(opened.index_path), opened.open_worker_db,
+                                  std::move(opened.index_path), opened.open_another,
                                   std::move(embedder), *opened.db, clock->NowUnixMs(),
-                                  options.embed_in_background));
+                                  options.background_work));
+  }
+  // The keyword catch-up of a serving node; SQLite has no keyword rows outside a write's
+  // transaction.
+  vector::VectorService::DbOpener open_keyword_catch_up;
+  if (options.background_work && opened.db->dialect() == store::Dialect::kPostgres) {
+    open_keyword_catch_up = opened.open_another;
   }
   return std::unique_ptr<Store>(new StoreImpl(std::move(opened.db), std::move(opened.checkpointer),
                                               std::move(vectors), clock, options.durability,
-                                              options.dedup_threshold, signatures_complete));
+                                              options.dedup_threshold, signatures_complete,
+                                              open_keyword_catch_up));
 }
 
 }  // namespace strata

@@ -949,7 +949,7 @@ int Main(int argc, char** argv, ServeHttpFn serve_http) {
   StoreOptions store_options{.path = Option(cl, "store", Option(cl, "db", DefaultDbPath())),
                              .index_dir = Option(cl, "index-dir", DefaultIndexDir()),
                              .embedder = Option(cl, "embedder", "builtin"),
-                             .embed_in_background = command->needs == Needs::kServingStore};
+                             .background_work = command->needs == Needs::kServingStore};
   const std::string durability = Option(cl, "durability", "normal");
   if (durability == "full") {
     store_options.durability = Durability::kFull;

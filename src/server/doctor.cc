@@ -142,7 +142,7 @@ int DoctorSqlite(const DoctorOptions& options) {
     return report.ExitCode();
   }
   auto store =
-      Store::Open({.path = path, .embedder = options.embedder, .embed_in_background = false});
+      Store::Open({.path = path, .embedder = options.embedder, .background_work = false});
   if (!store.ok()) {
     report.Error("open", std::string(store.status().message()));
     return report.ExitCode();

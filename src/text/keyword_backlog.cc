@@ -1,11 +1,17 @@
 #include "text/keyword_backlog.h"
 
 #include <algorithm>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+
 #include "temporal/version_table.h"
 #include "text/body_text.h"
+#include "util/log.h"
 #include "util/status_macros.h"
 
 namespace strata::text {
@@ -71,6 +77,40 @@ absl::StatusOr<int64_t> KeywordBacklog::CatchUp(store::Db& db, FtsIndex& index,
     if (through == newest) sightings_.Clear();
   }
   return indexed;
+}
+
+void KeepKeywordsCaughtUp(std::stop_token stop,
+                          const std::function<absl::StatusOr<std::unique_ptr<store::Db>>()>& open,
+                          std::chrono::milliseconds every) {
+  std::mutex mutex;
+  std::condition_variable_any wake;
+  // False once a stop is requested.
+  auto pause = [&] {
+    std::unique_lock lock(mutex);
+    wake.wait_for(lock, stop, every, [] { return false; });
+    return !stop.stop_requested();
+  };
+  std::unique_ptr<store::Db> db;
+  std::optional<FtsIndex> index;
+  KeywordBacklog backlog;
+  while (pause()) {
+    if (!db) {
+      absl::StatusOr<std::unique_ptr<store::Db>> opened = open();
+      if (!opened.ok()) {
+        Log(LogLevel::kWarning, absl::StrCat("the keyword catch-up cannot connect: ",
+                                             opened.status().message()));
+        continue;
+      }
+      db = *std::move(opened);
+      index.emplace(db.get());
+    }
+    if (absl::StatusOr<int64_t> caught =
+            backlog.CatchUp(*db, *index, std::chrono::steady_clock::now());
+        !caught.ok()) {
+      Log(LogLevel::kWarning,
+          absl::StrCat("catching up versions without keyword rows: ", caught.status().message()));
+    }
+  }
 }
 
 }  // namespace strata::text

@@ -10,6 +10,9 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <memory>
+#include <stop_token>
 
 #include "absl/status/statusor.h"
 #include "store/db.h"
@@ -20,6 +23,8 @@ namespace strata::text {
 
 // How long a version's writer has to write its keyword rows before a catch-up does.
 inline constexpr std::chrono::seconds kKeywordGrace{2};
+// How often a serving node looks for versions without keyword rows (KeepKeywordsCaughtUp).
+inline constexpr std::chrono::seconds kKeywordCatchUpEvery{1};
 
 // Thread safety: none; one caller at a time.
 class KeywordBacklog {
@@ -44,5 +49,14 @@ class KeywordBacklog {
   int64_t cursor_ = 0;  // Every version at or below it has keyword rows, or had.
   util::Sightings sightings_{kKeywordGrace};
 };
+
+// A serving node's catch-up, a thread's whole work: every `every` until `stop`, a
+// KeywordBacklog's CatchUp on a connection of its own from `open`, so that a version left
+// without keyword rows is indexed after the grace whether or not anyone writes, and no
+// write's answer waits for a scan. A failure (opening the connection, a statement) is logged
+// and tried again at the next round.
+void KeepKeywordsCaughtUp(std::stop_token stop,
+                          const std::function<absl::StatusOr<std::unique_ptr<store::Db>>()>& open,
+                          std::chrono::milliseconds every);
 
 }  // namespace strata::text

@@ -102,8 +102,10 @@ class StoreTest : public ::testing::TestWithParam<store::Dialect> {
   // first.
   void OpenStore(const std::string& embedder = "builtin") {
     store_.reset();
-    ASSERT_OK_AND_ASSIGN(store_,
-                         Store::Open({.path = path_, .clock = &clock_, .embedder = embedder}));
+    ASSERT_OK_AND_ASSIGN(store_, Store::Open({.path = path_,
+                                              .clock = &clock_,
+                                              .embedder = embedder,
+                                              .background_work = background_work_}));
   }
 
   static Identity Id(std::string key, std::string category = "facts", std::string workspace = "") {
@@ -135,6 +137,8 @@ class StoreTest : public ::testing::TestWithParam<store::Dialect> {
     return result.ok() ? *result : WriteResult{};
   }
 
+  // Set before SetUp to open store_ without background threads.
+  bool background_work_ = true;
   strata::testing::TempDir dir_;
   std::string path_;  // The store: a SQLite file in dir_, or a PostgreSQL database's URI.
   FakeClock clock_{kNow};
@@ -1591,6 +1595,8 @@ TEST(StorePath, PostgresUrisAreRecognizedAndTheirPasswordsRedacted) {
 
 class KeywordRowsBeside : public StoreTest {
  protected:
+  // Versions are unindexed here on purpose: no catch-up but the tests' own.
+  KeywordRowsBeside() { background_work_ = false; }
   void SetUp() override {
     StoreTest::SetUp();
     ASSERT_OK_AND_ASSIGN(db_, temporal::testing::Connect(GetParam(), path_));
@@ -1650,6 +1656,27 @@ TEST_P(KeywordRowsBeside, AVersionLeftWithoutThemIsIndexedByACatchUpAfterTheGrac
   EXPECT_EQ(MiscountedStatistics(), 0);
   // Nothing left: the next scan indexes nothing.
   EXPECT_THAT(backlog.CatchUp(*db_, index, start + 2 * text::kKeywordGrace), IsOkAndHolds(0));
+}
+
+TEST_P(KeywordRowsBeside, AServingNodeIndexesAVersionLeftWithoutThemWhileNobodyWrites) {
+  Write(Id("bird"), R"("a ptarmigan in winter plumage")");
+  ASSERT_OK_AND_ASSIGN(const RecallResult before, store_->Recall(Query("ptarmigan")));
+  ASSERT_THAT(Keys(before), ElementsAre("bird"));
+  ASSERT_NO_FATAL_FAILURE(Unindex(VersionIdOf("bird")));
+  ASSERT_THAT(Keys(store_->Recall(Query("ptarmigan"))), IsEmpty());
+  // A node serving the store (its background work on) that nobody writes to.
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Store> idle,
+                       Store::Open({.path = path_, .clock = &clock_, .embedder = "none"}));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  std::vector<std::string> found;
+  while (found.empty() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    found = Keys(store_->Recall(Query("ptarmigan")));
+  }
+  ASSERT_THAT(found, ElementsAre("bird"));
+  ASSERT_OK_AND_ASSIGN(const RecallResult after, store_->Recall(Query("ptarmigan")));
+  EXPECT_EQ(after.items[0].score, before.items[0].score);
+  EXPECT_EQ(MiscountedStatistics(), 0);
 }
 
 TEST_P(KeywordRowsBeside, WrittenOnceAndNeverForAPurgedVersion) {

@@ -73,7 +73,7 @@ class DispatcherTest : public ::testing::Test {
  protected:
   void SetUp() override {
     absl::StatusOr<std::unique_ptr<Store>> store =
-        Store::Open({.path = dir_.File("memory.db"), .embed_in_background = embed_in_background_});
+        Store::Open({.path = dir_.File("memory.db"), .background_work = background_work_});
     ASSERT_THAT(store, IsOk());
     store_ = *std::move(store);
     registry_ = std::make_unique<tools::ToolRegistry>(store_.get(), tools::RegistryOptions{});
@@ -95,7 +95,7 @@ class DispatcherTest : public ::testing::Test {
   // Whether `line` gets no response at all.
   bool Unanswered(std::string_view line) { return !dispatcher_->HandleLine(line).has_value(); }
 
-  bool embed_in_background_ = true;
+  bool background_work_ = true;
   ::strata::testing::TempDir dir_;
   std::unique_ptr<Store> store_;
   std::unique_ptr<tools::ToolRegistry> registry_;
@@ -318,7 +318,7 @@ class ProgressTest : public DispatcherTest {
  protected:
   // Only the embed calls under test embed: with a background thread racing them, the versions
   // they find pending would depend on timing.
-  ProgressTest() { embed_in_background_ = false; }
+  ProgressTest() { background_work_ = false; }
 
   void SetUp() override {
     DispatcherTest::SetUp();
