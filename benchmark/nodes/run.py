@@ -3,13 +3,14 @@
 
   python3 benchmark/nodes/run.py --strata build/src/strata --store postgresql|sqlite \
       [--size 100000] [--nodes 2] [--clients 4] [--queries 200] [--out report.json] \
-      [--pg-set shared_buffers=4GB ...]
+      [--profile perseus|pseudo] [--pg-set shared_buffers=4GB ...]
 
 On a fresh store (a throwaway PostgreSQL cluster started by tools/pg-cluster, or a SQLite file
 in a temporary directory that every node opens; each --pg-set is set on the cluster, which
 is restarted for it), starts --nodes `strata serve --http` nodes and
 loads --size memories of Perseus Vault's scale corpus (benchmark/scale/corpus.py) by single
-perseus_vault_remember calls from --clients clients at once, client c on node c mod nodes, each
+perseus_vault_remember calls (or, --profile pseudo, of strata's pseudo-word corpus by single
+remember calls) from --clients clients at once, client c on node c mod nodes, each
 its own keep-alive connection and session. Then:
 - the write rate over the whole load (all clients), and each tenth's, with the CPU a write
   took in each party (the PostgreSQL server with its children, the nodes, the clients);
@@ -113,8 +114,17 @@ class Client:
         return result.get("structuredContent")
 
 
-def load(nodes, size, clients):
-    """Writes memories 0..size-1 from `clients` threads; returns (seconds, [seconds per tenth])."""
+def remember_call(profile, i):
+    """The tool call writing memory i of corpus `profile`: Perseus Vault's own for its corpus,
+    as its harness sends it; strata's canonical remember for the pseudo-word corpus."""
+    if profile == "perseus":
+        return "perseus_vault_remember", corpus.perseus_remember_args(i)
+    return "remember", corpus.PROFILES[profile](i)
+
+
+def load(nodes, size, clients, profile="perseus"):
+    """Writes memories 0..size-1 of corpus `profile` from `clients` threads; returns (seconds,
+    [seconds per tenth])."""
     done = [0] * clients
     errors = []
 
@@ -122,7 +132,7 @@ def load(nodes, size, clients):
         try:
             client = Client(nodes[c % len(nodes)])
             for i in range(c, size, clients):
-                client.call("perseus_vault_remember", corpus.perseus_remember_args(i))
+                client.call(*remember_call(profile, i))
                 done[c] += 1
         except Exception as e:  # noqa: BLE001 - reported below
             errors.append("client %d: %r" % (c, e))
@@ -267,7 +277,7 @@ def recall_latency(nodes, size, queries, seed=7, warmup=50):
     return out
 
 
-def visibility(nodes, size, samples):
+def visibility(nodes, size, samples, profile="perseus"):
     """Seconds from a write's answer on node 0 to dense recall on the last node returning it
     first. The memories are the corpus's own (memory size + 1,000,000 + s): in a store of one
     topic, a memory on another is not reliably reached by the HNSW graph (PERF.md, "Many
@@ -275,7 +285,7 @@ def visibility(nodes, size, samples):
     writer, reader = Client(nodes[0]), Client(nodes[-1])
     out = []
     for s in range(samples):
-        memory = corpus.perseus_memory(size + 1_000_000 + s)
+        memory = corpus.PROFILES[profile](size + 1_000_000 + s)
         writer.call("remember", memory)
         began = time.perf_counter()
         while True:
@@ -300,6 +310,9 @@ def main():
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--visibility-samples", type=int, default=50)
     ap.add_argument("--embedder", default="builtin")
+    ap.add_argument("--profile", choices=sorted(corpus.PROFILES), default="perseus",
+                    help="the corpus (benchmark/scale/corpus.py): perseus, of record, or "
+                         "strata's pseudo-word one (4,096 words against 47)")
     ap.add_argument("--pg-set", action="append", default=[], metavar="NAME=VALUE",
                     help="a PostgreSQL setting for the run's cluster (ALTER SYSTEM; repeatable)")
     ap.add_argument("--out")
@@ -309,7 +322,8 @@ def main():
             ap.error("--pg-set: NAME=VALUE, got %r" % setting)
     report = {"benchmark": "nodes", "machine": machine(), "commit": commit(),
               "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-              "store": args.store, "size": args.size, "nodes": args.nodes,
+              "store": args.store, "profile": args.profile, "size": args.size,
+              "nodes": args.nodes,
               "clients": args.clients, "embedder": args.embedder,
               "pg_settings": args.pg_set}
     with tempfile.TemporaryDirectory(prefix="strata-nodes-") as tmp:
@@ -341,7 +355,7 @@ def main():
             if args.store == "postgresql":
                 parties["postgres"] = lambda: cpu_seconds(postgres_pids(cluster))
             before = {name: cpu() for name, cpu in parties.items()}
-            seconds, tenths = load(nodes, args.size, args.clients)
+            seconds, tenths = load(nodes, args.size, args.clients, args.profile)
             cpu_ms = {name: round((cpu() - before[name]) * 1000 / args.size, 3)
                       for name, cpu in parties.items()}
             report["writes"] = {
@@ -356,7 +370,8 @@ def main():
             log("  backlog drained %.1f s after the load" % drain_s)
             report["recall"] = recall_latency(nodes, args.size, args.queries)
             if args.nodes > 1:
-                report["visibility"] = visibility(nodes, args.size, args.visibility_samples)
+                report["visibility"] = visibility(nodes, args.size, args.visibility_samples,
+                                                  args.profile)
                 log("  visible on the other node: p50 %.0f ms  p99 %.0f ms"
                     % (report["visibility"]["p50_ms"], report["visibility"]["p99_ms"]))
             if args.store == "postgresql":

@@ -231,12 +231,14 @@ using FieldOf = std::pair<int64_t, int>;
 
 absl::Status PgKeywordIndex::Add(int64_t version_id, std::string_view text, std::string_view key,
                                  std::string_view category) {
-  return AddRows(version_id, text, key, category, false);
+  return AddRows(version_id, text, key, category, nullptr).status();
 }
 
-absl::Status PgKeywordIndex::AddRows(int64_t version_id, std::string_view text,
-                                     std::string_view key, std::string_view category,
-                                     bool if_stored) {
+absl::StatusOr<store::Stmt> PgKeywordIndex::AddRows(int64_t version_id, std::string_view text,
+                                                    std::string_view key,
+                                                    std::string_view category,
+                                                    std::vector<std::string>* reserved) {
+  const bool if_stored = reserved != nullptr;
   const std::string_view values[kFields] = {text, key, category};
   std::vector<std::string_view> terms;
   std::vector<int64_t> fields;
@@ -265,14 +267,23 @@ absl::Status PgKeywordIndex::AddRows(int64_t version_id, std::string_view text,
     db_->OnCommit(this);
     pending_.emplace();
   }
+  if (credits_.size() > kMaxCreditKeys) credits_.clear();  // Unused credits only overcount.
   for (size_t i = 0; i < terms.size(); ++i) {
     if (saturated_.contains(keys[i])) continue;
+    // A credit left by an earlier reservation counts this version already.
+    if (const auto credit = credits_.find(keys[i]); credit != credits_.end()) {
+      if (--credit->second == 0) credits_.erase(credit);
+      continue;
+    }
+    // Beside the writers, a reservation: this version and kReservedDocuments - 1 to come.
+    const int64_t count = if_stored ? kReservedDocuments : 1;
+    if (if_stored) reserved->push_back(keys[i]);
     if (first) {
       counted.terms.push_back(terms[i]);
       counted.fields.push_back(fields[i]);
-      counted.documents.push_back(1);
+      counted.documents.push_back(count);
     } else {
-      ++pending_->documents[{static_cast<int>(fields[i]), std::string(terms[i])}];
+      pending_->documents[{static_cast<int>(fields[i]), std::string(terms[i])}] += count;
     }
   }
   for (int f = 0; f < kFields; ++f) {
@@ -306,7 +317,7 @@ absl::Status PgKeywordIndex::AddRows(int64_t version_id, std::string_view text,
           "WHERE EXISTS (SELECT 1 FROM document)), "
           "postings AS (INSERT INTO text_postings (term, field, version_id, positions) "
           "SELECT term, field, CAST(?1 AS bigint), CAST(positions AS integer[]) FROM p), ",
-          CountSql(6, "EXISTS (SELECT 1 FROM document)")),
+          CountSql(6, "EXISTS (SELECT 1 FROM document)"), " RETURNING field"),
       store::Plan::kOnce));
   s.Bind(1, version_id)
       .Bind(2, ArrayLiteral(terms))
@@ -314,7 +325,9 @@ absl::Status PgKeywordIndex::AddRows(int64_t version_id, std::string_view text,
       .Bind(4, ArrayLiteral(positions))
       .Bind(5, IntArrayLiteral(lengths));
   BindCounts(s, 6, counted);
-  return s.RunLater();
+  // Beside the writers, its rows (text_totals', only when it wrote) are read after COMMIT.
+  RETURN_IF_ERROR(if_stored ? s.Send() : s.RunLater());
+  return s;
 }
 
 absl::Status PgKeywordIndex::BeforeCommit() {
@@ -381,8 +394,21 @@ absl::Status PgKeywordIndex::AddBeside(int64_t version_id, std::string_view text
       absl::StrCat("SELECT pg_advisory_xact_lock_shared(", pg::kKeywordLock, ")");
   ASSIGN_OR_RETURN(store::Stmt lock, db_->Prepare(kShared));
   RETURN_IF_ERROR(lock.RunLater());
-  RETURN_IF_ERROR(AddRows(version_id, text, key, category, true));
-  return txn.Commit();
+  std::vector<std::string> reserved;
+  ASSIGN_OR_RETURN(store::Stmt rows, AddRows(version_id, text, key, category, &reserved));
+  RETURN_IF_ERROR(txn.Commit());
+  // The reservations are credits once known written: the statement writes nothing (and
+  // returns no row) for a version indexed already or purged, and a credit nobody reserved
+  // would count a later version nowhere.
+  ASSIGN_OR_RETURN(const bool wrote, rows.Step());
+  if (wrote) {
+    for (std::string& key : reserved) credits_[std::move(key)] = kReservedDocuments - 1;
+  }
+  while (wrote) {
+    ASSIGN_OR_RETURN(const bool more, rows.Step());
+    if (!more) break;
+  }
+  return absl::OkStatus();
 }
 
 absl::Status PgKeywordIndex::Remove(int64_t version_id) {

@@ -15,8 +15,9 @@ namespace {
 constexpr size_t kMaxCachedTerms = 4096;
 // A saturated row's count exceeds every half IsCommon compares a bound with (rows / 2 up to
 // 2 * kSampleRows rows, kSampleRows / 2 past them): it is never taken for a rare term's, by
-// this build or an older one reading the same store. And past 2 * kSampleRows a term in at
-// most half of the sample still has an exact bound: saturation costs large indexes no counts.
+// this build or an older one reading the same store (a count reserved ahead, kReservedDocuments,
+// saturates at most 15 a node early). And past 2 * kSampleRows a term in at most half of the
+// sample still has a bound: saturation costs large indexes no counts.
 static_assert(kSaturatedDocuments > kSampleRows);
 
 }  // namespace
