@@ -400,13 +400,16 @@ absl::Status PgKeywordIndex::AddBeside(int64_t version_id, std::string_view text
   // The reservations are credits once known written: the statement writes nothing (and
   // returns no row) for a version indexed already or purged, and a credit nobody reserved
   // would count a later version nowhere.
-  ASSIGN_OR_RETURN(const bool wrote, rows.Step());
-  if (wrote) {
-    for (std::string& key : reserved) credits_[std::move(key)] = kReservedDocuments - 1;
+  bool wrote = false;
+  while (true) {
+    ASSIGN_OR_RETURN(const bool row, rows.Step());
+    if (!row) break;
+    wrote = true;
   }
-  while (wrote) {
-    ASSIGN_OR_RETURN(const bool more, rows.Step());
-    if (!more) break;
+  if (wrote) {
+    for (std::string& reservation : reserved) {
+      credits_[std::move(reservation)] = kReservedDocuments - 1;
+    }
   }
   return absl::OkStatus();
 }
