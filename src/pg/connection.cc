@@ -428,22 +428,23 @@ absl::Status Connection::QueueSql(std::string_view sql) {
 absl::Status Connection::BeforeRun(PreparedStatement& stmt, int params, bool in_transaction) {
   RETURN_IF_ERROR(Prepare(stmt, in_transaction));
   NotePlanMode(stmt.sql);
-  if (!in_transaction || params == 0 || plan_mode_ == stmt.planning) return absl::OkStatus();
+  if (!in_transaction || params == 0 || plan_mode_ == stmt.plan) return absl::OkStatus();
   RETURN_IF_ERROR(EnterPipeline(in_transaction));
   static constexpr std::string_view kSet[] = {
-      "SET LOCAL plan_cache_mode = force_custom_plan",  // Planning::kForEachRun
-      "SET LOCAL plan_cache_mode = auto",               // Planning::kOnce
-      "SET LOCAL plan_cache_mode = force_generic_plan",  // Planning::kGeneric
+      "SET LOCAL plan_cache_mode = force_custom_plan",   // store::Plan::kForEachRun
+      "SET LOCAL plan_cache_mode = auto",                // store::Plan::kOnce
+      "SET LOCAL plan_cache_mode = force_generic_plan",  // store::Plan::kGeneric
   };
-  RETURN_IF_ERROR(SendSql(kSet[static_cast<int>(stmt.planning)], in_transaction));
-  plan_mode_ = stmt.planning;
+  static_assert(std::size(kSet) == store::kPlans);
+  RETURN_IF_ERROR(SendSql(kSet[static_cast<int>(stmt.plan)], in_transaction));
+  plan_mode_ = stmt.plan;
   return absl::OkStatus();
 }
 
 void Connection::NotePlanMode(std::string_view sql) {
   const absl::string_view s = ToAbsl(sql);
   if (absl::StartsWithIgnoreCase(s, "BEGIN")) {
-    plan_mode_ = Planning::kForEachRun;  // The session's, Configure.
+    plan_mode_ = store::Plan::kForEachRun;  // The session's, Configure.
   } else if (absl::StartsWithIgnoreCase(s, "ROLLBACK TO")) {
     plan_mode_.reset();
   }

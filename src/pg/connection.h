@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "store/db.h"
 
 struct pg_conn;
 struct pg_result;
@@ -58,18 +59,16 @@ class Result {
   pg_result* result_ = nullptr;  // Owned; null when empty.
 };
 
-// How a statement is planned in a transaction (outside one, always for each run): for its
-// parameters' values at each run (the session's plan_cache_mode force_custom_plan); once
-// its plan for any values costs no more than those (auto: after five runs); or once, for
-// any values (force_generic_plan).
-enum class Planning { kForEachRun, kOnce, kGeneric };
-
 // A statement parsed by the server once per session (PQprepare) and run by name after that,
-// planned as `planning` says. Owned by its user, who passes it to one Connection.
+// planned as `plan` says in a transaction (outside one, always for each run): for its
+// parameters' values at each run (the session's plan_cache_mode force_custom_plan), once
+// its plan for any values costs no more than those (kOnce: auto, after five runs), or once
+// for any values (kGeneric: force_generic_plan). Owned by its user, who passes it to one
+// Connection.
 struct PreparedStatement {
   std::string name;      // Unique among the connection's prepared statements.
   std::string sql;       // With $1.. parameters.
-  Planning planning = Planning::kForEachRun;
+  store::Plan plan = store::Plan::kForEachRun;
   int64_t session = -1;  // The Connection::session() it was prepared in; -1 before.
 };
 
@@ -181,7 +180,7 @@ class Connection {
   int sent_ = 0;  // Commands sent in pipeline mode whose results are not read yet.
   // The open transaction's plan_cache_mode: the session's, SET LOCAL's, or not known (after
   // a ROLLBACK TO SAVEPOINT, which may undo a SET LOCAL): empty when not known.
-  std::optional<Planning> plan_mode_ = Planning::kForEachRun;
+  std::optional<store::Plan> plan_mode_ = store::Plan::kForEachRun;
   // Where the results of those queued with `keep` go: (position among the sent_, keep).
   std::vector<std::pair<int, Result*>> keeps_;
 };

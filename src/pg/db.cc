@@ -17,18 +17,6 @@
 namespace strata::pg {
 namespace {
 
-Planning PlanningOf(store::Plan plan) {
-  switch (plan) {
-    case store::Plan::kForEachRun:
-      return Planning::kForEachRun;
-    case store::Plan::kOnce:
-      return Planning::kOnce;
-    case store::Plan::kGeneric:
-      return Planning::kGeneric;
-  }
-  return Planning::kForEachRun;
-}
-
 bool IsNameStart(char c) { return absl::ascii_isalpha(static_cast<unsigned char>(c)) || c == '_'; }
 bool IsNameChar(char c) { return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
@@ -139,7 +127,7 @@ class PgStmt final : public store::EngineStmt {
         names_(std::move(placeholders.names)),
         stmt_{.name = std::move(name),
               .sql = std::move(placeholders.sql),
-              .planning = PlanningOf(plan)},
+              .plan = plan},
         params_(placeholders.count) {}
 
   void BindInt(int index, int64_t value) override {

@@ -61,8 +61,10 @@ enum class Plan {
   // values is the key's index walked from the bound. kOnce would not do for it: PostgreSQL
   // keeps planning a statement for each run while those plans look cheaper than the plan
   // for any values, which a range's always do (0.13 ms a run for the dedup catch-up).
-  kGeneric,  // The last: Db keeps a statement cache by Plan.
+  kGeneric,
 };
+// How many Plans there are (kGeneric the last).
+inline constexpr int kPlans = static_cast<int>(Plan::kGeneric) + 1;
 
 // One engine's compiled statement (SQLite's in this module, PostgreSQL's in pg/), owned by
 // its Db's cache and borrowed by Stmt, which documents the operations. An engine remembers
@@ -264,7 +266,7 @@ class Db {
 
   std::string path_;
   // By Plan: a statement has its own compilation for each.
-  absl::flat_hash_map<std::string, std::unique_ptr<EngineStmt>> cache_[static_cast<int>(Plan::kGeneric) + 1];
+  absl::flat_hash_map<std::string, std::unique_ptr<EngineStmt>> cache_[kPlans];
   std::vector<CommitHook*> commit_hooks_;  // Of the write transaction open now.
 };
 

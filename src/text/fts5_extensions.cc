@@ -5,10 +5,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <new>
 #include <stop_token>
 #include <string>
@@ -25,6 +23,7 @@
 #include "text/fts5_records.h"
 #include "text/fts_index.h"
 #include "text/tokenizer.h"
+#include "util/pause.h"
 #include "util/status_macros.h"
 
 namespace strata::text {
@@ -361,15 +360,7 @@ absl::StatusOr<int64_t> LoadRowLengths(store::Db& db, int64_t after, const std::
 }
 
 void KeepRowLengthsLoaded(std::stop_token stop, const std::string& path) {
-  std::mutex mutex;
-  std::condition_variable_any wake;
-  // False once a stop is requested.
-  auto pause = [&](std::chrono::milliseconds duration) {
-    std::unique_lock lock(mutex);
-    wake.wait_for(lock, stop, duration, [] { return false; });
-    return !stop.stop_requested();
-  };
-  if (!pause(kRowLengthsFirstLoadDelay)) return;
+  if (!util::PauseUnlessStopped(stop, kRowLengthsFirstLoadDelay)) return;
   absl::StatusOr<std::unique_ptr<store::Db>> db =
       store::Db::Open(path, store::DbOptions{.read_only = true});
   // Without it, lengths are only read as keyword recalls need them.
@@ -380,7 +371,7 @@ void KeepRowLengthsLoaded(std::stop_token stop, const std::string& path) {
     if (absl::StatusOr<int64_t> upto = LoadRowLengths(**db, loaded, stop); upto.ok()) {
       loaded = *upto;
     }
-  } while (pause(kRowLengthsCatchUpInterval));
+  } while (util::PauseUnlessStopped(stop, kRowLengthsCatchUpInterval));
 }
 
 absl::Status InstallFts5Extensions() {

@@ -1,8 +1,6 @@
 #include "text/keyword_backlog.h"
 
 #include <algorithm>
-#include <condition_variable>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,6 +10,7 @@
 #include "temporal/version_table.h"
 #include "text/body_text.h"
 #include "util/log.h"
+#include "util/pause.h"
 #include "util/status_macros.h"
 
 namespace strata::text {
@@ -82,18 +81,10 @@ absl::StatusOr<int64_t> KeywordBacklog::CatchUp(store::Db& db, FtsIndex& index,
 void KeepKeywordsCaughtUp(std::stop_token stop,
                           const std::function<absl::StatusOr<std::unique_ptr<store::Db>>()>& open,
                           std::chrono::milliseconds every) {
-  std::mutex mutex;
-  std::condition_variable_any wake;
-  // False once a stop is requested.
-  auto pause = [&] {
-    std::unique_lock lock(mutex);
-    wake.wait_for(lock, stop, every, [] { return false; });
-    return !stop.stop_requested();
-  };
   std::unique_ptr<store::Db> db;
   std::optional<FtsIndex> index;
   KeywordBacklog backlog;
-  while (pause()) {
+  while (util::PauseUnlessStopped(stop, every)) {
     if (!db) {
       absl::StatusOr<std::unique_ptr<store::Db>> opened = open();
       if (!opened.ok()) {
