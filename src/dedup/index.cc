@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <tuple>
 #include <utility>
 
@@ -12,33 +13,19 @@
 #include "dedup/signature.h"
 #include "temporal/version_table.h"
 #include "text/body_text.h"
+#include "util/int64_blob.h"
 #include "util/status_macros.h"
 
 namespace strata::dedup {
 namespace {
 
-// dedup_keys.keys: the keys as 8-byte little-endian integers, in order.
-std::string EncodeKeys(const std::vector<int64_t>& keys) {
-  std::string out(keys.size() * 8, '\0');
-  for (size_t i = 0; i < keys.size(); ++i) {
-    const uint64_t k = static_cast<uint64_t>(keys[i]);
-    for (int b = 0; b < 8; ++b) out[i * 8 + b] = static_cast<char>(k >> (8 * b));
-  }
-  return out;
-}
-
 absl::StatusOr<std::vector<int64_t>> DecodeKeys(std::string_view blob, int64_t memory_id) {
-  if (blob.size() % 8 != 0) {
+  std::optional<std::vector<int64_t>> keys = DecodeInt64s(blob);
+  if (!keys) {
     return absl::DataLossError(absl::StrCat("dedup_keys of memory ", memory_id, ": ", blob.size(),
                                             " bytes, not a multiple of 8"));
   }
-  std::vector<int64_t> keys(blob.size() / 8);
-  for (size_t i = 0; i < keys.size(); ++i) {
-    uint64_t k = 0;
-    for (int b = 7; b >= 0; --b) k = k << 8 | static_cast<unsigned char>(blob[i * 8 + b]);
-    keys[i] = static_cast<int64_t>(k);
-  }
-  return keys;
+  return *std::move(keys);
 }
 
 }  // namespace
@@ -77,7 +64,7 @@ absl::Status DedupIndex::MoveBandRows() {
   std::vector<int64_t> keys;
   auto flush = [&]() -> absl::Status {
     if (keys.empty()) return absl::OkStatus();
-    const std::string blob = EncodeKeys(keys);
+    const std::string blob = EncodeInt64s(keys);
     put.Bind(1, memory_id).BindBlob(2, blob);
     keys.clear();
     return put.Run();
@@ -152,7 +139,7 @@ absl::Status DedupIndex::Write(int64_t memory_id, const std::vector<int64_t>& ke
     ASSIGN_OR_RETURN(const std::vector<int64_t> old, StoredKeys(memory_id));
     for (int64_t key : old) loaded_->map.Erase(key, memory_id);
   }
-  const std::string blob = EncodeKeys(keys);
+  const std::string blob = EncodeInt64s(keys);
   ASSIGN_OR_RETURN(store::Stmt s,
                    db_->Prepare("INSERT INTO dedup_keys (memory_id, keys) VALUES (?1, ?2) "
                                 "ON CONFLICT (memory_id) DO UPDATE SET keys = excluded.keys",

@@ -207,6 +207,12 @@ $$;
 CREATE TRIGGER memories_id_deleted_high_water AFTER DELETE ON memories
   FOR EACH ROW EXECUTE FUNCTION strata_memory_deleted();
 )sql",
+      // 5: SQLite's schema 10, a vector's links in the index of the node that embedded it, so
+      // that the other nodes index it without searching their graphs (docs/decisions.md, "Links
+      // shared between nodes").
+      R"sql(
+ALTER TABLE embeddings ADD COLUMN links BYTEA;  -- 8-byte little-endian integers
+)sql",
   };
   return *kMigrations;
 }

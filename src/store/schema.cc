@@ -195,6 +195,13 @@ INSERT INTO fts (rowid, text, key, category)
   ORDER BY v.id;
 DROP TABLE temp.fts_reindex;
 )sql",
+      // 10: a vector's links in the index (vector/hnsw_index.h, Links): the version ids its
+      // entry in the lowest layer of the graph of the process that embedded it links to, so that
+      // another process indexes it without searching its graph. NULL: none given (embedded by
+      // an older build, or with no index at hand); that vector is inserted by a search.
+      R"sql(
+ALTER TABLE embeddings ADD COLUMN links BLOB;  -- 8-byte little-endian integers
+)sql",
   };
   return *kMigrations;
 }

@@ -204,7 +204,18 @@ absl::StatusOr<int64_t> EmbedWorker::Embed(store::Db& db, std::vector<PendingVer
   }
   ASSIGN_OR_RETURN(const std::vector<float> vectors,
                    embed::EmbedAll(*embedder_, texts, embed::Role::kDocument));
-  RETURN_IF_ERROR(StoreVectors(db, space_->id, space_->dimension, ids, vectors));
+  // Indexed here first, so that the rows carry their links and every other process indexing
+  // them skips the search (docs/decisions.md, "Links shared between nodes"); this process's
+  // catch-up finds them held. A vector indexed whose row is not stored (an error, a purge) is
+  // one of a version embedded again later, or purged: a search drops versions not found.
+  std::vector<std::vector<int64_t>> links;
+  if (const std::shared_ptr<HnswIndex> index = index_->Get()) {
+    const bool backlog = static_cast<int64_t>(ids.size()) >= embedder_->batch_size();
+    index->AddParallel(ids, vectors, backlog ? PublishedIndex::kBuildThreads : 1);
+    links.reserve(ids.size());
+    for (const int64_t id : ids) links.push_back(index->Links(id));
+  }
+  RETURN_IF_ERROR(StoreVectors(db, space_->id, space_->dimension, ids, vectors, links));
   absl::MutexLock lock(&mu_);
   embedded_ += static_cast<int64_t>(ids.size());
   last_error_.clear();

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "text/body_text.h"
+#include "util/int64_blob.h"
 #include "util/status_macros.h"
 #include "vector/codec.h"
 
@@ -157,33 +158,39 @@ absl::StatusOr<int64_t> VectorRowSequence(store::Db& db) {
 }
 
 absl::Status StoreVectors(store::Db& db, int64_t space, int dimension,
-                          std::span<const int64_t> version_ids, std::span<const float> vectors) {
+                          std::span<const int64_t> version_ids, std::span<const float> vectors,
+                          std::span<const std::vector<int64_t>> links) {
   // A vector replaced gets a new row id (SQLite's REPLACE deletes and inserts), so that
   // readers catching up by row id (ReadVectorsAfter) see it.
   static constexpr char kSqlite[] =
-      "INSERT OR REPLACE INTO embeddings (space_id, version_id, vec) "
-      "SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM versions WHERE id = ?2)";
+      "INSERT OR REPLACE INTO embeddings (space_id, version_id, vec, links) "
+      "SELECT ?1, ?2, ?3, ?4 WHERE EXISTS (SELECT 1 FROM versions WHERE id = ?2)";
   static constexpr char kPostgres[] =
-      "INSERT INTO embeddings (space_id, version_id, vec) "
-      "SELECT CAST(?1 AS BIGINT), CAST(?2 AS BIGINT), CAST(?3 AS BYTEA) "
+      "INSERT INTO embeddings (space_id, version_id, vec, links) "
+      "SELECT CAST(?1 AS BIGINT), CAST(?2 AS BIGINT), CAST(?3 AS BYTEA), CAST(?4 AS BYTEA) "
       "WHERE EXISTS (SELECT 1 FROM versions WHERE id = ?2) ON CONFLICT (space_id, version_id) "
-      "DO UPDATE SET id = DEFAULT, vec = excluded.vec";
+      "DO UPDATE SET id = DEFAULT, vec = excluded.vec, links = excluded.links";
   const char* sql = db.dialect() == store::Dialect::kSqlite ? kSqlite : kPostgres;
   ASSIGN_OR_RETURN(store::Transaction txn, store::Transaction::Begin(db));
   for (size_t i = 0; i < version_ids.size(); ++i) {
     const std::string blob = Encode(vectors.subspan(i * dimension, dimension));
     ASSIGN_OR_RETURN(store::Stmt s, db.Prepare(sql, store::Plan::kOnce));
     s.Bind(1, space).Bind(2, version_ids[i]).BindBlob(3, blob);
+    if (links.empty() || links[i].empty()) {
+      s.BindNull(4);
+    } else {
+      s.BindBlob(4, EncodeInt64s(links[i]));
+    }
     RETURN_IF_ERROR(s.Run());
   }
   return txn.Commit();
 }
 
-absl::StatusOr<int64_t> ReadVectorsAfter(
-    store::Db& db, int64_t space, int dimension, int64_t after_row, int64_t limit,
-    const std::function<void(int64_t row_id, int64_t version_id, std::span<const float>)>& fn) {
-  ASSIGN_OR_RETURN(store::Stmt s, db.Prepare("SELECT id, version_id, vec FROM embeddings "
-                                             "WHERE id > ? AND space_id = ? ORDER BY id LIMIT ?"));
+absl::StatusOr<int64_t> ReadVectorsAfter(store::Db& db, int64_t space, int dimension,
+                                         int64_t after_row, int64_t limit, const VectorRowFn& fn) {
+  ASSIGN_OR_RETURN(store::Stmt s,
+                   db.Prepare("SELECT id, version_id, vec, links FROM embeddings "
+                              "WHERE id > ? AND space_id = ? ORDER BY id LIMIT ?"));
   s.Bind(1, after_row).Bind(2, space).Bind(3, limit);
   std::vector<float> v(dimension);
   int64_t rows = 0;
@@ -192,7 +199,9 @@ absl::StatusOr<int64_t> ReadVectorsAfter(
     if (!row) break;
     ++rows;
     if (!Decode(s.Blob(2), v)) continue;  // Not of this dimension: never written by us.
-    fn(s.Int(0), s.Int(1), v);
+    // Links that do not decode were not written by us either: the vector is searched for.
+    const std::vector<int64_t> links = DecodeInt64s(s.Blob(3)).value_or(std::vector<int64_t>());
+    fn(s.Int(0), s.Int(1), v, links);
   }
   return rows;
 }

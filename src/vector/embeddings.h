@@ -62,14 +62,19 @@ absl::StatusOr<int64_t> LastVectorRow(store::Db& db);
 absl::StatusOr<int64_t> VectorRowSequence(store::Db& db);
 
 // Stores one vector per version (`vectors` holds version_ids.size() * dimension floats) in
-// one transaction. A version purged meanwhile is skipped.
+// one transaction, each with its links in the index (HnswIndex::Links; `links` empty or one
+// list per version, an empty list stored as none). A version purged meanwhile is skipped.
 absl::Status StoreVectors(store::Db& db, int64_t space, int dimension,
-                          std::span<const int64_t> version_ids, std::span<const float> vectors);
+                          std::span<const int64_t> version_ids, std::span<const float> vectors,
+                          std::span<const std::vector<int64_t>> links = {});
 
-// Calls fn(row_id, version_id, vector) for the vectors of `space` with row id > after_row,
-// in row order, at most `limit`. Returns how many rows were read.
-absl::StatusOr<int64_t> ReadVectorsAfter(
-    store::Db& db, int64_t space, int dimension, int64_t after_row, int64_t limit,
-    const std::function<void(int64_t row_id, int64_t version_id, std::span<const float>)>& fn);
+// Calls fn(row_id, version_id, vector, links) for the vectors of `space` with row id >
+// after_row, in row order, at most `limit` (links empty when none were stored). Returns how
+// many rows were read.
+using VectorRowFn = std::function<void(int64_t row_id, int64_t version_id,
+                                       std::span<const float> vector,
+                                       std::span<const int64_t> links)>;
+absl::StatusOr<int64_t> ReadVectorsAfter(store::Db& db, int64_t space, int dimension,
+                                         int64_t after_row, int64_t limit, const VectorRowFn& fn);
 
 }  // namespace strata::vector

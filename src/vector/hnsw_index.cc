@@ -8,6 +8,10 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <queue>
 #include <thread>
 
 #include "absl/container/flat_hash_set.h"
@@ -256,11 +260,84 @@ void HnswIndex::Remove(int64_t label) {
   if (std::binary_search(sample_.begin(), sample_.end(), entry)) ResampleLocked();
 }
 
+std::optional<uint32_t> HnswIndex::LinkLocked(const std::byte* element, int64_t label,
+                                              std::span<const int64_t> links,
+                                              const std::function<bool(uint32_t)>& complete) {
+  hnswlib::HierarchicalNSW<float>& g = *graph_;
+  // Drawn as addPoint draws it (hnswlib's generator, which it does not guard either).
+  const int level = g.getRandomLevel(g.mult_);
+  if (level > 0) {
+    // A higher layer's links are searched for: 1 element in kM, on layers a kM-th the size.
+    return g.addPoint(element, static_cast<hnswlib::labeltype>(label), level);
+  }
+  std::vector<hnswlib::tableint> neighbours;
+  hnswlib::tableint at;
+  {
+    std::unique_lock<std::mutex> lookup(g.cur_element_count_guard_);
+    // Held and removed: addPoint takes the new vector in place.
+    if (g.label_lookup_.contains(static_cast<hnswlib::labeltype>(label))) return std::nullopt;
+    for (const int64_t link : links) {
+      const auto it = g.label_lookup_.find(static_cast<hnswlib::labeltype>(link));
+      // One not held yet (this index is behind the one that linked it, or it was purged), or
+      // still being inserted (its lock is held while it searches, and a search may wait for
+      // this element's): searched for instead, rather than linked to fewer.
+      if (it == g.label_lookup_.end() || !complete(it->second)) return std::nullopt;
+      if (!g.isMarkedDeleted(it->second)) neighbours.push_back(it->second);
+    }
+    if (neighbours.empty()) return std::nullopt;
+    at = static_cast<hnswlib::tableint>(g.cur_element_count++);  // Room reserved by the caller.
+    g.label_lookup_[static_cast<hnswlib::labeltype>(label)] = at;
+  }
+  // As addPoint sets up an element, then links it as addPoint does the candidates its search
+  // found (the heuristic keeps at most kM, and each neighbour links back).
+  std::unique_lock<std::mutex> updating(
+      g.link_list_update_locks_[at & (g.max_update_element_locks - 1)]);
+  std::unique_lock<std::mutex> linking(g.link_list_locks_[at]);
+  g.element_levels_[at] = 0;
+  std::memset(g.data_level0_memory_ + at * g.size_data_per_element_ + g.offsetLevel0_, 0,
+              g.size_data_per_element_);
+  const auto external = static_cast<hnswlib::labeltype>(label);
+  std::memcpy(g.getExternalLabeLp(at), &external, sizeof(external));
+  std::memcpy(g.getDataByInternalId(at), element, g.data_size_);
+  std::priority_queue<std::pair<float, hnswlib::tableint>,
+                      std::vector<std::pair<float, hnswlib::tableint>>,
+                      hnswlib::HierarchicalNSW<float>::CompareByFirst>
+      candidates;
+  for (const hnswlib::tableint n : neighbours) {
+    candidates.emplace(g.fstdistfunc_(element, g.getDataByInternalId(n), g.dist_func_param_), n);
+  }
+  g.mutuallyConnectNewElement(element, at, candidates, 0, false);
+  return at;
+}
+
+std::vector<int64_t> HnswIndex::Links(int64_t label) const {
+  RoomLock::Hold searching(lock_, kSearches);
+  hnswlib::HierarchicalNSW<float>& g = *graph_;  // Read only: hnswlib's getters are not const.
+  const auto it = g.label_lookup_.find(static_cast<hnswlib::labeltype>(label));
+  if (it == g.label_lookup_.end()) return {};
+  hnswlib::linklistsizeint* list = g.get_linklist0(it->second);
+  const auto* ids = reinterpret_cast<const hnswlib::tableint*>(list + 1);
+  const void* element = g.getDataByInternalId(it->second);
+  std::vector<std::pair<float, int64_t>> by_distance;
+  for (size_t i = 0; i < g.getListCount(list); ++i) {
+    by_distance.emplace_back(
+        g.fstdistfunc_(element, g.getDataByInternalId(ids[i]), g.dist_func_param_),
+        static_cast<int64_t>(g.getExternalLabel(ids[i])));
+  }
+  std::sort(by_distance.begin(), by_distance.end());
+  std::vector<int64_t> labels;
+  labels.reserve(by_distance.size());
+  for (const auto& [distance, link] : by_distance) labels.push_back(link);
+  return labels;
+}
+
 void HnswIndex::AddParallel(std::span<const int64_t> labels, std::span<const float> vectors,
-                            int threads) {
+                            int threads, std::span<const std::vector<int64_t>> links) {
   STRATA_DCHECK(vectors.size() == labels.size() * static_cast<size_t>(dimension_));
+  STRATA_DCHECK(links.empty() || links.size() == labels.size());
   absl::MutexLock adding(&add_mu_);
   std::vector<size_t> fresh;  // Positions in `labels` of the ones not held yet, each once.
+  size_t first_new;  // The internal id the first of them gets.
   {
     RoomLock::Hold alone(lock_, RoomLock::kAlone);
     absl::flat_hash_set<int64_t> seen;
@@ -269,12 +346,24 @@ void HnswIndex::AddParallel(std::span<const int64_t> labels, std::span<const flo
       if (!HoldsLocked(labels[i]) && seen.insert(labels[i]).second) fresh.push_back(i);
     }
     // Room for all of them now: growing moves the graph, which needs the lock alone.
-    ReserveLocked(graph_->cur_element_count + fresh.size());
+    first_new = graph_->cur_element_count;
+    ReserveLocked(first_new + fresh.size());
   }
+  // By internal id from first_new on (given in the order inserts begin): inserted whole.
+  std::unique_ptr<std::atomic<bool>[]> inserted(new std::atomic<bool>[fresh.size()]());
+  const auto complete = [&](uint32_t id) {
+    return id < first_new || inserted[id - first_new].load(std::memory_order_acquire);
+  };
   auto add = [&](size_t i) {
     const std::vector<std::byte> element = Element(vectors.subspan(i * dimension_, dimension_));
     RoomLock::Hold inserting(lock_, kInserts);
-    graph_->addPoint(element.data(), static_cast<hnswlib::labeltype>(labels[i]));
+    std::optional<uint32_t> at;
+    if (!links.empty() && !links[i].empty()) {
+      at = LinkLocked(element.data(), labels[i], links[i], complete);
+    }
+    if (!at) at = graph_->addPoint(element.data(), static_cast<hnswlib::labeltype>(labels[i]), -1);
+    // A removed label added again keeps its element (addPoint's update).
+    if (*at >= first_new) inserted[*at - first_new].store(true, std::memory_order_release);
   };
   std::atomic<size_t> next{0};
   auto work = [&] {

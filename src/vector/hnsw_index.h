@@ -4,7 +4,9 @@
 // a file format that detects truncation and garbage.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -64,9 +66,19 @@ class HnswIndex {
   void Add(int64_t label, std::span<const float> v);
   // Stops returning `label` (a version that was purged). Unknown labels are ignored.
   void Remove(int64_t label);
-  // Adds many, as Add does, on `threads` threads; searches run between the inserts.
-  void AddParallel(std::span<const int64_t> labels, std::span<const float> vectors, int threads)
-      ABSL_LOCKS_EXCLUDED(add_mu_);
+  // Adds many, as Add does, on `threads` threads; searches run between the inserts. With
+  // `links` (empty, or one list per label), a label whose list is not empty is linked in the
+  // lowest layer to the labels of its list (but those removed), as another index of the same
+  // vectors linked it (Links), instead of searching the graph for its neighbours: most of an
+  // insertion's cost. A label drawn for a higher layer (1 in kM), or whose list names one this
+  // index does not hold or is still inserting, is inserted by searching (docs/decisions.md,
+  // "Links shared between nodes").
+  void AddParallel(std::span<const int64_t> labels, std::span<const float> vectors, int threads,
+                   std::span<const std::vector<int64_t>> links = {}) ABSL_LOCKS_EXCLUDED(add_mu_);
+  // The labels `label` links to in the graph's lowest layer, nearest first: the neighbours an
+  // insertion chose for it, and those that chose it since. Empty when the index does not hold
+  // it.
+  std::vector<int64_t> Links(int64_t label) const;
 
   // The `k` nearest, closest first (ties by label), each with its cosine similarity to
   // `query` (a unit vector), computed as an exact scan of the stored vectors would.
@@ -101,6 +113,13 @@ class HnswIndex {
 
   // Needs lock_ alone.
   void ReserveLocked(size_t n);
+  // Inserts `element` (of `label`, not held) linked to `links` but those removed, without
+  // searching, when its drawn level is the lowest and the index holds every one of them,
+  // `complete` (by internal id) once inserted; returns its internal id. Returns nothing (and
+  // does nothing) otherwise. Needs lock_ in kInserts, and room for one more element.
+  std::optional<uint32_t> LinkLocked(const std::byte* element, int64_t label,
+                                     std::span<const int64_t> links,
+                                     const std::function<bool(uint32_t)>& complete);
   // Whether `label` is in the index and not removed. Needs lock_ alone or in kSearches.
   bool HoldsLocked(int64_t label) const;
   // Adds `labels` (just inserted) to the chance sample where they hash lower than its

@@ -137,20 +137,24 @@ absl::StatusOr<int64_t> PublishedIndex::AddVectorsAfter(store::Db& db, HnswIndex
   int64_t total = 0;
   std::vector<int64_t> labels;
   std::vector<float> vectors;
+  std::vector<std::vector<int64_t>> links;
   while (stop == nullptr || !stop->stop_requested()) {
     labels.clear();
     vectors.clear();
-    ASSIGN_OR_RETURN(
-        const int64_t rows,
-        ReadVectorsAfter(db, space_.id, space_.dimension, watermark, kReadChunk,
-                         [&](int64_t row_id, int64_t version_id, std::span<const float> v) {
-                           watermark = row_id;
-                           labels.push_back(version_id);
-                           vectors.insert(vectors.end(), v.begin(), v.end());
-                         }));
-    // Insertion is most of the cost of embedding a version; searches wait for at most the
-    // inserts in flight (HnswIndex's lock).
-    idx.AddParallel(labels, vectors, threads);
+    links.clear();
+    ASSIGN_OR_RETURN(const int64_t rows,
+                     ReadVectorsAfter(db, space_.id, space_.dimension, watermark, kReadChunk,
+                                      [&](int64_t row_id, int64_t version_id,
+                                          std::span<const float> v, std::span<const int64_t> l) {
+                                        watermark = row_id;
+                                        labels.push_back(version_id);
+                                        vectors.insert(vectors.end(), v.begin(), v.end());
+                                        links.emplace_back(l.begin(), l.end());
+                                      }));
+    // Insertion is most of the cost of embedding a version, and its search most of an
+    // insertion's, which the links the embedding process stored spare (HnswIndex::AddParallel);
+    // searches wait for at most the inserts in flight (HnswIndex's lock).
+    idx.AddParallel(labels, vectors, threads, links);
     total += static_cast<int64_t>(labels.size());
     if (rows < kReadChunk) break;
   }
@@ -189,7 +193,8 @@ absl::StatusOr<IndexCheck> PublishedIndex::MeasureRecall(store::Db& db, int quer
     ASSIGN_OR_RETURN(
         const int64_t rows,
         ReadVectorsAfter(db, space_.id, dim, after, kReadChunk,
-                         [&](int64_t row_id, int64_t version_id, std::span<const float> v) {
+                         [&](int64_t row_id, int64_t version_id, std::span<const float> v,
+                             std::span<const int64_t>) {
                            after = row_id;
                            labels.push_back(version_id);
                            all.insert(all.end(), v.begin(), v.end());

@@ -50,6 +50,7 @@ struct ReadRow {
   int64_t row = 0;
   int64_t version = 0;
   int axis = -1;
+  std::vector<int64_t> links;
 };
 
 class EmbeddingsTest : public ::testing::TestWithParam<store::Dialect> {
@@ -82,23 +83,27 @@ class EmbeddingsTest : public ::testing::TestWithParam<store::Dialect> {
   int64_t MemoryOf(int64_t version_id) { return memory_of_[version_id]; }
 
   // Stores the vector along `axis` for each of `version_ids`, one transaction each call.
-  absl::Status Store(int64_t space, std::vector<int64_t> version_ids, int axis) {
+  absl::Status Store(int64_t space, std::vector<int64_t> version_ids, int axis,
+                     std::vector<std::vector<int64_t>> links = {}) {
     std::vector<float> vectors;
     for (size_t i = 0; i < version_ids.size(); ++i) {
       const std::vector<float> v = Axis(axis);
       vectors.insert(vectors.end(), v.begin(), v.end());
     }
-    return StoreVectors(*db_, space, kDim, version_ids, vectors);
+    return StoreVectors(*db_, space, kDim, version_ids, vectors, links);
   }
 
   std::vector<ReadRow> ReadAfter(int64_t space, int64_t after_row, int64_t limit = 100) {
     std::vector<ReadRow> rows;
     absl::StatusOr<int64_t> n = ReadVectorsAfter(
         *db_, space, kDim, after_row, limit,
-        [&](int64_t row, int64_t version, std::span<const float> v) {
+        [&](int64_t row, int64_t version, std::span<const float> v,
+            std::span<const int64_t> links) {
           const auto top = std::max_element(v.begin(), v.end());
-          rows.push_back(
-              {.row = row, .version = version, .axis = static_cast<int>(top - v.begin())});
+          rows.push_back({.row = row,
+                          .version = version,
+                          .axis = static_cast<int>(top - v.begin()),
+                          .links = {links.begin(), links.end()}});
         });
     EXPECT_THAT(n, IsOkAndHolds(static_cast<int64_t>(rows.size())));
     return rows;
@@ -196,6 +201,20 @@ TEST_P(EmbeddingsTest, ReadVectorsAfterReturnsRowsInWriteOrderAfterTheWatermark)
   EXPECT_THAT(ReadAfter(space.id, rows[2].row), IsEmpty());
   EXPECT_THAT(LastVectorRow(*db_), IsOkAndHolds(rows[2].row));
   EXPECT_THAT(VectorRowSequence(*db_), IsOkAndHolds(rows[2].row));
+}
+
+TEST_P(EmbeddingsTest, EachVectorIsReadWithTheLinksStoredWithIt) {
+  ASSERT_OK_AND_ASSIGN(const Space space, RegisterSpace(*db_, Info(), kNow));
+  const int64_t a = Insert("cat", "a", R"("one")");
+  const int64_t b = Insert("cat", "b", R"("two")");
+  const int64_t c = Insert("cat", "c", R"("three")");
+  ASSERT_OK(Store(space.id, {a}, 1));  // No links given.
+  ASSERT_OK(Store(space.id, {b, c}, 2, {{a, -1, int64_t{1} << 40}, {}}));
+  const std::vector<ReadRow> rows = ReadAfter(space.id, 0);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_THAT(rows[0].links, IsEmpty());
+  EXPECT_THAT(rows[1].links, ElementsAre(a, -1, int64_t{1} << 40));
+  EXPECT_THAT(rows[2].links, IsEmpty());  // An empty list is stored as none.
 }
 
 TEST_P(EmbeddingsTest, AVectorStoredAgainGetsANewRowAfterTheWatermark) {

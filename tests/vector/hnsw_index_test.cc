@@ -32,6 +32,10 @@ using ::strata::testing::RandomUnitVectors;
 
 using ::strata::testing::StatusIs;
 using ::testing::_;
+using ::testing::Contains;
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+using ::testing::Not;
 using ::testing::HasSubstr;
 
 constexpr int kDim = 64;
@@ -123,6 +127,56 @@ TEST_F(HnswIndexTest, RecallAtTenAgainstBruteForceAddedInParallel) {
   EXPECT_EQ(index->size(), kPoints);
   const double recall = RecallAtK(*index, data_, queries_, 10);
   EXPECT_GE(recall, 0.95) << "recall@10 " << recall;
+}
+
+TEST_F(HnswIndexTest, AnIndexBuiltFromAnothersLinksFindsAsMuch) {
+  // The first index as an embedding worker builds it, a batch at a time, reading each batch's
+  // links after it; the second as another process catches up: all at once, on two threads
+  // (links to vectors still being inserted are searched for instead).
+  HnswIndex first(kDim);
+  std::vector<std::vector<int64_t>> links(kPoints);
+  constexpr size_t kBatch = 64;
+  for (size_t at = 0; at < kPoints; at += kBatch) {
+    const size_t n = std::min(kBatch, kPoints - at);
+    first.AddParallel(std::span(labels_).subspan(at, n), Rows(data_, at, n), 1);
+    for (size_t i = at; i < at + n; ++i) links[i] = first.Links(labels_[i]);
+  }
+  EXPECT_THAT(links.back(), Not(IsEmpty()));
+  HnswIndex second(kDim);
+  second.AddParallel(labels_, data_, 2, links);
+  EXPECT_EQ(second.size(), kPoints);
+  const double recall = RecallAtK(second, data_, queries_, 10);
+  EXPECT_GE(recall, 0.95) << "recall@10 " << recall << ", first index's "
+                          << RecallAtK(first, data_, queries_, 10);
+}
+
+TEST_F(HnswIndexTest, AVectorIsLinkedAsItsLinksSayWithoutASearch) {
+  HnswIndex index(kDim);
+  index.AddParallel(std::span(labels_).first(1000), Rows(data_, 0, 1000), 1);
+  // Each new vector linked to label 7 alone, which a search would seldom choose: those drawn
+  // for the lowest layer (all but ~1 in kM) link to it.
+  constexpr size_t kNew = 20;
+  const std::vector<std::vector<int64_t>> links(kNew, std::vector<int64_t>{7});
+  index.AddParallel(std::span(labels_).subspan(1000, kNew), Rows(data_, 1000, kNew), 1, links);
+  int linked = 0;
+  for (size_t i = 1000; i < 1000 + kNew; ++i) {
+    const std::vector<int64_t> got = index.Links(labels_[i]);
+    linked += std::find(got.begin(), got.end(), 7) != got.end();
+  }
+  EXPECT_GE(linked, 15);
+  EXPECT_EQ(index.size(), 1000 + kNew);
+}
+
+TEST_F(HnswIndexTest, AVectorLinkedToALabelNotHeldIsSearchedFor) {
+  HnswIndex index(kDim);
+  index.AddParallel(std::span(labels_).first(1000), Rows(data_, 0, 1000), 1);
+  const std::vector<std::vector<int64_t>> links = {{labels_[3], 999999}};
+  index.AddParallel(std::span(labels_).subspan(1000, 1), Rows(data_, 1000, 1), 1, links);
+  const std::vector<int64_t> got = index.Links(labels_[1000]);
+  EXPECT_THAT(got, Not(IsEmpty()));
+  EXPECT_THAT(got, Not(Contains(999999)));
+  EXPECT_THAT(Labels(index.Search(Row(data_, 1000), 1)), ElementsAre(labels_[1000]));
+  EXPECT_THAT(index.Links(999999), IsEmpty());
 }
 
 TEST_F(HnswIndexTest, SearchesRunBetweenTheInsertsOfABatch) {

@@ -19,6 +19,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "embed/embedder.h"
 #include "store/db.h"
@@ -449,6 +450,33 @@ TEST_F(VectorServiceTest, IndexCheckCountsExactNeighboursAndNearTies) {
   EXPECT_LE(check.recall, 1.0);
   EXPECT_GE(check.epsilon_recall, check.recall);
   EXPECT_LE(check.epsilon_recall, 1.0);
+}
+
+TEST_F(VectorServiceTest, EachVectorIsStoredWithItsLinksInTheWritersIndex) {
+  StartService();
+  ASSERT_TRUE(Eventually([&] { return StatsOrDie().index_state == IndexState::kReady; }));
+  absl::flat_hash_set<int64_t> versions;
+  for (int i = 0; i < 20; ++i) {
+    for (const int64_t id :
+         Insert("cat", absl::StrCat("k", i), {absl::StrCat(R"(")", "body ", i, R"(")")})) {
+      versions.insert(id);
+    }
+  }
+  ASSERT_OK(service_->Backfill(*db_, {}, 1000, {}).status());
+  int64_t rows = 0;
+  ASSERT_OK(ReadVectorsAfter(*db_, service_->space().id, kDim, 0, 1000,
+                             [&](int64_t, int64_t version, std::span<const float>,
+                                 std::span<const int64_t> links) {
+                               ++rows;
+                               // Every one of a batch links to another once the batch is in.
+                               EXPECT_FALSE(links.empty()) << "version " << version;
+                               for (const int64_t link : links) {
+                                 EXPECT_TRUE(versions.contains(link)) << link;
+                                 EXPECT_NE(link, version);
+                               }
+                             })
+                .status());
+  EXPECT_EQ(rows, 20);
 }
 
 TEST_F(VectorServiceTest, StatsNameTheIndexStates) {
