@@ -264,18 +264,12 @@ std::optional<uint32_t> HnswIndex::LinkLocked(const std::byte* element, int64_t 
                                               std::span<const int64_t> links,
                                               const std::function<bool(uint32_t)>& complete) {
   hnswlib::HierarchicalNSW<float>& g = *graph_;
-  // Drawn as addPoint draws it (hnswlib's generator, which it does not guard either).
-  const int level = g.getRandomLevel(g.mult_);
-  if (level > 0) {
-    // A higher layer's links are searched for: 1 element in kM, on layers a kM-th the size.
-    return g.addPoint(element, static_cast<hnswlib::labeltype>(label), level);
-  }
+  const auto external = static_cast<hnswlib::labeltype>(label);
   std::vector<hnswlib::tableint> neighbours;
-  hnswlib::tableint at;
   {
     std::unique_lock<std::mutex> lookup(g.cur_element_count_guard_);
     // Held and removed: addPoint takes the new vector in place.
-    if (g.label_lookup_.contains(static_cast<hnswlib::labeltype>(label))) return std::nullopt;
+    if (g.label_lookup_.contains(external)) return std::nullopt;
     for (const int64_t link : links) {
       const auto it = g.label_lookup_.find(static_cast<hnswlib::labeltype>(link));
       // One not held yet (this index is behind the one that linked it, or it was purged), or
@@ -284,9 +278,20 @@ std::optional<uint32_t> HnswIndex::LinkLocked(const std::byte* element, int64_t 
       if (it == g.label_lookup_.end() || !complete(it->second)) return std::nullopt;
       if (!g.isMarkedDeleted(it->second)) neighbours.push_back(it->second);
     }
-    if (neighbours.empty()) return std::nullopt;
+  }
+  if (neighbours.empty()) return std::nullopt;
+  // Drawn as addPoint draws it (hnswlib's generator, which it does not guard either), and only
+  // here, so that a vector searched for instead is drawn once, by addPoint.
+  const int level = g.getRandomLevel(g.mult_);
+  if (level > 0) {
+    // A higher layer's links are searched for: 1 element in kM, on layers a kM-th the size.
+    return g.addPoint(element, external, level);
+  }
+  hnswlib::tableint at;
+  {
+    std::unique_lock<std::mutex> adding(g.cur_element_count_guard_);
     at = static_cast<hnswlib::tableint>(g.cur_element_count++);  // Room reserved by the caller.
-    g.label_lookup_[static_cast<hnswlib::labeltype>(label)] = at;
+    g.label_lookup_[external] = at;
   }
   // As addPoint sets up an element, then links it as addPoint does the candidates its search
   // found (the heuristic keeps at most kM, and each neighbour links back).
@@ -296,7 +301,6 @@ std::optional<uint32_t> HnswIndex::LinkLocked(const std::byte* element, int64_t 
   g.element_levels_[at] = 0;
   std::memset(g.data_level0_memory_ + at * g.size_data_per_element_ + g.offsetLevel0_, 0,
               g.size_data_per_element_);
-  const auto external = static_cast<hnswlib::labeltype>(label);
   std::memcpy(g.getExternalLabeLp(at), &external, sizeof(external));
   std::memcpy(g.getDataByInternalId(at), element, g.data_size_);
   std::priority_queue<std::pair<float, hnswlib::tableint>,
