@@ -321,17 +321,11 @@ std::vector<int64_t> HnswIndex::Links(int64_t label) const {
   if (it == g.label_lookup_.end()) return {};
   hnswlib::linklistsizeint* list = g.get_linklist0(it->second);
   const auto* ids = reinterpret_cast<const hnswlib::tableint*>(list + 1);
-  const void* element = g.getDataByInternalId(it->second);
-  std::vector<std::pair<float, int64_t>> by_distance;
-  for (size_t i = 0; i < g.getListCount(list); ++i) {
-    by_distance.emplace_back(
-        g.fstdistfunc_(element, g.getDataByInternalId(ids[i]), g.dist_func_param_),
-        static_cast<int64_t>(g.getExternalLabel(ids[i])));
-  }
-  std::sort(by_distance.begin(), by_distance.end());
   std::vector<int64_t> labels;
-  labels.reserve(by_distance.size());
-  for (const auto& [distance, link] : by_distance) labels.push_back(link);
+  labels.reserve(g.getListCount(list));
+  for (size_t i = 0; i < g.getListCount(list); ++i) {
+    labels.push_back(static_cast<int64_t>(g.getExternalLabel(ids[i])));
+  }
   return labels;
 }
 

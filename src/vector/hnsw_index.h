@@ -75,9 +75,9 @@ class HnswIndex {
   // "Links shared between nodes").
   void AddParallel(std::span<const int64_t> labels, std::span<const float> vectors, int threads,
                    std::span<const std::vector<int64_t>> links = {}) ABSL_LOCKS_EXCLUDED(add_mu_);
-  // The labels `label` links to in the graph's lowest layer, nearest first: the neighbours an
-  // insertion chose for it, and those that chose it since. Empty when the index does not hold
-  // it.
+  // The labels `label` links to in the graph's lowest layer, in the graph's order (whoever
+  // links to them weighs them by distance again): the neighbours an insertion chose for it,
+  // and those that chose it since. Empty when the index does not hold it.
   std::vector<int64_t> Links(int64_t label) const;
 
   // The `k` nearest, closest first (ties by label), each with its cosine similarity to
