@@ -19,6 +19,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "strata/clock.h"
 #include "strata/log.h"
 
@@ -351,6 +352,29 @@ struct ForeignImport {
   std::optional<std::string> default_category;
 };
 
+// A call's share in a group commit (Store::set_commit_ticket): the writes a Store left
+// uncommitted under it, and how their groups ended.
+// Thread safety: thread-safe; the Store resolves it while the caller waits in another thread.
+class CommitTicket {
+ public:
+  // Blocks until every write joined under this ticket is committed or its group failed.
+  // Returns OK, or the first group's failure (none of that group's writes was kept). Returns
+  // at once when none joined.
+  absl::Status Wait();
+  // Whether a write joined a group under this ticket.
+  bool joined() const;
+
+  // For the Store: a write joined the group open now; that group ended with `status`.
+  void Join();
+  void Resolve(const absl::Status& status);
+
+ private:
+  mutable absl::Mutex mu_;
+  int joined_ ABSL_GUARDED_BY(mu_) = 0;
+  int pending_ ABSL_GUARDED_BY(mu_) = 0;  // Joined, not yet resolved.
+  absl::Status status_ ABSL_GUARDED_BY(mu_);
+};
+
 // Reads by an alias identity (a new key merged into an existing memory by dedup) find the
 // memory it was merged into.
 // Thread safety: a Store is used by one thread at a time.
@@ -431,6 +455,19 @@ class Store {
   // Copies the whole database, consistently, to a new file at `path` while writes go on.
   // Errors: AlreadyExists when `path` exists and !overwrite; Unavailable.
   virtual absl::Status Backup(const std::string& path, bool overwrite) = 0;
+
+  // Group commit, for a server running several calls at once (docs/decisions.md, "Group
+  // commit"). While a ticket is set, a single write on PostgreSQL (Remember without
+  // `supersedes`) joins the ticket and is left in a transaction that the next such writes
+  // join: its result is final only once the ticket says so. The group is committed by
+  // CommitGroup, or by the next call of any other kind (which then sees it). Null (the
+  // default): every write commits before it returns.
+  virtual void set_commit_ticket(std::shared_ptr<CommitTicket> ticket) = 0;
+  // The writes waiting in the open group; 0 when none is open.
+  virtual int uncommitted_writes() const = 0;
+  // Commits the open group (nothing when none is), then resolves its tickets with the
+  // outcome, which it returns: an error means none of its writes was kept.
+  virtual absl::Status CommitGroup() = 0;
 
   // Recomputes every current memory's near-duplicate signature (after an upgrade, or when
   // stats says they are incomplete). Returns the number of memories indexed.

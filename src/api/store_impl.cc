@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <limits>
+#include <memory>
+#include <span>
 #include <system_error>
 #include <thread>
 
@@ -103,6 +105,8 @@ class StoreImpl final : public Store {
                               ? std::jthread(text::KeepKeywordsCaughtUp, open_keyword_catch_up,
                                              std::chrono::milliseconds(text::kKeywordCatchUpEvery))
                               : std::jthread()) {}
+  // Writes still waiting in a group are committed: their callers were told of them.
+  ~StoreImpl() override { FlushGroup(); }
 
   absl::StatusOr<WriteResult> Remember(const WriteRequest& request) override {
     RETURN_IF_ERROR(ValidateWrite(request));
@@ -110,19 +114,44 @@ class StoreImpl final : public Store {
     // On PostgreSQL a single write's keyword rows follow its commit, beside the other writers
     // (docs/decisions.md, "The keyword upkeep behind the write"); a correction's stay in its
     // transaction.
-    std::optional<KeywordRows> keyword_rows;
-    if (!sqlite() && !request.supersedes) keywords_beside_ = &keyword_rows;
+    const bool beside = !sqlite() && !request.supersedes;
+    if (beside && ticket_) return RememberInGroup(request, body);
+    FlushGroup();
+    std::optional<text::KeywordDocument> keyword_rows;
+    if (beside) keywords_beside_ = &keyword_rows;
     const absl::Cleanup not_beside = [this] { keywords_beside_ = nullptr; };
     ASSIGN_OR_RETURN(store::Transaction txn, store::Transaction::Begin(*db_));
     ASSIGN_OR_RETURN(WriteResult result, WriteInTransaction(request, body));
     RETURN_IF_ERROR(txn.Commit());
-    if (keyword_rows) WriteKeywordsBeside(*keyword_rows);
+    if (keyword_rows) WriteKeywordsBeside({&*keyword_rows, 1});
     if (vectors_) vectors_->Wrote({&result.version.memory_id, 1});
     return result;
   }
 
+  void set_commit_ticket(std::shared_ptr<CommitTicket> ticket) override {
+    ticket_ = std::move(ticket);
+  }
+
+  int uncommitted_writes() const override {
+    return group_ ? static_cast<int>(group_->tickets.size()) : 0;
+  }
+
+  absl::Status CommitGroup() override {
+    if (!group_) return absl::OkStatus();
+    Group group = *std::move(group_);
+    group_.reset();
+    absl::Status status = group.txn.Commit();
+    if (status.ok()) {
+      WriteKeywordsBeside(group.keywords);
+      if (vectors_) vectors_->Wrote(group.written);
+    }
+    for (const std::shared_ptr<CommitTicket>& ticket : group.tickets) ticket->Resolve(status);
+    return status;
+  }
+
   absl::StatusOr<std::vector<absl::StatusOr<WriteResult>>> RememberBatch(
       const std::vector<WriteRequest>& requests, const WorkControl& control) override {
+    FlushGroup();
     std::vector<absl::StatusOr<WriteResult>> results;
     results.reserve(requests.size());
     ASSIGN_OR_RETURN(store::Transaction txn, store::Transaction::Begin(*db_));
@@ -167,17 +196,20 @@ class StoreImpl final : public Store {
   }
 
   absl::StatusOr<RecallResult> Recall(const RecallRequest& request) override {
+    FlushGroup();
     ASSIGN_OR_RETURN(const store::ReadSnapshot snapshot, store::ReadSnapshot::Begin(*db_));
     return recaller_.Recall(request);
   }
 
   absl::StatusOr<Version> Get(const Identity& identity) override {
+    FlushGroup();
     ASSIGN_OR_RETURN(const store::ReadSnapshot snapshot, store::ReadSnapshot::Begin(*db_));
     ASSIGN_OR_RETURN(temporal::IdentityRow row, RequireIdentity(identity));
     return CurrentVersion(row);
   }
 
   absl::StatusOr<Version> GetById(int64_t memory_id) override {
+    FlushGroup();
     ASSIGN_OR_RETURN(const store::ReadSnapshot snapshot, store::ReadSnapshot::Begin(*db_));
     ASSIGN_OR_RETURN(std::optional<temporal::IdentityRow> row,
                      versions_.FindIdentityById(memory_id));
@@ -186,6 +218,7 @@ class StoreImpl final : public Store {
   }
 
   absl::StatusOr<HistoryPage> History(const Identity& identity, int limit, int offset) override {
+    FlushGroup();
     if (limit < 1 || limit > kMaxHistoryLimit) {
       return absl::InvalidArgumentError(
           absl::StrCat("limit: must be between 1 and ", kMaxHistoryLimit, ", got ", limit));
@@ -210,6 +243,7 @@ class StoreImpl final : public Store {
 
   absl::StatusOr<std::optional<Version>> AsOf(const Identity& identity,
                                               int64_t tx_unix_ms) override {
+    FlushGroup();
     ASSIGN_OR_RETURN(const store::ReadSnapshot snapshot, store::ReadSnapshot::Begin(*db_));
     return Select(identity, [tx_unix_ms](std::span<const temporal::VersionTimes> times,
                                          std::span<const int64_t>) {
@@ -219,6 +253,7 @@ class StoreImpl final : public Store {
 
   absl::StatusOr<std::optional<Version>> Bitemporal(const Identity& identity, int64_t tx_unix_ms,
                                                     int64_t valid_unix_ms) override {
+    FlushGroup();
     ASSIGN_OR_RETURN(const store::ReadSnapshot snapshot, store::ReadSnapshot::Begin(*db_));
     ASSIGN_OR_RETURN(std::optional<Version> found,
                      Select(identity, [=](std::span<const temporal::VersionTimes> times,
@@ -242,6 +277,7 @@ class StoreImpl final : public Store {
   }
 
   absl::StatusOr<bool> Forget(const Identity& identity, const std::string& reason) override {
+    FlushGroup();
     RETURN_IF_ERROR(ValidateIdentity(identity));
     ASSIGN_OR_RETURN(store::Transaction txn, store::Transaction::Begin(*db_));
     ASSIGN_OR_RETURN(std::optional<temporal::IdentityRow> row, versions_.FindIdentity(identity));
@@ -261,6 +297,7 @@ class StoreImpl final : public Store {
   }
 
   absl::StatusOr<int64_t> Purge(const Identity& identity) override {
+    FlushGroup();
     RETURN_IF_ERROR(ValidateIdentity(identity));
     ASSIGN_OR_RETURN(store::Transaction txn, store::Transaction::Begin(*db_));
     ASSIGN_OR_RETURN(std::optional<temporal::IdentityRow> row, versions_.FindIdentity(identity));
@@ -288,6 +325,7 @@ class StoreImpl final : public Store {
   }
 
   absl::StatusOr<int64_t> RebuildSignatures() override {
+    FlushGroup();
     ASSIGN_OR_RETURN(store::Transaction txn, store::Transaction::Begin(*db_));
     RETURN_IF_ERROR(dedup_index_.Clear());
     // A memory superseded since its current version was written is no merge target.
@@ -303,6 +341,7 @@ class StoreImpl final : public Store {
   }
 
   absl::StatusOr<Stats> GetStats() override {
+    FlushGroup();
     ASSIGN_OR_RETURN(const store::ReadSnapshot snapshot, store::ReadSnapshot::Begin(*db_));
     Stats stats{.durability = durability_, .path = RedactedStorePath(db_->path())};
     ASSIGN_OR_RETURN(temporal::StoreCounts counts, versions_.CountAll());
@@ -351,6 +390,7 @@ class StoreImpl final : public Store {
   }
 
   absl::StatusOr<IndexCheck> CheckIndex(int queries, int k) override {
+    FlushGroup();
     if (!vectors_) {
       return absl::FailedPreconditionError("this store runs with --embedder none: no index");
     }
@@ -359,6 +399,7 @@ class StoreImpl final : public Store {
 
   absl::StatusOr<EmbedResult> Embed(const EmbedRequest& request,
                                     const WorkControl& control) override {
+    FlushGroup();
     if (!vectors_) {
       return absl::FailedPreconditionError(
           "embed: this server runs with --embedder none, so nothing is embedded");
@@ -382,11 +423,13 @@ class StoreImpl final : public Store {
   }
 
   absl::StatusOr<ExportSummary> Export(const ExportOptions& options, std::ostream& out) override {
+    FlushGroup();
     ASSIGN_OR_RETURN(const int schema_version, SchemaVersion());
     return transfer::Export(*db_, schema_version, options, out);
   }
 
   absl::StatusOr<ImportSummary> Import(std::istream& in, const ImportOptions& options) override {
+    FlushGroup();
     absl::StatusOr<ImportSummary> summary = transfer::Import(*db_, in, options);
     Imported();  // What committed before a failure too.
     return summary;
@@ -394,6 +437,7 @@ class StoreImpl final : public Store {
 
   absl::StatusOr<ImportSummary> ImportForeign(const ForeignImport& what,
                                               const ImportOptions& options) override {
+    FlushGroup();
     ASSIGN_OR_RETURN(std::vector<transfer::ForeignRecord> records, transfer::ReadForeign(what));
     // Bodies are parsed and analysed on a second thread, ahead of the writer; `records` stays
     // as it is while it reads them, and batches name records by index. After each batch the
@@ -452,6 +496,7 @@ class StoreImpl final : public Store {
   }
 
   absl::Status Backup(const std::string& path, bool overwrite) override {
+    FlushGroup();
     if (!sqlite()) {
       return absl::FailedPreconditionError(
           "backup copies a SQLite file; back a PostgreSQL store up with pg_dump or "
@@ -583,10 +628,10 @@ class StoreImpl final : public Store {
       identity = {.memory_id = id, .identity = request.identity, .last_event_at_unix_ms = now - 1};
     }
     if (keywords_beside_ != nullptr) {
-      *keywords_beside_ = {.version_id = row.version_id,
-                           .text = body.text,
-                           .key = request.identity.key,
-                           .category = request.identity.category};
+      *keywords_beside_ = text::KeywordDocument{.version_id = row.version_id,
+                                                .text = body.text,
+                                                .key = request.identity.key,
+                                                .category = request.identity.category};
     } else {
       RETURN_IF_ERROR(fts_.Add(row.version_id, body.text, v.identity.key, v.identity.category));
     }
@@ -598,22 +643,65 @@ class StoreImpl final : public Store {
         .similar = std::move(similar)};
   }
 
-  // What a write committed leaves to be indexed beside the writers (Remember): views of its
-  // request and body.
-  struct KeywordRows {
-    int64_t version_id;
-    std::string_view text, key, category;
+  // Writes the keyword rows of versions just committed. A failure is logged, not returned:
+  // the writes are stored, and a catch-up (text::KeepKeywordsCaughtUp, of any node) indexes
+  // them after the grace.
+  void WriteKeywordsBeside(std::span<const text::KeywordDocument> documents) {
+    if (absl::Status s = fts_.AddBeside(documents); !s.ok()) {
+      Log(LogLevel::kWarning,
+          absl::StrCat("the keyword rows of ", documents.size(), " version(s) from ",
+                       documents.front().version_id, " are left to a catch-up: ", s.message()));
+    }
+  }
+
+  // ---- Group commit (Store::set_commit_ticket; docs/decisions.md, "Group commit") ----
+
+  // A transaction single writes share, and what is done once it commits.
+  struct Group {
+    store::Transaction txn;
+    std::vector<std::shared_ptr<CommitTicket>> tickets;  // One for each write in it.
+    std::vector<text::KeywordDocument> keywords;         // Written beside, after COMMIT.
+    std::vector<int64_t> written;                        // Memory ids, for the vectors.
   };
 
-  // Writes the keyword rows of a version just committed. A failure is logged, not returned:
-  // the write is stored, and a catch-up (text::KeepKeywordsCaughtUp, of any node) indexes
-  // it after the grace.
-  void WriteKeywordsBeside(const KeywordRows& rows) {
-    if (absl::Status s = fts_.AddBeside(rows.version_id, rows.text, rows.key, rows.category);
-        !s.ok()) {
-      Log(LogLevel::kWarning, absl::StrCat("the keyword rows of version ", rows.version_id,
-                                           " are left to a catch-up: ", s.message()));
+  // Remember, in the open group (opened when none is). A write refused with InvalidArgument
+  // wrote nothing and leaves the group as it was; any other failure ends the group, rolled
+  // back, and its tickets learn it.
+  absl::StatusOr<WriteResult> RememberInGroup(const WriteRequest& request,
+                                              const text::ParsedBody& body) {
+    if (!group_) {
+      ASSIGN_OR_RETURN(store::Transaction txn, store::Transaction::Begin(*db_));
+      group_.emplace(Group{.txn = std::move(txn)});
     }
+    std::optional<text::KeywordDocument> keyword_rows;
+    keywords_beside_ = &keyword_rows;
+    const absl::Cleanup not_beside = [this] { keywords_beside_ = nullptr; };
+    absl::StatusOr<WriteResult> result = WriteInTransaction(request, body);
+    if (!result.ok()) {
+      if (result.status().code() != absl::StatusCode::kInvalidArgument) {
+        const absl::Status failed = absl::AbortedError(absl::StrCat(
+            "not stored: a write sharing its transaction failed (", result.status().message(),
+            "); nothing of that transaction was kept, so the write may be retried"));
+        Group group = *std::move(group_);
+        group_.reset();  // group.txn rolls back as it goes.
+        for (const std::shared_ptr<CommitTicket>& ticket : group.tickets) {
+          ticket->Resolve(failed);
+        }
+      }
+      return result.status();
+    }
+    if (keyword_rows) group_->keywords.push_back(*std::move(keyword_rows));
+    group_->written.push_back(result->version.memory_id);
+    ticket_->Join();
+    group_->tickets.push_back(ticket_);
+    return result;
+  }
+
+  // Commits the open group before a call that is not a write of it: that call sees the
+  // group's writes, or (when the commit failed) none of them. The outcome goes to the
+  // group's tickets.
+  void FlushGroup() {
+    if (group_) CommitGroup().IgnoreError();
   }
 
   // The band keys a stored version was indexed under.
@@ -859,7 +947,12 @@ class StoreImpl final : public Store {
   int64_t merges_ = 0;
   // Set by Remember on PostgreSQL for its write: where RememberInTransaction leaves the
   // version's keyword rows instead of writing them.
-  std::optional<KeywordRows>* keywords_beside_ = nullptr;
+  std::optional<text::KeywordDocument>* keywords_beside_ = nullptr;
+  // Set by set_commit_ticket: single writes join the open group under it.
+  std::shared_ptr<CommitTicket> ticket_;
+  // The open group, while single writes wait in it for COMMIT. Declared after the members
+  // its transaction's hooks use, so that it rolls back before they go.
+  std::optional<Group> group_;
   // Keeps the keyword index's row lengths loaded for strata_bm25 (text/fts5_extensions.h);
   // none on PostgreSQL. Last: stopped and joined before the members above go.
   std::jthread row_lengths_loader_;

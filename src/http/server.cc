@@ -56,6 +56,8 @@ constexpr size_t kMaxSessions = 1024;
 constexpr absl::Duration kSessionIdle = absl::Hours(1);
 // Connections served at once (cpp-httplib's thread pool). Tool calls still run one at a time.
 constexpr size_t kWorkers = 8;
+// Single writes one transaction holds at most (group commit) before it commits.
+constexpr int kMaxGroupWrites = 16;
 // The JSON-RPC code of a request naming an unknown session (the SDKs' choice).
 constexpr int kSessionNotFound = -32001;
 
@@ -86,17 +88,28 @@ absl::StatusOr<std::string> NewSessionId() {
       absl::string_view(reinterpret_cast<const char*>(bytes), sizeof bytes));
 }
 
-// A dispatcher: a session's, or a stateless request's own. Every dispatcher runs under the
-// one store mutex, so that tool calls reach the Store one at a time.
+// The Store's turns: tool calls reach it one at a time (strata.h), holding `mu`. A single
+// write may leave its transaction open for the calls waiting their turn to join; the last of
+// them commits it (group commit: docs/decisions.md, "Group commit").
+struct StoreTurns {
+  explicit StoreTurns(Store* s) : store(s) {}
+  Store* const store;
+  absl::Mutex mu;
+  std::atomic<int> waiting{0};  // Calls waiting for `mu`.
+};
+
+// A dispatcher: a session's, or a stateless request's own. Every dispatcher runs in the
+// Store's turns.
 struct Lane {
-  Lane(absl::Mutex* mu, tools::ToolRegistry* registry, std::string lane_id, std::string digest)
-      : store_mu(mu),
+  Lane(StoreTurns* store_turns, tools::ToolRegistry* registry, std::string lane_id,
+       std::string digest)
+      : turns(store_turns),
         dispatcher(std::make_unique<mcp::Dispatcher>(registry, mcp::DispatcherOptions{})),
         id(std::move(lane_id)),
         token_digest(std::move(digest)) {}
 
-  absl::Mutex* const store_mu;
-  const std::unique_ptr<mcp::Dispatcher> dispatcher ABSL_PT_GUARDED_BY(store_mu);
+  StoreTurns* const turns;
+  const std::unique_ptr<mcp::Dispatcher> dispatcher ABSL_PT_GUARDED_BY(turns->mu);
   const std::string id;            // The Mcp-Session-Id; empty for a stateless request.
   const std::string token_digest;  // The token that opened it; empty without authorization.
   std::string version;             // Negotiated by initialize; fixed once published.
@@ -114,18 +127,42 @@ struct Outcome {
 
 // Runs one request body on `lane`: its parse when it parsed, else the body (whose fault the
 // dispatcher words). `notify` gets the notifications sent while it runs (progress); may be
-// null.
+// null. Returns once what it wrote is committed: a write in a group that failed is answered
+// with the failure.
 Outcome Run(Lane& lane, const std::optional<json>& message, std::string_view body,
             const tools::WorkspaceAccess* access,
             std::function<void(const std::string&)> notify) {
-  absl::MutexLock lock(lane.store_mu);
-  mcp::Dispatcher& d = *lane.dispatcher;
-  d.set_access(access);
-  d.set_notify(std::move(notify));
-  Outcome out{.response = message ? d.HandleParsed(*message) : d.HandleLine(body),
-              .protocol_version = d.protocol_version()};
-  d.set_notify(nullptr);
-  d.set_access(nullptr);
+  StoreTurns& turns = *lane.turns;
+  // A single message's write may wait in a group; a batch's commit each alone, so that a
+  // failed group need not be told apart among its answers.
+  std::shared_ptr<CommitTicket> ticket;
+  if (message && message->is_object()) ticket = std::make_shared<CommitTicket>();
+  Outcome out;
+  turns.waiting.fetch_add(1);
+  {
+    absl::MutexLock lock(&turns.mu);
+    turns.waiting.fetch_sub(1);
+    turns.store->set_commit_ticket(ticket);
+    mcp::Dispatcher& d = *lane.dispatcher;
+    d.set_access(access);
+    d.set_notify(std::move(notify));
+    out = {.response = message ? d.HandleParsed(*message) : d.HandleLine(body),
+           .protocol_version = d.protocol_version()};
+    d.set_notify(nullptr);
+    d.set_access(nullptr);
+    turns.store->set_commit_ticket(nullptr);
+    // The last call of those waiting commits the group, or the one that fills it.
+    if (const int writes = turns.store->uncommitted_writes();
+        writes > 0 && (turns.waiting.load() == 0 || writes >= kMaxGroupWrites)) {
+      turns.store->CommitGroup().IgnoreError();  // The tickets tell the writers.
+    }
+  }
+  if (ticket && ticket->joined()) {
+    if (absl::Status s = ticket->Wait(); !s.ok() && out.response) {
+      out.response = mcp::Dispatcher::ToolErrorLine(message->value("id", json()),
+                                                    std::string(s.message()));
+    }
+  }
   return out;
 }
 
@@ -200,6 +237,7 @@ class Service {
           std::shared_ptr<const TokenTable> tokens, std::shared_ptr<const JwtVerifier> jwt)
       : registry_(registry),
         options_(options),
+        turns_(&registry->store()),
         tokens_(std::move(tokens)),
         jwt_(std::move(jwt)) {}
 
@@ -223,7 +261,7 @@ class Service {
   tools::ToolRegistry* const registry_;  // Not owned; outlives this.
   const HttpOptions options_;
   // Held while any dispatcher runs: the Store is used by one thread at a time (strata.h).
-  absl::Mutex store_mu_;
+  StoreTurns turns_;
   absl::Mutex tokens_mu_;
   std::shared_ptr<const TokenTable> tokens_ ABSL_GUARDED_BY(tokens_mu_);  // Null: none.
   std::shared_ptr<const JwtVerifier> jwt_ ABSL_GUARDED_BY(tokens_mu_);    // Null: none.
@@ -381,12 +419,12 @@ void Service::Post(const httplib::Request& req, httplib::Response& res) {
       Refuse(res, 500, mcp::kInternalError, std::string(id.status().message()));
       return;
     }
-    lane = std::make_shared<Lane>(&store_mu_, registry_, *std::move(id),
+    lane = std::make_shared<Lane>(&turns_, registry_, *std::move(id),
                                   grant != nullptr ? grant->digest : std::string());
     opens_session = true;
   } else if (shape.stateless || !shape.message) {
     // A stateless request, or a fault the dispatcher words: no session.
-    lane = std::make_shared<Lane>(&store_mu_, registry_, std::string(), std::string());
+    lane = std::make_shared<Lane>(&turns_, registry_, std::string(), std::string());
   } else {
     Refuse(res, 400, mcp::kInvalidRequest,
            "Bad Request: Mcp-Session-Id header is required (initialize first, or name a "

@@ -48,6 +48,12 @@ json Response(const json& id, json result) {
   return {{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}};
 }
 
+// A tool call's failure: a result the model reads, not a protocol error.
+json ToolErrorResponse(const json& id, std::string_view text) {
+  return Response(id, {{"content", {{{"type", "text"}, {"text", std::string(text)}}}},
+                       {"isError", true}});
+}
+
 // The _meta keys of the stateless revision.
 constexpr char kMetaProtocolVersion[] = "io.modelcontextprotocol/protocolVersion";
 constexpr char kMetaClientCapabilities[] = "io.modelcontextprotocol/clientCapabilities";
@@ -126,6 +132,10 @@ Dispatcher::~Dispatcher() = default;
 
 std::string Dispatcher::ErrorLine(int code, const std::string& message) {
   return Dump(ErrorResponse(nullptr, code, message));
+}
+
+std::string Dispatcher::ToolErrorLine(const json& id, std::string_view text) {
+  return Dump(ToolErrorResponse(id, text));
 }
 
 std::optional<std::string> Dispatcher::HandleLine(std::string_view line) {
@@ -380,11 +390,7 @@ json Dispatcher::CallTool(const json& params, const json& id) {
     };
   }
   absl::StatusOr<json> result = registry_->Call(*tool, arguments, std::move(work), access_);
-  if (!result.ok()) {
-    return Response(
-        id, {{"content", {{{"type", "text"}, {"text", std::string(result.status().message())}}}},
-             {"isError", true}});
-  }
+  if (!result.ok()) return ToolErrorResponse(id, std::string(result.status().message()));
   json content = {{{"type", "text"}, {"text", Dump(*result)}}};
   return Response(id, {{"content", std::move(content)},
                        {"structuredContent", *std::move(result)},

@@ -59,6 +59,8 @@ class Dispatcher {
   // A JSON-RPC error response line with a null id, for faults found before parsing
   // (e.g. an oversized line).
   static std::string ErrorLine(int code, const std::string& message);
+  // A tools/call response line with id `id` whose result is the tool error `text`.
+  static std::string ToolErrorLine(const nlohmann::json& id, std::string_view text);
 
   // Where notifications sent in the middle of a request go (progress), one line each
   // without its newline. Unset: they are dropped.

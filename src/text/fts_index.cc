@@ -24,12 +24,20 @@ absl::Status FtsIndex::Add(int64_t version_id, std::string_view text, std::strin
   return s.Run();
 }
 
-absl::Status FtsIndex::AddBeside(int64_t version_id, std::string_view text, std::string_view key,
-                                 std::string_view category) {
+absl::Status FtsIndex::AddBeside(std::span<const KeywordDocument> documents) {
   if (!postgres_) {
     return absl::FailedPreconditionError("keyword rows beside the writers: PostgreSQL only");
   }
-  return postgres_->AddBeside(version_id, text, key, category);
+  return postgres_->AddBeside(documents);
+}
+
+absl::Status FtsIndex::AddBeside(int64_t version_id, std::string_view text, std::string_view key,
+                                 std::string_view category) {
+  const KeywordDocument document{.version_id = version_id,
+                                 .text = std::string(text),
+                                 .key = std::string(key),
+                                 .category = std::string(category)};
+  return AddBeside({&document, 1});
 }
 
 absl::Status FtsIndex::Remove(int64_t version_id, std::string_view body_json, std::string_view key,

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,6 +43,13 @@ struct RankedMatch {
   uint64_t phrases;  // Bit i: the match holds term or phrase i of the KeywordMatch.
 };
 
+// What Add indexes of a version, owned (FtsIndex::AddBeside).
+struct KeywordDocument {
+  int64_t version_id = 0;
+  std::string text;  // text::BodyText of its body.
+  std::string key, category;
+};
+
 // Maintains the index: FTS5's contentless table on SQLite, which stores no text, so removal
 // needs the same values that were added; on PostgreSQL the values are not read again (the
 // postings say what to remove). Callers own transactions.
@@ -56,9 +64,10 @@ class FtsIndex {
                    std::string_view category);
   absl::Status Remove(int64_t version_id, std::string_view body_json, std::string_view key,
                       std::string_view category);
-  // Add after the version's write committed, in a transaction of its own beside the writers
-  // (PgKeywordIndex::AddBeside). REQUIRES: PostgreSQL (SQLite's writers take turns anyway,
-  // and FTS5 cannot tell whether a version is indexed), no transaction open.
+  // Add for versions whose writes committed, in one transaction of their own beside the
+  // writers (PgKeywordIndex::AddBeside). REQUIRES: PostgreSQL (SQLite's writers take turns
+  // anyway, and FTS5 cannot tell whether a version is indexed), no transaction open.
+  absl::Status AddBeside(std::span<const KeywordDocument> documents);
   absl::Status AddBeside(int64_t version_id, std::string_view text, std::string_view key,
                          std::string_view category);
 

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -78,13 +79,12 @@ class PgKeywordIndex final : public store::CommitHook {
   // COMMIT, each row once (BeforeCommit). Errors: as the statements.
   absl::Status Add(int64_t version_id, std::string_view text, std::string_view key,
                    std::string_view category);
-  // Add, in a transaction of its own that does not take turns with the writers of versions
-  // (store::Transaction::BeginBeside): a single write's keyword rows, after its commit
-  // (docs/decisions.md, "The keyword upkeep behind the write"). Writes nothing when the
-  // version is gone (purged) or indexed already (by a catch-up: KeywordBacklog).
+  // Add for each document, in a transaction of their own that does not take turns with the
+  // writers of versions (store::Transaction::BeginBeside): single writes' keyword rows, after
+  // their commit (docs/decisions.md, "The keyword upkeep behind the write"). Writes nothing
+  // for a version gone (purged) or indexed already (by a catch-up: KeywordBacklog).
   // REQUIRES: no transaction open.
-  absl::Status AddBeside(int64_t version_id, std::string_view text, std::string_view key,
-                         std::string_view category);
+  absl::Status AddBeside(std::span<const KeywordDocument> documents);
   // Unindexes a version, as its postings say; nothing when it is not indexed. Waits for the
   // AddBeside transactions in flight, and keeps others out until its transaction ends.
   absl::Status Remove(int64_t version_id);

@@ -47,6 +47,9 @@ class ToolRegistry {
   // Names a model may call, for error messages.
   std::string ListedNames() const;
 
+  // The Store the tools call.
+  Store& store() const { return *store_; }
+
  private:
   Store* store_;  // Not owned; outlives this.
   RegistryOptions options_;

@@ -1621,6 +1621,15 @@ class KeywordRowsBeside : public StoreTest {
     ASSERT_OK(text::FtsIndex(db_.get()).Remove(version_id, "", "", ""));
     ASSERT_OK(txn.Commit());
   }
+  // Writes memories m0 .. m<count - 1>, "note <i><words>", unindexed: their version ids in
+  // `ids`.
+  void WriteUnindexed(int count, const std::string& words, std::vector<int64_t>& ids) {
+    for (int i = 0; i < count; ++i) {
+      Write(Id(absl::StrCat("m", i)), absl::StrCat(R"("note )", i, words, R"(")"));
+      ids.push_back(VersionIdOf(absl::StrCat("m", i)));
+      ASSERT_NO_FATAL_FAILURE(Unindex(ids.back()));
+    }
+  }
   // Statistics rows (not saturated) whose count is not their postings' within what credits
   // allow: no fewer, and at most kReservedDocuments - 1 more for each of `indexes` (the
   // PgKeywordIndex instances that wrote beside the writers).
@@ -1686,11 +1695,7 @@ TEST_P(KeywordRowsBeside, AServingNodeIndexesAVersionLeftWithoutThemWhileNobodyW
 TEST_P(KeywordRowsBeside, ATermIsCountedOnceForSeveralVersionsAndNeverBelowItsPostings) {
   constexpr int kVersions = 2 * text::kReservedDocuments + 3;
   std::vector<int64_t> ids;
-  for (int i = 0; i < kVersions; ++i) {
-    Write(Id(absl::StrCat("m", i)), absl::StrCat(R"("note )", i, R"(")"));
-    ids.push_back(VersionIdOf(absl::StrCat("m", i)));
-    ASSERT_NO_FATAL_FAILURE(Unindex(ids.back()));
-  }
+  ASSERT_NO_FATAL_FAILURE(WriteUnindexed(kVersions, "", ids));
   // Indexed here with a word of their own, which only this index counts.
   const auto text = [](int i) { return absl::StrCat("ptarmigan note ", i); };
   const std::string documents =
@@ -1716,6 +1721,33 @@ TEST_P(KeywordRowsBeside, ATermIsCountedOnceForSeveralVersionsAndNeverBelowItsPo
   EXPECT_EQ(Count("SELECT documents FROM text_totals WHERE field = 0"), kVersions - 1);
 }
 
+TEST_P(KeywordRowsBeside, SeveralVersionsInOneTransactionAreEachCountedOnce) {
+  constexpr int kVersions = 40;
+  std::vector<int64_t> ids;
+  ASSERT_NO_FATAL_FAILURE(WriteUnindexed(kVersions, "", ids));
+  const auto text = [](int i) { return absl::StrCat("ptarmigan note ", i); };
+  text::FtsIndex index(db_.get());
+  ASSERT_OK(store_->Purge(Id("m1")));
+  ASSERT_OK(index.AddBeside(ids[0], text(0), "m0", "facts"));
+  // One transaction: a version indexed already and a purged one among them write nothing.
+  std::vector<text::KeywordDocument> documents;
+  for (int i = 0; i < kVersions; ++i) {
+    documents.push_back({.version_id = ids[i],
+                         .text = text(i),
+                         .key = absl::StrCat("m", i),
+                         .category = "facts"});
+  }
+  ASSERT_OK(index.AddBeside(documents));
+  EXPECT_EQ(Count("SELECT count(*) FROM text_documents"), kVersions - 1);
+  EXPECT_EQ(Count("SELECT documents FROM text_totals WHERE field = 0"), kVersions - 1);
+  EXPECT_EQ(Count("SELECT count(*) FROM text_postings WHERE term = 'ptarmigan'"), kVersions - 1);
+  // Each reservation's credits served the versions after it in the same transaction.
+  EXPECT_EQ(Count("SELECT documents FROM text_term_stats WHERE term = 'ptarmigan' AND field = 0"),
+            3 * text::kReservedDocuments);
+  EXPECT_EQ(MiscountedStatistics(/*indexes=*/2), 0);  // The store's and this one.
+  EXPECT_THAT(Keys(store_->Recall(Query("ptarmigan note 7"))), Contains("m7"));
+}
+
 TEST_P(KeywordRowsBeside, WrittenOnceAndNeverForAPurgedVersion) {
   Write(Id("bird"), R"("a ptarmigan in winter plumage")");
   const int64_t id = VersionIdOf("bird");
@@ -1736,11 +1768,7 @@ TEST_P(KeywordRowsBeside, WrittenOnceAndNeverForAPurgedVersion) {
 TEST_P(KeywordRowsBeside, TwoNodesIndexingTheSameVersionsAtOnceCountEachOnce) {
   constexpr int kMemories = 40;
   std::vector<int64_t> ids;
-  for (int i = 0; i < kMemories; ++i) {
-    Write(Id(absl::StrCat("m", i)), absl::StrCat(R"("note )", i, R"( about shared words")"));
-    ids.push_back(VersionIdOf(absl::StrCat("m", i)));
-    ASSERT_NO_FATAL_FAILURE(Unindex(ids.back()));
-  }
+  ASSERT_NO_FATAL_FAILURE(WriteUnindexed(kMemories, " about shared words", ids));
   ASSERT_EQ(Count("SELECT count(*) FROM text_documents"), 0);
   // Two connections write every version's rows, in opposite orders: the statistics rows
   // they share are taken in one order (text_totals' first), so neither deadlocks.
@@ -1772,6 +1800,111 @@ TEST_P(KeywordRowsBeside, TwoNodesIndexingTheSameVersionsAtOnceCountEachOnce) {
   EXPECT_THAT(Keys(store_->Recall(Query("note 7"))), Contains("m7"));
 }
 
+// ---------------------------------------------------------------------------------------------
+// Group commit (Store::set_commit_ticket): on PostgreSQL single writes under a ticket share a
+// transaction; on SQLite they commit as they go.
+
+class GroupCommit : public StoreTest {
+ protected:
+  GroupCommit() { background_work_ = false; }
+  void SetUp() override {
+    StoreTest::SetUp();
+    // A second node's view, opened before any group holds the change lock.
+    ASSERT_OK_AND_ASSIGN(other_, Store::Open({.path = path_,
+                                              .clock = &clock_,
+                                              .embedder = "none",
+                                              .background_work = false}));
+  }
+  bool grouped() const { return GetParam() == store::Dialect::kPostgres; }
+
+  std::unique_ptr<Store> other_;
+};
+
+TEST_P(GroupCommit, WritesUnderATicketAreKeptOnceTheirGroupCommits) {
+  auto ticket = std::make_shared<CommitTicket>();
+  store_->set_commit_ticket(ticket);
+  Write(Id("bird"), R"("a ptarmigan in winter plumage")");
+  Write(Id("moor"), R"("a grouse on the moor")");
+  store_->set_commit_ticket(nullptr);
+  if (!grouped()) {
+    EXPECT_EQ(store_->uncommitted_writes(), 0);
+    EXPECT_FALSE(ticket->joined());
+    EXPECT_OK(other_->Get(Id("bird")));
+    return;
+  }
+  EXPECT_EQ(store_->uncommitted_writes(), 2);
+  EXPECT_TRUE(ticket->joined());
+  EXPECT_THAT(other_->Get(Id("bird")), StatusIs(absl::StatusCode::kNotFound, _));
+  ASSERT_OK(store_->CommitGroup());
+  EXPECT_OK(ticket->Wait());
+  EXPECT_EQ(store_->uncommitted_writes(), 0);
+  EXPECT_OK(other_->Get(Id("bird")));
+  EXPECT_OK(other_->Get(Id("moor")));
+  // Their keyword rows followed, in one transaction beside the writers.
+  ASSERT_OK_AND_ASSIGN(const RecallResult found, other_->Recall(Query("grouse")));
+  EXPECT_THAT(Keys(found), ElementsAre("moor"));
+  ASSERT_OK_AND_ASSIGN(const RecallResult both, other_->Recall(Query("a")));
+  EXPECT_THAT(Keys(both), UnorderedElementsAre("bird", "moor"));
+}
+
+TEST_P(GroupCommit, ACallOfAnotherKindCommitsTheGroupFirstAndSeesIt) {
+  auto ticket = std::make_shared<CommitTicket>();
+  store_->set_commit_ticket(ticket);
+  Write(Id("bird"), R"("a ptarmigan in winter plumage")");
+  // A second write of the same memory in the group sees the first.
+  EXPECT_EQ(Write(Id("bird"), R"("a ptarmigan in winter plumage")").action,
+            WriteAction::kUnchanged);
+  store_->set_commit_ticket(nullptr);
+  EXPECT_EQ(store_->uncommitted_writes(), grouped() ? 2 : 0);
+  ASSERT_OK_AND_ASSIGN(const Version current, store_->Get(Id("bird")));
+  EXPECT_EQ(current.body_json, R"("a ptarmigan in winter plumage")");
+  EXPECT_EQ(store_->uncommitted_writes(), 0);
+  EXPECT_OK(ticket->Wait());
+  EXPECT_OK(other_->Get(Id("bird")));
+}
+
+TEST_P(GroupCommit, AWriteRefusedInAGroupLeavesTheOthersToCommit) {
+  auto ticket = std::make_shared<CommitTicket>();
+  store_->set_commit_ticket(ticket);
+  Write(Id("bird"), R"("a ptarmigan in winter plumage")");
+  EXPECT_THAT(store_->Remember(Req(Id("bad"), "not json")),
+              StatusIs(absl::StatusCode::kInvalidArgument, _));
+  EXPECT_THAT(store_->Remember(Req(Id("late"), R"("x")", kNow, kNow - 1)),
+              StatusIs(absl::StatusCode::kInvalidArgument, _));
+  store_->set_commit_ticket(nullptr);
+  EXPECT_EQ(store_->uncommitted_writes(), grouped() ? 1 : 0);
+  ASSERT_OK(store_->CommitGroup());
+  EXPECT_OK(ticket->Wait());
+  EXPECT_OK(other_->Get(Id("bird")));
+  EXPECT_THAT(other_->Get(Id("late")), StatusIs(absl::StatusCode::kNotFound, _));
+}
+
+TEST_P(GroupCommit, AGroupAWriteOfWhichFailsKeepsNoneOfItsWrites) {
+  if (!grouped()) GTEST_SKIP() << "SQLite's writes commit as they go";
+  auto ticket = std::make_shared<CommitTicket>();
+  store_->set_commit_ticket(ticket);
+  Write(Id("bird"), R"("a ptarmigan in winter plumage")");
+  // The server ends the group's session (a restart would), which sits in its transaction.
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<store::Db> admin,
+                       temporal::testing::Connect(GetParam(), path_));
+  ASSERT_OK_AND_ASSIGN(
+      store::Stmt terminate,
+      admin->Prepare("SELECT count(pg_terminate_backend(pid, 10000)) FROM pg_stat_activity "
+                     "WHERE datname = current_database() AND pid <> pg_backend_pid() "
+                     "AND state = 'idle in transaction'"));
+  ASSERT_THAT(terminate.Step(), IsOkAndHolds(true));
+  ASSERT_EQ(terminate.Int(0), 1);
+  EXPECT_FALSE(store_->Remember(Req(Id("moor"), R"("a grouse on the moor")")).ok());
+  store_->set_commit_ticket(nullptr);
+  EXPECT_EQ(store_->uncommitted_writes(), 0);
+  EXPECT_THAT(ticket->Wait(), StatusIs(absl::StatusCode::kAborted, HasSubstr("not stored")));
+  // The node goes on, in a new session; neither write was kept.
+  EXPECT_THAT(store_->Get(Id("bird")), StatusIs(absl::StatusCode::kNotFound, _));
+  EXPECT_THAT(other_->Get(Id("moor")), StatusIs(absl::StatusCode::kNotFound, _));
+  Write(Id("bird"), R"("a ptarmigan in winter plumage")");
+  EXPECT_OK(other_->Get(Id("bird")));
+}
+
 
 // Engine-neutral suites on both engines; the SQLite file's own on SQLite.
 INSTANTIATE_TEST_SUITE_P(Engines, Scenario, temporal::testing::Engines(),
@@ -1791,6 +1924,8 @@ INSTANTIATE_TEST_SUITE_P(Engines, RememberBatch, temporal::testing::Engines(),
 INSTANTIATE_TEST_SUITE_P(Engines, Recall, temporal::testing::Engines(),
                          temporal::testing::EngineName);
 INSTANTIATE_TEST_SUITE_P(Engines, StatsTest, temporal::testing::Engines(),
+                         temporal::testing::EngineName);
+INSTANTIATE_TEST_SUITE_P(Engines, GroupCommit, temporal::testing::Engines(),
                          temporal::testing::EngineName);
 INSTANTIATE_TEST_SUITE_P(Sqlite, Open, ::testing::Values(store::Dialect::kSqlite),
                          temporal::testing::EngineName);

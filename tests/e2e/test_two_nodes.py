@@ -161,8 +161,10 @@ class TwoNodes(unittest.TestCase):
                         failures.append(str(e))
                     time.sleep(0.05)
 
+        # Two writers a node, so that writes sharing a transaction (group commit) are in
+        # flight when the database goes.
         threads = [threading.Thread(target=writer, args=(server, n))
-                   for n, server in enumerate([self.a, self.b])]
+                   for n, server in enumerate([self.a, self.b, self.a, self.b])]
         for t in threads:
             t.start()
         self.wait_for(lambda: len(acknowledged) >= 20, "writes before the restart")
