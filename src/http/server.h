@@ -28,7 +28,8 @@ struct HttpOptions {
 // without authorization (a token file or JWTs); 1 when it cannot listen.
 // Installs its own SIGTERM, SIGINT and SIGHUP handlers and ignores SIGPIPE.
 // Tool calls run one at a time whatever the number of clients: the Store behind `registry` is
-// used by one thread at a time.
+// used by one thread at a time. Single writes that wait their turn share a transaction on
+// PostgreSQL (Store::set_commit_ticket); each is answered once it is committed.
 int ServeHttp(tools::ToolRegistry& registry, const HttpOptions& options);
 
 }  // namespace strata::http
