@@ -140,7 +140,7 @@ Outcome Run(Lane& lane, const std::optional<json>& message, std::string_view bod
   Outcome out;
   turns.waiting.fetch_add(1);
   {
-    absl::MutexLock lock(&turns.mu);
+    absl::MutexLock lock(&lane.turns->mu);
     turns.waiting.fetch_sub(1);
     turns.store->set_commit_ticket(ticket);
     mcp::Dispatcher& d = *lane.dispatcher;
