@@ -116,11 +116,10 @@ class StoreImpl final : public Store {
     // transaction.
     const bool beside = !sqlite() && !request.supersedes;
     if (beside && ticket_) return RememberInGroup(request, body);
-    FlushGroup();
     std::optional<text::KeywordDocument> keyword_rows;
     if (beside) keywords_beside_ = &keyword_rows;
     const absl::Cleanup not_beside = [this] { keywords_beside_ = nullptr; };
-    ASSIGN_OR_RETURN(store::Transaction txn, store::Transaction::Begin(*db_));
+    ASSIGN_OR_RETURN(store::Transaction txn, Begin());
     ASSIGN_OR_RETURN(WriteResult result, WriteInTransaction(request, body));
     RETURN_IF_ERROR(txn.Commit());
     if (keyword_rows) WriteKeywordsBeside({&*keyword_rows, 1});
@@ -151,10 +150,9 @@ class StoreImpl final : public Store {
 
   absl::StatusOr<std::vector<absl::StatusOr<WriteResult>>> RememberBatch(
       const std::vector<WriteRequest>& requests, const WorkControl& control) override {
-    FlushGroup();
     std::vector<absl::StatusOr<WriteResult>> results;
     results.reserve(requests.size());
-    ASSIGN_OR_RETURN(store::Transaction txn, store::Transaction::Begin(*db_));
+    ASSIGN_OR_RETURN(store::Transaction txn, Begin());
     const int64_t total = static_cast<int64_t>(requests.size());
     for (const WriteRequest& request : requests) {
       // Every kProgressStep items: report, and stop (rolling everything back) when cancelled.
@@ -196,21 +194,18 @@ class StoreImpl final : public Store {
   }
 
   absl::StatusOr<RecallResult> Recall(const RecallRequest& request) override {
-    FlushGroup();
-    ASSIGN_OR_RETURN(const store::ReadSnapshot snapshot, store::ReadSnapshot::Begin(*db_));
+    ASSIGN_OR_RETURN(const store::ReadSnapshot snapshot, Snapshot());
     return recaller_.Recall(request);
   }
 
   absl::StatusOr<Version> Get(const Identity& identity) override {
-    FlushGroup();
-    ASSIGN_OR_RETURN(const store::ReadSnapshot snapshot, store::ReadSnapshot::Begin(*db_));
+    ASSIGN_OR_RETURN(const store::ReadSnapshot snapshot, Snapshot());
     ASSIGN_OR_RETURN(temporal::IdentityRow row, RequireIdentity(identity));
     return CurrentVersion(row);
   }
 
   absl::StatusOr<Version> GetById(int64_t memory_id) override {
-    FlushGroup();
-    ASSIGN_OR_RETURN(const store::ReadSnapshot snapshot, store::ReadSnapshot::Begin(*db_));
+    ASSIGN_OR_RETURN(const store::ReadSnapshot snapshot, Snapshot());
     ASSIGN_OR_RETURN(std::optional<temporal::IdentityRow> row,
                      versions_.FindIdentityById(memory_id));
     if (!row) return absl::NotFoundError(absl::StrCat("id: no memory with id ", memory_id));
@@ -218,7 +213,6 @@ class StoreImpl final : public Store {
   }
 
   absl::StatusOr<HistoryPage> History(const Identity& identity, int limit, int offset) override {
-    FlushGroup();
     if (limit < 1 || limit > kMaxHistoryLimit) {
       return absl::InvalidArgumentError(
           absl::StrCat("limit: must be between 1 and ", kMaxHistoryLimit, ", got ", limit));
@@ -227,7 +221,7 @@ class StoreImpl final : public Store {
       return absl::InvalidArgumentError(
           absl::StrCat("offset: must be between 0 and ", kMaxHistoryOffset, ", got ", offset));
     }
-    ASSIGN_OR_RETURN(const store::ReadSnapshot snapshot, store::ReadSnapshot::Begin(*db_));
+    ASSIGN_OR_RETURN(const store::ReadSnapshot snapshot, Snapshot());
     ASSIGN_OR_RETURN(temporal::IdentityRow row, RequireIdentity(identity));
     ASSIGN_OR_RETURN(std::vector<temporal::VersionRow> rows, versions_.LoadVersions(row.memory_id));
     HistoryPage page{.total = static_cast<int64_t>(rows.size())};
@@ -243,8 +237,7 @@ class StoreImpl final : public Store {
 
   absl::StatusOr<std::optional<Version>> AsOf(const Identity& identity,
                                               int64_t tx_unix_ms) override {
-    FlushGroup();
-    ASSIGN_OR_RETURN(const store::ReadSnapshot snapshot, store::ReadSnapshot::Begin(*db_));
+    ASSIGN_OR_RETURN(const store::ReadSnapshot snapshot, Snapshot());
     return Select(identity, [tx_unix_ms](std::span<const temporal::VersionTimes> times,
                                          std::span<const int64_t>) {
       return temporal::BelievedAt(times, tx_unix_ms);
@@ -253,8 +246,7 @@ class StoreImpl final : public Store {
 
   absl::StatusOr<std::optional<Version>> Bitemporal(const Identity& identity, int64_t tx_unix_ms,
                                                     int64_t valid_unix_ms) override {
-    FlushGroup();
-    ASSIGN_OR_RETURN(const store::ReadSnapshot snapshot, store::ReadSnapshot::Begin(*db_));
+    ASSIGN_OR_RETURN(const store::ReadSnapshot snapshot, Snapshot());
     ASSIGN_OR_RETURN(std::optional<Version> found,
                      Select(identity, [=](std::span<const temporal::VersionTimes> times,
                                           std::span<const int64_t> retractions) {
@@ -277,9 +269,8 @@ class StoreImpl final : public Store {
   }
 
   absl::StatusOr<bool> Forget(const Identity& identity, const std::string& reason) override {
-    FlushGroup();
     RETURN_IF_ERROR(ValidateIdentity(identity));
-    ASSIGN_OR_RETURN(store::Transaction txn, store::Transaction::Begin(*db_));
+    ASSIGN_OR_RETURN(store::Transaction txn, Begin());
     ASSIGN_OR_RETURN(std::optional<temporal::IdentityRow> row, versions_.FindIdentity(identity));
     if (!row) {
       ASSIGN_OR_RETURN(std::optional<int64_t> target, dedup_index_.FindAlias(identity));
@@ -297,9 +288,8 @@ class StoreImpl final : public Store {
   }
 
   absl::StatusOr<int64_t> Purge(const Identity& identity) override {
-    FlushGroup();
     RETURN_IF_ERROR(ValidateIdentity(identity));
-    ASSIGN_OR_RETURN(store::Transaction txn, store::Transaction::Begin(*db_));
+    ASSIGN_OR_RETURN(store::Transaction txn, Begin());
     ASSIGN_OR_RETURN(std::optional<temporal::IdentityRow> row, versions_.FindIdentity(identity));
     if (!row) {
       RETURN_IF_ERROR(dedup_index_.RemoveAlias(identity));
@@ -325,8 +315,7 @@ class StoreImpl final : public Store {
   }
 
   absl::StatusOr<int64_t> RebuildSignatures() override {
-    FlushGroup();
-    ASSIGN_OR_RETURN(store::Transaction txn, store::Transaction::Begin(*db_));
+    ASSIGN_OR_RETURN(store::Transaction txn, Begin());
     RETURN_IF_ERROR(dedup_index_.Clear());
     // A memory superseded since its current version was written is no merge target.
     ASSIGN_OR_RETURN(const std::vector<int64_t> current, versions_.CurrentVersionsNotSuperseded());
@@ -341,8 +330,7 @@ class StoreImpl final : public Store {
   }
 
   absl::StatusOr<Stats> GetStats() override {
-    FlushGroup();
-    ASSIGN_OR_RETURN(const store::ReadSnapshot snapshot, store::ReadSnapshot::Begin(*db_));
+    ASSIGN_OR_RETURN(const store::ReadSnapshot snapshot, Snapshot());
     Stats stats{.durability = durability_, .path = RedactedStorePath(db_->path())};
     ASSIGN_OR_RETURN(temporal::StoreCounts counts, versions_.CountAll());
     stats.total_memories = counts.memories;
@@ -702,6 +690,17 @@ class StoreImpl final : public Store {
   // group's tickets.
   void FlushGroup() {
     if (group_) CommitGroup().IgnoreError();
+  }
+
+  // A transaction or a snapshot for a call that is not a write of the open group, which is
+  // committed first (FlushGroup). Every Store call begins with one of them or FlushGroup.
+  absl::StatusOr<store::Transaction> Begin() {
+    FlushGroup();
+    return store::Transaction::Begin(*db_);
+  }
+  absl::StatusOr<store::ReadSnapshot> Snapshot() {
+    FlushGroup();
+    return store::ReadSnapshot::Begin(*db_);
   }
 
   // The band keys a stored version was indexed under.

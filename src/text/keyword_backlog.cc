@@ -64,7 +64,8 @@ absl::StatusOr<int64_t> KeywordBacklog::CatchUp(store::Db& db, FtsIndex& index,
       return indexed;
     }
     // A body that no longer parses was stored by a build that read it otherwise: indexed as
-    // having no text rather than never.
+    // having no text rather than never. A transaction each: one holds text_totals' rows from
+    // its first version to COMMIT, and the writers' keyword rows wait for them meanwhile.
     const absl::StatusOr<ParsedBody> body = ParseBody(v.body_json);
     RETURN_IF_ERROR(index.AddBeside(v.version_id, body.ok() ? body->text : std::string(), v.key,
                                     v.category));

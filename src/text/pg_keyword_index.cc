@@ -264,7 +264,7 @@ absl::StatusOr<store::Stmt> PgKeywordIndex::AddRows(int64_t version_id, std::str
   // is reached through every version it had in it: a remember_batch of 2,000 took 9 ms an
   // item, 2 ms at 250.
   Counts counted;
-  const bool first = !pending_ || if_stored;
+  const bool counts_now = !pending_ || if_stored;
   if (!pending_) {
     db_->OnCommit(this);
     pending_.emplace();
@@ -280,7 +280,7 @@ absl::StatusOr<store::Stmt> PgKeywordIndex::AddRows(int64_t version_id, std::str
     // Beside the writers, a reservation: this version and kReservedDocuments - 1 to come.
     const int64_t count = if_stored ? kReservedDocuments : 1;
     if (if_stored) reserved->push_back(keys[i]);
-    if (first) {
+    if (counts_now) {
       counted.terms.push_back(terms[i]);
       counted.fields.push_back(fields[i]);
       counted.documents.push_back(count);
@@ -289,7 +289,7 @@ absl::StatusOr<store::Stmt> PgKeywordIndex::AddRows(int64_t version_id, std::str
     }
   }
   for (int f = 0; f < kFields; ++f) {
-    if (first) {
+    if (counts_now) {
       counted.totals_fields.push_back(f);
       counted.totals_documents.push_back(1);
       counted.totals_tokens.push_back(lengths[f]);
