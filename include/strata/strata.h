@@ -225,6 +225,13 @@ struct DedupStats {
   std::map<int, int64_t> candidates_histogram;  // candidates verified -> checks.
 };
 
+// Single writes that shared a transaction (set_commit_ticket), since the store was opened;
+// both 0 on SQLite, whose writes commit as they go.
+struct GroupCommitStats {
+  int64_t groups = 0;  // Transactions committed holding writes of a group.
+  int64_t writes = 0;  // Writes committed in them: writes / groups is a group's mean size.
+};
+
 struct EmbeddingStats {
   std::string embedder;  // Fingerprint: name/version/dimension/options.
   int dimension = 0;
@@ -251,6 +258,7 @@ struct Stats {
   Durability durability = Durability::kNormal;
   std::string path;
   DedupStats dedup;
+  GroupCommitStats group_commit;
   std::optional<EmbeddingStats> embeddings;  // Absent with --embedder none.
 };
 

@@ -141,6 +141,8 @@ class StoreImpl final : public Store {
     group_.reset();
     absl::Status status = group.txn.Commit();
     if (status.ok()) {
+      ++group_commit_.groups;
+      group_commit_.writes += static_cast<int64_t>(group.tickets.size());
       WriteKeywordsBeside(group.keywords);
       if (vectors_) vectors_->Wrote(group.written);
     }
@@ -344,6 +346,7 @@ class StoreImpl final : public Store {
     stats.dedup.checks = finder_.checks();
     stats.dedup.candidates_verified = finder_.candidates_verified();
     stats.dedup.merges = merges_;
+    stats.group_commit = group_commit_;
     for (size_t n = 0; n < finder_.histogram().size(); ++n) {
       if (finder_.histogram()[n] > 0)
         stats.dedup.candidates_histogram[static_cast<int>(n)] = finder_.histogram()[n];
@@ -944,6 +947,7 @@ class StoreImpl final : public Store {
   temporal::SupersessionTable supersessions_;
   bool signatures_complete_;
   int64_t merges_ = 0;
+  GroupCommitStats group_commit_;
   // Set by Remember on PostgreSQL for its write: where RememberInTransaction leaves the
   // version's keyword rows instead of writing them.
   std::optional<text::KeywordDocument>* keywords_beside_ = nullptr;

@@ -42,6 +42,8 @@ absl::StatusOr<json> GetStats(const ToolContext& ctx, const json&) {
         {"candidates_verified", s.dedup.candidates_verified},
         {"merges", s.dedup.merges},
         {"candidates_histogram", json::object()}}},
+      {"group_commit",
+       {{"groups", s.group_commit.groups}, {"writes", s.group_commit.writes}}},
   };
   if (const std::optional<EmbeddingStats>& e = s.embeddings) {
     out["embeddings"] = {
@@ -125,6 +127,13 @@ std::vector<ToolSpec> AdminTools() {
              {"by_category", {{"type", "object"}, {"additionalProperties", {{"type", "integer"}}}}},
              {"db_file_size_bytes", {{"type", "integer"}}},
              {"recall_modes", {{"type", "array"}, {"items", {{"type", "string"}}}}},
+             {"group_commit",
+              {{"type", "object"},
+               {"description",
+                "Single writes over HTTP that shared a transaction (PostgreSQL), since this "
+                "server started: transactions committed and the writes in them"},
+               {"properties",
+                {{"groups", {{"type", "integer"}}}, {"writes", {{"type", "integer"}}}}}}},
              {"embeddings",
               {{"type", json::array({"object", "null"})},
                {"description",

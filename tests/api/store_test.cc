@@ -1830,6 +1830,9 @@ TEST_P(GroupCommit, WritesUnderATicketAreKeptOnceTheirGroupCommits) {
     EXPECT_EQ(store_->uncommitted_writes(), 0);
     EXPECT_FALSE(ticket->joined());
     EXPECT_OK(other_->Get(Id("bird")));
+    ASSERT_OK_AND_ASSIGN(const Stats stats, store_->GetStats());
+    EXPECT_EQ(stats.group_commit.groups, 0);
+    EXPECT_EQ(stats.group_commit.writes, 0);
     return;
   }
   EXPECT_EQ(store_->uncommitted_writes(), 2);
@@ -1845,6 +1848,12 @@ TEST_P(GroupCommit, WritesUnderATicketAreKeptOnceTheirGroupCommits) {
   EXPECT_THAT(Keys(found), ElementsAre("moor"));
   ASSERT_OK_AND_ASSIGN(const RecallResult both, other_->Recall(Query("a")));
   EXPECT_THAT(Keys(both), UnorderedElementsAre("bird", "moor"));
+  // Counted by the node that committed them.
+  ASSERT_OK_AND_ASSIGN(const Stats stats, store_->GetStats());
+  EXPECT_EQ(stats.group_commit.groups, 1);
+  EXPECT_EQ(stats.group_commit.writes, 2);
+  ASSERT_OK_AND_ASSIGN(const Stats others, other_->GetStats());
+  EXPECT_EQ(others.group_commit.groups, 0);
 }
 
 TEST_P(GroupCommit, ACallOfAnotherKindCommitsTheGroupFirstAndSeesIt) {
