@@ -85,9 +85,11 @@ class PgKeywordIndex final : public store::CommitHook {
   // for a version gone (purged) or indexed already (by a catch-up: KeywordBacklog).
   // REQUIRES: no transaction open.
   absl::Status AddBeside(std::span<const KeywordDocument> documents);
-  // Unindexes a version, as its postings say; nothing when it is not indexed. Waits for the
+  // Unindexes a version given the values Add indexed (as FTS5's delete takes them): the
+  // postings of the terms they tokenize to; nothing when it is not indexed. Waits for the
   // AddBeside transactions in flight, and keeps others out until its transaction ends.
-  absl::Status Remove(int64_t version_id);
+  absl::Status Remove(int64_t version_id, std::string_view text, std::string_view key,
+                      std::string_view category);
 
   // As FtsIndex::Rank and NewestMatches (`before`: ids below it only).
   absl::StatusOr<std::vector<RankedMatch>> Rank(const KeywordMatch& match, int64_t offset,

@@ -1618,7 +1618,13 @@ class KeywordRowsBeside : public StoreTest {
   // Unindexes a version as a node stopped between a write's two commits leaves it.
   void Unindex(int64_t version_id) {
     ASSERT_OK_AND_ASSIGN(store::Transaction txn, store::Transaction::Begin(*db_));
-    ASSERT_OK(text::FtsIndex(db_.get()).Remove(version_id, "", "", ""));
+    ASSERT_OK_AND_ASSIGN(store::Stmt values,
+                         db_->Prepare("SELECT v.body_json, m.key, m.category FROM versions v "
+                                      "JOIN memories m ON m.id = v.memory_id WHERE v.id = ?1"));
+    values.Bind(1, version_id);
+    ASSERT_THAT(values.Step(), IsOkAndHolds(true));
+    ASSERT_OK(text::FtsIndex(db_.get()).Remove(version_id, values.Text(0), values.Text(1),
+                                               values.Text(2)));
     ASSERT_OK(txn.Commit());
   }
   // Writes memories m0 .. m<count - 1>, "note <i><words>", unindexed: their version ids in

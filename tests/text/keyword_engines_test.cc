@@ -451,7 +451,8 @@ TEST_F(KeywordEnginesTest, SaturatedStatisticsStayAndRankAlike) {
 // A store's first minute: autovacuum has not analyzed the index's tables yet, so the planner
 // knows nothing of their columns. A ranking still reads the postings by term, not every
 // posting by version, which a condition on the version ids that kept them all had made it do
-// (78 ms a recall at 3,000 memories, against 3 ms once analyzed).
+// through an index migration 6 dropped (78 ms a recall at 3,000 memories, against 3 ms once
+// analyzed).
 TEST_F(KeywordEnginesTest, ARankingBeforeAnyAnalyzeReadsThePostingsByTerm) {
   ASSERT_OK(pg_->Exec("ALTER TABLE text_postings SET (autovacuum_enabled = false)"));
   Add(Drawn(1, 3000, 5));
@@ -468,7 +469,6 @@ TEST_F(KeywordEnginesTest, ARankingBeforeAnyAnalyzeReadsThePostingsByTerm) {
                        FtsIndex(pg_.get()).Rank({.terms = query.terms}, 0, 10));
   EXPECT_THAT(ranked, Not(IsEmpty()));
   EXPECT_GT(scans("text_postings_pkey"), 0);
-  EXPECT_EQ(scans("text_postings_by_version"), 0);
 }
 
 }  // namespace
