@@ -8,13 +8,16 @@ take on disk, and what reading them by term costs.
   rows:     text_postings as strata keeps it (migration 6): a row per term and field of a
             version, (term, field, version_id, positions INTEGER[]) under its primary key;
   document: a row per version, its terms (field digit + term) and positions as arrays, the
-            terms under a GIN index (fastupdate on, PostgreSQL's default).
+            terms under a GIN index (fastupdate on, PostgreSQL's default: new entries go to
+            a pending list that reads scan and a vacuum, or an insert past 4 MB, merges);
+  document-direct: the same with fastupdate off (entries go into the index at once).
 
 A throwaway cluster (tools/pg-cluster) is loaded by psql, one autocommitted INSERT a version,
 each layout in turn; the cluster's CPU time (its processes' and the backends' it reaped) and
-the wall time are printed per version, then the sizes, then after VACUUM ANALYZE the time of
-a few reads (the median of 9). Terms are approximated (lower-cased runs of letters and
-digits, no stemming): the layouts' costs, not strata's exact postings, are compared.
+the wall time are printed per version, then the sizes, then the time of a few reads (the
+median of 9) after ANALYZE (as a store between autovacuums reads them) and after VACUUM.
+Terms are approximated (lower-cased runs of letters and digits, no stemming): the layouts'
+costs, not strata's exact postings, are compared.
 """
 import argparse
 import json
@@ -42,6 +45,8 @@ SCHEMA = {
                  "NOT NULL, positions TEXT[] NOT NULL)",
                  "CREATE INDEX p_terms ON p USING gin (terms)"],
 }
+SCHEMA["document-direct"] = [SCHEMA["document"][0],
+                             SCHEMA["document"][1] + " WITH (fastupdate = off)"]
 
 
 def fields_of(i, profile):
@@ -65,6 +70,7 @@ def array(items):
 
 
 def insert(layout, version_id, found):
+    """The INSERT of one version's postings in `layout`."""
     keys = list(found)
     positions = ["{%s}" % ",".join(map(str, found[k])) for k in keys]
     if layout == "rows":
@@ -149,8 +155,9 @@ def main():
         try:
             with open(os.path.join(state, "cluster")) as f:
                 data = os.path.join(f.read().strip(), "data")
-            for layout in ("rows", "document"):
-                psql(uri, "-c", "DROP TABLE IF EXISTS p", *sum((["-c", s] for s in SCHEMA[layout]), []))
+            for layout in SCHEMA:
+                creates = sum((["-c", sql] for sql in SCHEMA[layout]), [])
+                psql(uri, "-c", "DROP TABLE IF EXISTS p", *creates)
                 script = os.path.join(tmp, layout + ".sql")
                 with open(script, "w") as f:
                     for i, one in enumerate(found):
@@ -162,18 +169,21 @@ def main():
                 sizes = psql(uri, "-A", "-t", "-c",
                              "SELECT string_agg(relname || ' ' || pg_relation_size(oid), ',') "
                              "FROM pg_class WHERE relname LIKE 'p\\_%' OR relname = 'p'")
-                psql(uri, "-c", "VACUUM ANALYZE p")
                 timings = {}
-                for name, sql in reads(layout, rare, common).items():
-                    out = psql(uri, "-c", "\\timing on", *(["-c", sql] * 9))
-                    ms = [float(t) for t in re.findall(r"Time: ([0-9.]+) ms", out)]
-                    timings[name] = round(statistics.median(ms), 2)
+                for step, done in (("ANALYZE", "analyzed"), ("VACUUM", "vacuumed")):
+                    psql(uri, "-c", step + " p")
+                    for name, sql in reads(layout, rare, common).items():
+                        out = psql(uri, "-c", "\\timing on", *(["-c", sql] * 9))
+                        ms = [float(t) for t in re.findall(r"Time: ([0-9.]+) ms", out)]
+                        timings.setdefault(name, {})[done] = round(
+                            statistics.median(ms), 2)
                 print(json.dumps({
                     "layout": layout,
                     "server_cpu_ms_per_version": round(1000 * cpu / args.versions, 3),
                     "wall_ms_per_version": round(1000 * wall / args.versions, 3),
-                    "bytes": {k: int(v) for k, v in (p.split(" ") for p in sizes.strip().split(","))},
-                    "read_ms_median": timings}))
+                    "bytes": {name: int(n) for name, n in
+                              (pair.split(" ") for pair in sizes.strip().split(","))},
+                    "read_ms_median": timings}))  # after ANALYZE, after VACUUM
         finally:
             subprocess.run([PG_CLUSTER, "stop", state], check=False, capture_output=True)
 
