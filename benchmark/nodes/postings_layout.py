@@ -20,6 +20,7 @@ Terms are approximated (lower-cased runs of letters and digits, no stemming): th
 costs, not strata's exact postings, are compared.
 """
 import argparse
+import importlib.util
 import json
 import os
 import re
@@ -33,6 +34,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "benchmark", "scale"))
 import corpus  # noqa: E402
+
+# benchmark/nodes/run.py, by another name (it imports benchmark/scale/run.py as "run").
+_spec = importlib.util.spec_from_file_location("nodes_run", os.path.join(HERE, "run.py"))
+nodes = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(nodes)
 
 PG_CLUSTER = os.path.join(ROOT, "tools", "pg-cluster")
 PSQL = "/usr/lib/postgresql/15/bin/psql"
@@ -106,27 +112,6 @@ def reads(layout, rare, common):
     }
 
 
-def cluster_cpu_seconds(cluster_dir):
-    """CPU time of the cluster's processes, with what the postmaster reaped (ended backends)."""
-    with open(os.path.join(cluster_dir, "postmaster.pid")) as f:
-        postmaster = int(f.readline())
-    ticks = 0
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open("/proc/%s/stat" % pid) as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        # fields[1] is the parent pid; [11], [12] utime, stime; [13], [14] the children's.
-        if int(pid) == postmaster:
-            ticks += sum(int(x) for x in fields[11:15])
-        elif int(fields[1]) == postmaster:
-            ticks += int(fields[11]) + int(fields[12])
-    return ticks / os.sysconf("SC_CLK_TCK")
-
-
 def psql(uri, *args):
     return subprocess.run(["runuser", "-u", "postgres", "--", PSQL, uri, "-X", "-q", *args],
                           check=True, capture_output=True, text=True).stdout
@@ -153,8 +138,6 @@ def main():
         uri = subprocess.run([PG_CLUSTER, "start", state], check=True, capture_output=True,
                              text=True).stdout.strip()
         try:
-            with open(os.path.join(state, "cluster")) as f:
-                data = os.path.join(f.read().strip(), "data")
             for layout in SCHEMA:
                 creates = sum((["-c", sql] for sql in SCHEMA[layout]), [])
                 psql(uri, "-c", "DROP TABLE IF EXISTS p", *creates)
@@ -163,9 +146,11 @@ def main():
                     for i, one in enumerate(found):
                         f.write(insert(layout, i + 1, one))
                 os.chmod(script, 0o644)
-                cpu, wall = cluster_cpu_seconds(data), time.perf_counter()
+                # The postmaster's CPU counts its ended children's: psql's backend.
+                cpu, wall = nodes.cpu_seconds(nodes.postgres_pids(state)), time.perf_counter()
                 psql(uri, "-f", script)
-                wall, cpu = time.perf_counter() - wall, cluster_cpu_seconds(data) - cpu
+                wall = time.perf_counter() - wall
+                cpu = nodes.cpu_seconds(nodes.postgres_pids(state)) - cpu
                 sizes = psql(uri, "-A", "-t", "-c",
                              "SELECT string_agg(relname || ' ' || pg_relation_size(oid), ',') "
                              "FROM pg_class WHERE relname LIKE 'p\\_%' OR relname = 'p'")

@@ -1,6 +1,7 @@
 #include "text/pg_keyword_index.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstdlib>
 #include <limits>
@@ -152,6 +153,12 @@ FieldTerms FieldTermsOf(std::string_view value) {
   return field;
 }
 
+// A version's fields (FTS5's columns, in order) cut as FieldTermsOf cuts each.
+std::array<FieldTerms, kFields> DocumentTermsOf(std::string_view text, std::string_view key,
+                                                std::string_view category) {
+  return {FieldTermsOf(text), FieldTermsOf(key), FieldTermsOf(category)};
+}
+
 // ---------------------------------------------------------------------------------------------
 // Queries
 
@@ -240,15 +247,13 @@ absl::StatusOr<store::Stmt> PgKeywordIndex::AddRows(int64_t version_id, std::str
                                                     std::string_view category,
                                                     std::vector<std::string>* reserved) {
   const bool if_stored = reserved != nullptr;
-  const std::string_view values[kFields] = {text, key, category};
   std::vector<std::string_view> terms;
   std::vector<int64_t> fields;
   std::vector<std::string> positions;
   std::vector<std::string> keys;
   std::vector<int64_t> lengths;
-  FieldTerms field_terms[kFields];
+  const std::array<FieldTerms, kFields> field_terms = DocumentTermsOf(text, key, category);
   for (int f = 0; f < kFields; ++f) {
-    field_terms[f] = FieldTermsOf(values[f]);
     lengths.push_back(field_terms[f].length);
     for (const auto& [term, at] : field_terms[f].positions) {
       terms.push_back(term);
@@ -434,11 +439,11 @@ absl::Status PgKeywordIndex::Remove(int64_t version_id, std::string_view text,
   ASSIGN_OR_RETURN(store::Stmt lock, db_->Prepare(kExclusive));
   RETURN_IF_ERROR(lock.RunLater());
   // Its postings by their primary key: the (term, field) pairs Add wrote.
-  const std::string_view values[kFields] = {text, key, category};
+  std::array<FieldTerms, kFields> field_terms = DocumentTermsOf(text, key, category);
   std::vector<std::string> terms;
   std::vector<int64_t> fields;
   for (int f = 0; f < kFields; ++f) {
-    for (auto& [term, at] : FieldTermsOf(values[f]).positions) {
+    for (auto& [term, at] : field_terms[f].positions) {
       terms.push_back(std::move(term));
       fields.push_back(f);
     }
