@@ -42,7 +42,7 @@ absl::Status FtsIndex::AddBeside(int64_t version_id, std::string_view text, std:
 
 absl::Status FtsIndex::Remove(int64_t version_id, std::string_view body_json, std::string_view key,
                               std::string_view category) {
-  if (postgres_) return postgres_->Remove(version_id, BodyText(body_json), key, category);
+  if (postgres_) return postgres_->Remove(version_id);
   ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare("INSERT INTO fts (fts, rowid, text, key, category) "
                                                "VALUES ('delete', ?1, ?2, ?3, ?4)"));
   s.Bind(1, version_id).Bind(2, BodyText(body_json)).Bind(3, key).Bind(4, category);

@@ -52,7 +52,7 @@ struct KeywordDocument {
 
 // Maintains the index: FTS5's contentless table on SQLite, which stores no text, so removal
 // needs the same values that were added; on PostgreSQL the values are not read again (the
-// postings say what to remove). Callers own transactions.
+// version's row says its terms). Callers own transactions.
 // Thread safety: as the Db it borrows.
 class FtsIndex {
  public:

@@ -63,6 +63,15 @@ std::string SaturationKey(int field, std::string_view term) {
   return key;
 }
 
+// The row terms (SaturationKey) of `terms` in every field.
+std::vector<std::string> RowTermsOf(const std::vector<std::string>& terms) {
+  std::vector<std::string> keys;
+  for (const std::string& term : terms) {
+    for (int f = 0; f < kFields; ++f) keys.push_back(SaturationKey(f, term));
+  }
+  return keys;
+}
+
 std::string_view StoredTerm(std::string_view term) {
   if (term.size() <= kMaxStoredTermBytes) return term;
   size_t length = kMaxStoredTermBytes;
@@ -129,6 +138,34 @@ std::vector<int32_t> ParseIntArray(std::string_view text) {
     }
   }
   return out;
+}
+
+// The elements of a text array as PostgreSQL writes it: {a,"b c","d\"e"} (none NULL).
+std::vector<std::string> ParseTextArray(std::string_view text) {
+  std::vector<std::string> out;
+  size_t i = text.empty() || text[0] != '{' ? 0 : 1;
+  while (i < text.size() && text[i] != '}') {
+    std::string element;
+    if (text[i] == '"') {
+      for (++i; i < text.size() && text[i] != '"'; ++i) {
+        if (text[i] == '\\' && i + 1 < text.size()) ++i;
+        element += text[i];
+      }
+      ++i;  // The closing quote.
+    } else {
+      for (; i < text.size() && text[i] != ',' && text[i] != '}'; ++i) element += text[i];
+    }
+    out.push_back(std::move(element));
+    if (i < text.size() && text[i] == ',') ++i;
+  }
+  return out;
+}
+
+// text_documents.positions: each of the row's terms' positions, in the order of its terms,
+// comma-separated, apart by ';' ("0,5;3;1,2,9"). Appends one term's (never none).
+void AppendPositions(const std::vector<int32_t>& at, std::string& out) {
+  if (!out.empty()) out += ';';
+  for (size_t i = 0; i < at.size(); ++i) absl::StrAppend(&out, i == 0 ? "" : ",", at[i]);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -249,8 +286,8 @@ absl::StatusOr<store::Stmt> PgKeywordIndex::AddRows(int64_t version_id, std::str
   const bool if_stored = reserved != nullptr;
   std::vector<std::string_view> terms;
   std::vector<int64_t> fields;
-  std::vector<std::string> positions;
-  std::vector<std::string> keys;
+  std::vector<std::string> keys;  // The row's terms: SaturationKey(field, term).
+  std::string positions;          // PositionsText.
   std::vector<int64_t> lengths;
   const std::array<FieldTerms, kFields> field_terms = DocumentTermsOf(text, key, category);
   for (int f = 0; f < kFields; ++f) {
@@ -258,8 +295,8 @@ absl::StatusOr<store::Stmt> PgKeywordIndex::AddRows(int64_t version_id, std::str
     for (const auto& [term, at] : field_terms[f].positions) {
       terms.push_back(term);
       fields.push_back(f);
-      positions.push_back(IntArrayLiteral(at));
       keys.push_back(SaturationKey(f, term));
+      AppendPositions(at, positions);
     }
   }
   if (adds_++ % kLearnEvery == 0) RETURN_IF_ERROR(LearnSaturated(keys));
@@ -315,23 +352,17 @@ absl::StatusOr<store::Stmt> PgKeywordIndex::AddRows(int64_t version_id, std::str
   ASSIGN_OR_RETURN(
       store::Stmt s,
       db_->Prepare(absl::StrCat(
-          "WITH document AS (INSERT INTO text_documents (version_id, lengths) "
-          "SELECT CAST(?1 AS bigint), CAST(?5 AS integer[]) ",
+          "WITH document AS (INSERT INTO text_documents (version_id, lengths, terms, positions) "
+          "SELECT CAST(?1 AS bigint), CAST(?4 AS integer[]), CAST(?2 AS text[]), CAST(?3 AS text) ",
           if_stored ? "WHERE EXISTS (SELECT 1 FROM versions WHERE id = CAST(?1 AS bigint)) " : "",
-          "ON CONFLICT (version_id) DO NOTHING RETURNING version_id), "
-          "p AS (SELECT * FROM unnest(CAST(?2 AS text[]), CAST(?3 AS smallint[]), "
-          "CAST(?4 AS text[])) AS u (term, field, positions) "
-          "WHERE EXISTS (SELECT 1 FROM document)), "
-          "postings AS (INSERT INTO text_postings (term, field, version_id, positions) "
-          "SELECT term, field, CAST(?1 AS bigint), CAST(positions AS integer[]) FROM p), ",
-          CountSql(6, "EXISTS (SELECT 1 FROM document)"), " RETURNING field"),
+          "ON CONFLICT (version_id) DO NOTHING RETURNING version_id), ",
+          CountSql(5, "EXISTS (SELECT 1 FROM document)"), " RETURNING field"),
       store::Plan::kOnce));
   s.Bind(1, version_id)
-      .Bind(2, ArrayLiteral(terms))
-      .Bind(3, IntArrayLiteral(fields))
-      .Bind(4, ArrayLiteral(positions))
-      .Bind(5, IntArrayLiteral(lengths));
-  BindCounts(s, 6, counted);
+      .Bind(2, ArrayLiteral(keys))
+      .Bind(3, positions)
+      .Bind(4, IntArrayLiteral(lengths));
+  BindCounts(s, 5, counted);
   // Beside the writers, its rows (text_totals', only when it wrote) are read after COMMIT.
   RETURN_IF_ERROR(if_stored ? s.Send() : s.RunLater());
   return s;
@@ -430,39 +461,27 @@ absl::Status PgKeywordIndex::AddBeside(std::span<const KeywordDocument> document
   return absl::OkStatus();
 }
 
-absl::Status PgKeywordIndex::Remove(int64_t version_id, std::string_view text,
-                                    std::string_view key, std::string_view category) {
+absl::Status PgKeywordIndex::Remove(int64_t version_id) {
   // Waits for the keyword rows being written beside the writers (AddBeside), and keeps new
   // ones out until this transaction ends, when the version is gone.
   static const std::string kExclusive =
       absl::StrCat("SELECT pg_advisory_xact_lock(", pg::kKeywordLock, ")");
   ASSIGN_OR_RETURN(store::Stmt lock, db_->Prepare(kExclusive));
   RETURN_IF_ERROR(lock.RunLater());
-  // Its postings by their primary key: the (term, field) pairs Add wrote.
-  std::array<FieldTerms, kFields> field_terms = DocumentTermsOf(text, key, category);
-  std::vector<std::string> terms;
-  std::vector<int64_t> fields;
-  for (int f = 0; f < kFields; ++f) {
-    for (auto& [term, at] : field_terms[f].positions) {
-      terms.push_back(std::move(term));
-      fields.push_back(f);
-    }
-  }
+  // The row says its terms (SaturationKey's: the field's digit, then the term).
   ASSIGN_OR_RETURN(
       store::Stmt s,
       db_->Prepare(absl::StrCat(
-          "WITH gone AS (DELETE FROM text_postings AS p USING unnest(CAST(?2 AS text[]), "
-          "CAST(?3 AS smallint[])) AS u (term, field) WHERE p.term = u.term "
-          "AND p.field = u.field AND p.version_id = CAST(?1 AS bigint) "
-          "RETURNING p.term, p.field), "
-          "stats AS (UPDATE text_term_stats AS s SET documents = s.documents - 1 FROM gone AS g "
-          "WHERE s.term = g.term AND s.field = g.field AND s.documents < ",
+          "WITH document AS (DELETE FROM text_documents WHERE version_id = CAST(?1 AS bigint) "
+          "RETURNING lengths, terms), "
+          "stats AS (UPDATE text_term_stats AS s SET documents = s.documents - 1 "
+          "FROM document AS d, unnest(d.terms) AS k (key) "
+          "WHERE s.term = substr(k.key, 2) AND s.field = CAST(left(k.key, 1) AS smallint) "
+          "AND s.documents < ",
           kSaturatedDocuments,
-          "), document AS (DELETE FROM text_documents WHERE version_id = CAST(?1 AS bigint) "
-          "RETURNING lengths) "
-          "UPDATE text_totals AS t SET documents = t.documents - 1, "
+          ") UPDATE text_totals AS t SET documents = t.documents - 1, "
           "tokens = t.tokens - d.lengths[t.field + 1] FROM document AS d")));
-  s.Bind(1, version_id).Bind(2, ArrayLiteral(terms)).Bind(3, IntArrayLiteral(fields));
+  s.Bind(1, version_id);
   return s.Run();
 }
 
@@ -509,116 +528,116 @@ Restrictions RestrictionsOf(const std::vector<PhraseTokens>& phrases) {
 }
 
 // Reads what a query on `phrases` needs, for versions with ids in (after, before), in one
-// statement: each token's term, or range of terms for a prefix (to its last character, which
-// no token holds), joined to the index's postings, rows by lookup number (restricted terms
-// only in the versions the others are in); then the postings' versions' lengths (lookup -1)
-// and the totals (0). The versions' lengths are read by their ids: the planner cannot know how
-// few postings the terms have, and joined it read every version's (a sequential scan of
-// text_documents, 2.3 ms of a 2.6 ms statement at 20,000 memories).
+// statement: the text_documents rows holding a term read whole (an exact term not restricted,
+// a phrase's anchor, a term in a prefix's range of text_term_stats, to its last character,
+// which no token holds), found by the GIN index on their terms; then the totals. Every term
+// of the query, restricted ones too, is cut out of those rows here: a restricted term's
+// postings are then those in the versions the others are in. GIN finds no prefix of an
+// array's element, so a prefix's terms come from the statistics, which have a row for every
+// term indexed (a purge leaves it, at zero).
 absl::StatusOr<Postings> ReadPostings(store::Db& db, const std::vector<PhraseTokens>& phrases,
                                       int64_t after, int64_t before) {
   const std::vector<std::string> exact = TermsOf(phrases, false);
   const std::vector<std::string> prefixes = TermsOf(phrases, true);
   const Restrictions restrictions = RestrictionsOf(phrases);
-  std::vector<std::string> candidate_flags;  // By lookup: "t" for a candidate exact term.
+  std::vector<std::string> whole;  // The exact terms read whole.
   for (const std::string& term : exact) {
-    candidate_flags.push_back(restrictions.candidates.contains(term) ? "t" : "f");
+    if (!restrictions.candidates.contains(term)) whole.push_back(term);
   }
-  for (size_t i = 0; i < prefixes.size(); ++i) candidate_flags.push_back("f");
-  std::vector<std::string> highs = exact;
-  for (const std::string& prefix : prefixes) highs.push_back(prefix + std::string(kLastCharacter));
-  std::vector<std::string> lows = exact;
-  lows.insert(lows.end(), prefixes.begin(), prefixes.end());
+  int parameters = 1;  // ?1: whole.
+  std::string read = "CAST(?1 AS text[])";
+  if (!prefixes.empty()) {
+    absl::StrAppend(&read,
+                    " || ARRAY(SELECT CAST(s.field AS text) || s.term FROM unnest(CAST(?2 AS "
+                    "text[]), CAST(?3 AS text[])) AS r (low, high) JOIN text_term_stats AS s "
+                    "ON s.term >= r.low AND s.term <= r.high)");
+    parameters = 3;
+  }
   const bool restricting = !restrictions.candidates.empty();
-  // The bounds' parameters come after the others, and only the bounds given are written: on a
-  // table without statistics (a fresh store, until autovacuum's first analyze) the planner
-  // takes even "version_id > min AND version_id < max" for a narrow range and read every
-  // posting by version, by an index migration 6 dropped (78 ms a recall at 3,000 memories,
-  // against 3 once analyzed).
-  std::vector<int64_t> bound_values;
-  std::string bounds;
-  const int first_bound = restricting ? 7 : 3;
-  for (const auto& [op, value, none] : {std::tuple(">", after, kNoLowerBound),
-                                        std::tuple("<", before, kNoUpperBound)}) {
-    if (value == none) continue;
-    absl::StrAppend(&bounds, " AND version_id ", op, " ?",
-                    first_bound + static_cast<int>(bound_values.size()));
-    bound_values.push_back(value);
-  }
-  // A lookup's postings: its term's, or its prefix's range of terms'.
-  const std::string lookup = absl::StrCat(
-      "CROSS JOIN LATERAL (SELECT field, version_id, positions FROM text_postings "
-      "WHERE term >= r.low AND term <= r.high",
-      bounds, ") AS t");
-  // The postings p read, their versions' lengths, the totals.
-  constexpr char kRows[] =
-      "SELECT lookup, field, version_id, CAST(positions AS text) FROM p "
-      "UNION ALL SELECT -1, NULL, version_id, CAST(lengths AS text) FROM text_documents "
-      "WHERE version_id = ANY(ARRAY(SELECT version_id FROM p)) "
-      "UNION ALL SELECT 0, field, documents, CAST(tokens AS text) FROM text_totals";
-  std::string sql;
-  if (!restricting) {
-    // Every lookup read whole, in a statement half as costly to plan and run as the one below
-    // (0.32 against 0.76 ms at 20,000 memories).
-    sql = absl::StrCat(
-        "WITH p AS (SELECT r.lookup, t.field, t.version_id, t.positions FROM "
-        "unnest(CAST(?1 AS text[]), CAST(?2 AS text[])) WITH ORDINALITY AS r (low, high, lookup) ",
-        lookup, ") ", kRows);
-  } else {
+  std::string with;
+  if (restricting) {
     // A phrase's anchor is its position of fewest documents (a saturated term's are unknown:
-    // as many as can be), the first of them on a tie; a restricted term is read by id in the
-    // versions the others are in.
-    sql = absl::StrCat(
-        "WITH o AS (SELECT * FROM unnest(CAST(?4 AS bigint[]), CAST(?5 AS bigint[]), "
-        "CAST(?6 AS text[])) AS o (phrase, position, term)), "
+    // as many as can be), the first of them on a tie; read whole in every field.
+    const int p = parameters;
+    with = absl::StrCat(
+        "WITH o AS (SELECT * FROM unnest(CAST(?", p + 1, " AS bigint[]), CAST(?", p + 2,
+        " AS bigint[]), CAST(?", p + 3, " AS text[])) AS o (phrase, position, term)), ",
         "n AS (SELECT o.phrase, o.position, CASE WHEN bool_or(s.documents >= ",
         kSaturatedDocuments, ") THEN ", kNoUpperBound,
         " ELSE sum(coalesce(s.documents, 0)) END AS documents FROM o "
         "LEFT JOIN text_term_stats AS s ON s.term = o.term GROUP BY o.phrase, o.position), "
         "anchors AS (SELECT o.term FROM (SELECT DISTINCT ON (phrase) phrase, position FROM n "
-        "ORDER BY phrase, documents, position) AS a JOIN o USING (phrase, position)), "
-        "r AS (SELECT low, high, candidate AND low NOT IN (SELECT term FROM anchors) "
-        "AS restricted, lookup FROM unnest(CAST(?1 AS text[]), CAST(?2 AS text[]), "
-        "CAST(?3 AS boolean[])) WITH ORDINALITY AS r (low, high, candidate, lookup)), "
-        "a AS (SELECT r.lookup, t.field, t.version_id, t.positions FROM r ",
-        lookup, " WHERE NOT r.restricted), "
-        "b AS (SELECT r.lookup, t.field, t.version_id, t.positions FROM r CROSS JOIN "
-        "LATERAL (SELECT field, version_id, positions FROM text_postings "
-        "WHERE r.restricted AND term = r.low AND field = ANY(CAST('{0,1,2}' AS smallint[])) "
-        "AND version_id = ANY(ARRAY(SELECT version_id FROM a))) AS t), "
-        "p AS (SELECT * FROM a UNION ALL SELECT * FROM b) ",
-        kRows);
+        "ORDER BY phrase, documents, position) AS a JOIN o USING (phrase, position) "
+        "WHERE o.term <> '') ");
+    absl::StrAppend(&read,
+                    " || ARRAY(SELECT f || a.term FROM anchors AS a "
+                    "CROSS JOIN unnest(CAST('{0,1,2}' AS text[])) AS f)");
+    parameters += 3;
   }
-  ASSIGN_OR_RETURN(store::Stmt s, db.Prepare(sql));
-  s.Bind(1, ArrayLiteral(lows)).Bind(2, ArrayLiteral(highs));
+  // Only the bounds given are written: a condition on the version ids that keeps them all
+  // still steers the planner on a table it has no statistics of yet (a fresh store).
+  std::vector<int64_t> bound_values;
+  std::string bounds;
+  for (const auto& [op, value, none] : {std::tuple(">", after, kNoLowerBound),
+                                        std::tuple("<", before, kNoUpperBound)}) {
+    if (value == none) continue;
+    absl::StrAppend(&bounds, " AND version_id ", op, " ?", ++parameters);
+    bound_values.push_back(value);
+  }
+  ASSIGN_OR_RETURN(
+      store::Stmt s,
+      db.Prepare(absl::StrCat(
+          with,
+          "SELECT version_id, CAST(terms AS text), positions, CAST(lengths AS text) "
+          "FROM text_documents WHERE terms && (",
+          read, ")", bounds,
+          " UNION ALL SELECT NULL, CAST(field AS text), CAST(documents AS text), "
+          "CAST(tokens AS text) FROM text_totals")));
+  s.Bind(1, ArrayLiteral(RowTermsOf(whole)));
+  int next = 2;
+  if (!prefixes.empty()) {
+    std::vector<std::string> highs;
+    for (const std::string& prefix : prefixes) highs.push_back(prefix + std::string(kLastCharacter));
+    s.Bind(2, ArrayLiteral(prefixes)).Bind(3, ArrayLiteral(highs));
+    next = 4;
+  }
   if (restricting) {
-    s.Bind(3, ArrayLiteral(candidate_flags))
-        .Bind(4, IntArrayLiteral(restrictions.phrase_of))
-        .Bind(5, IntArrayLiteral(restrictions.position_of))
-        .Bind(6, ArrayLiteral(restrictions.term_of));
+    s.Bind(next, IntArrayLiteral(restrictions.phrase_of))
+        .Bind(next + 1, IntArrayLiteral(restrictions.position_of))
+        .Bind(next + 2, ArrayLiteral(restrictions.term_of));
+    next += 3;
   }
-  for (size_t i = 0; i < bound_values.size(); ++i) {
-    s.Bind(first_bound + static_cast<int>(i), bound_values[i]);
-  }
+  for (const int64_t value : bound_values) s.Bind(next++, value);
+  const absl::flat_hash_set<std::string> wanted(exact.begin(), exact.end());
   Postings postings;
   while (true) {
     ASSIGN_OR_RETURN(const bool row, s.Step());
     if (!row) break;
-    const int64_t lookup = s.Int(0);
-    if (lookup == 0) {
-      if (s.Int(1) == 0) postings.rows = s.Int(2);
+    if (s.IsNull(0)) {  // A field's totals.
+      if (s.Text(1) == "0") postings.rows = std::strtoll(std::string(s.Text(2)).c_str(), nullptr, 10);
       postings.tokens += std::strtoll(std::string(s.Text(3)).c_str(), nullptr, 10);
-    } else if (lookup < 0) {
-      int64_t length = 0;
-      for (const int32_t n : ParseIntArray(s.Text(3))) length += n;
-      postings.lengths[s.Int(2)] = length;
-    } else {
-      const size_t i = static_cast<size_t>(lookup - 1);
-      std::vector<Posting>& into = i < exact.size() ? postings.exact[exact[i]]
-                                                    : postings.prefixed[prefixes[i - exact.size()]];
-      into.push_back({.version_id = s.Int(2),
-                      .field = static_cast<int>(s.Int(1)),
-                      .positions = ParseIntArray(s.Text(3))});
+      continue;
+    }
+    const int64_t version_id = s.Int(0);
+    int64_t length = 0;
+    for (const int32_t n : ParseIntArray(s.Text(3))) length += n;
+    postings.lengths[version_id] = length;
+    const std::vector<std::string> keys = ParseTextArray(s.Text(1));
+    std::string_view positions = s.Text(2);
+    for (const std::string& key : keys) {
+      const size_t end = std::min(positions.find(';'), positions.size());
+      const std::string_view at = positions.substr(0, end);
+      positions.remove_prefix(std::min(end + 1, positions.size()));
+      if (key.empty()) continue;
+      const int field = key[0] - '0';
+      const std::string term = key.substr(1);
+      const auto posting = [&] {
+        return Posting{.version_id = version_id, .field = field, .positions = ParseIntArray(at)};
+      };
+      if (wanted.contains(term)) postings.exact[term].push_back(posting());
+      for (const std::string& prefix : prefixes) {
+        if (term.starts_with(prefix)) postings.prefixed[prefix].push_back(posting());
+      }
     }
   }
   return postings;
@@ -742,13 +761,15 @@ absl::StatusOr<std::vector<int64_t>> PgKeywordIndex::NewestMatches(const Keyword
                                                                    int64_t before, int64_t limit) {
   const std::vector<PhraseTokens> phrases = PhrasesOf(match);
   if (AllSingleTerms(phrases)) {
-    const std::vector<std::string> terms = TermsOf(phrases, false);
-    if (terms.empty()) return std::vector<int64_t>();
+    const std::vector<std::string> keys = RowTermsOf(TermsOf(phrases, false));
+    if (keys.empty()) return std::vector<int64_t>();
+    // The planner weighs the terms' frequencies (ANALYZE's most common elements): a rare
+    // term's few rows by the GIN index, a common term's newest by the primary key.
     ASSIGN_OR_RETURN(store::Stmt s,
-                     db_->Prepare("SELECT version_id FROM text_postings "
-                                  "WHERE term = ANY(CAST(?1 AS text[])) AND version_id < ?2 "
-                                  "GROUP BY version_id ORDER BY version_id DESC LIMIT ?3"));
-    s.Bind(1, ArrayLiteral(terms)).Bind(2, before).Bind(3, limit);
+                     db_->Prepare("SELECT version_id FROM text_documents "
+                                  "WHERE terms && CAST(?1 AS text[]) AND version_id < ?2 "
+                                  "ORDER BY version_id DESC LIMIT ?3"));
+    s.Bind(1, ArrayLiteral(keys)).Bind(2, before).Bind(3, limit);
     return s.Ints();
   }
   ASSIGN_OR_RETURN(const Postings postings, ReadPostings(*db_, phrases, kNoLowerBound, before));
@@ -815,10 +836,10 @@ absl::StatusOr<bool> PgKeywordIndex::MatchesMoreThan(const std::string& term, in
     return static_cast<int64_t>(MatchingVersions(phrases, postings).size()) > count;
   }
   ASSIGN_OR_RETURN(store::Stmt s,
-                   db_->Prepare("SELECT count(*) FROM (SELECT version_id FROM text_postings "
-                                "WHERE term = ANY(CAST(?1 AS text[])) AND version_id > ?2 "
-                                "GROUP BY version_id LIMIT ?3) AS m"));
-  s.Bind(1, ArrayLiteral(TermsOf(phrases, false))).Bind(2, after).Bind(3, count + 1);
+                   db_->Prepare("SELECT count(*) FROM (SELECT 1 FROM text_documents "
+                                "WHERE terms && CAST(?1 AS text[]) AND version_id > ?2 "
+                                "LIMIT ?3) AS m"));
+  s.Bind(1, ArrayLiteral(RowTermsOf(TermsOf(phrases, false)))).Bind(2, after).Bind(3, count + 1);
   ASSIGN_OR_RETURN(const bool row, s.Step());
   return row && s.Int(0) > count;
 }

@@ -1,16 +1,16 @@
 #pragma once
 // The keyword index on PostgreSQL, ranking as SQLite's FTS5 table does (docs/decisions.md,
-// "The keyword index on PostgreSQL"). Tables (pg/schema.cc): text_postings (term, field,
-// version_id, positions[]) a posting per term and field of a version; text_documents
-// (version_id, lengths[]) its tokens per field; text_term_stats (term, field, documents, up to
-// kSaturatedDocuments) and text_totals (field, documents, tokens), kept by Add and Remove in
-// the writer's transaction, or by AddBeside in one of their own just after it.
+// "The keyword index on PostgreSQL"). Tables (pg/schema.cc): text_documents (version_id,
+// lengths[], terms[], positions) a row per version: its tokens per field, its terms (the
+// field's digit, then the term; a GIN index finds the rows holding any) and each one's
+// positions; text_term_stats (term, field, documents, up to kSaturatedDocuments) and
+// text_totals (field, documents, tokens), kept by Add and Remove in the writer's transaction,
+// or by AddBeside in one of their own just after it.
 // Terms are text::Tokenize's, positions FTS5's (a colocated token shares its predecessor's),
-// so a query finds what FTS5 finds. Rank reads the postings of the query's terms (positions
-// and all), their versions' lengths and the totals in one statement, and scores them here
-// with text/bm25.h: the same counts give the same double as strata_bm25. Not ts_rank or tsvector:
-// their parsers are not strata's tokenizer and ts_rank is not BM25 (it keeps no document
-// frequencies).
+// so a query finds what FTS5 finds. Rank reads the rows holding the query's terms and the
+// totals in one statement, and scores them here with text/bm25.h: the same counts give the
+// same double as strata_bm25. Not ts_rank or tsvector: their parsers are not strata's
+// tokenizer and ts_rank is not BM25 (it keeps no document frequencies).
 
 #include <cstdint>
 #include <optional>
@@ -29,8 +29,8 @@
 
 namespace strata::text {
 
-// Terms longer than this many bytes are kept as their first ones (cut at a character): a
-// b-tree entry must fit a page, and no query token is half as long (query terms are at most
+// Terms longer than this many bytes are kept as their first ones (cut at a character): an
+// index entry must fit a page, and no query token is half as long (query terms are at most
 // kMaxTermBytes, identifiers kMaxIdentifierBytes), so every match is the same.
 inline constexpr size_t kMaxStoredTermBytes = 1024;
 
@@ -85,11 +85,10 @@ class PgKeywordIndex final : public store::CommitHook {
   // for a version gone (purged) or indexed already (by a catch-up: KeywordBacklog).
   // REQUIRES: no transaction open.
   absl::Status AddBeside(std::span<const KeywordDocument> documents);
-  // Unindexes a version given the values Add indexed (as FTS5's delete takes them): the
-  // postings of the terms they tokenize to; nothing when it is not indexed. Waits for the
-  // AddBeside transactions in flight, and keeps others out until its transaction ends.
-  absl::Status Remove(int64_t version_id, std::string_view text, std::string_view key,
-                      std::string_view category);
+  // Unindexes a version: its row, and its count in the statistics; nothing when it is not
+  // indexed. Waits for the AddBeside transactions in flight, and keeps others out until its
+  // transaction ends.
+  absl::Status Remove(int64_t version_id);
 
   // As FtsIndex::Rank and NewestMatches (`before`: ids below it only).
   absl::StatusOr<std::vector<RankedMatch>> Rank(const KeywordMatch& match, int64_t offset,
