@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""Two layouts of the keyword postings on PostgreSQL, side by side on Perseus Vault's corpus
-(PERF.md, "What is left"): what writing a version's postings costs the server, what they
-take on disk, and what reading them by term costs.
+"""Layouts of the keyword postings on PostgreSQL, side by side on Perseus Vault's corpus
+(PERF.md, "Many nodes", session 29): what writing a version's postings costs the server,
+what they take on disk, and what reading them by term costs. strata kept "rows" until
+migration 7, and keeps "document" since (text/pg_keyword_index.h).
 
   python3 benchmark/nodes/postings_layout.py [--versions 30000] [--profile perseus|pseudo]
 
-  rows:     text_postings as strata keeps it (migration 6): a row per term and field of a
+  rows:     text_postings as strata kept it (migration 6): a row per term and field of a
             version, (term, field, version_id, positions INTEGER[]) under its primary key;
   document: a row per version, its terms (field digit + term) and positions as arrays, the
             terms under a GIN index (fastupdate on, PostgreSQL's default: new entries go to
