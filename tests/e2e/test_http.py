@@ -668,7 +668,8 @@ class JwtTest(HttpTestCase):
         new_key = RsaKey(self.tmp, "key-2")
         self.write_jwks(new_key)
         server.proc.send_signal(signal.SIGHUP)
-        server.wait_stderr("1 key")
+        # Not "1 key": the line the server starts with says "(1 key(s))".
+        server.wait_stderr("SIGHUP: re-read %s: 1 key" % self.jwks)
         with self.assertRaises(AssertionError):
             Session(server, old)
         Session(server, new_key.token()).request("ping")
