@@ -140,25 +140,28 @@ std::vector<int32_t> ParseIntArray(std::string_view text) {
   return out;
 }
 
-// The elements of a text array as PostgreSQL writes it: {a,"b c","d\"e"} (none NULL).
-std::vector<std::string> ParseTextArray(std::string_view text) {
-  std::vector<std::string> out;
+// Calls fn(element) for each element of a text array as PostgreSQL writes it, {a,"b c","d\"e"}
+// (none NULL): a view into `text`, or into a scratch string for a quoted one.
+template <typename Fn>
+void ForEachElement(std::string_view text, Fn fn) {
+  std::string quoted;
   size_t i = text.empty() || text[0] != '{' ? 0 : 1;
   while (i < text.size() && text[i] != '}') {
-    std::string element;
     if (text[i] == '"') {
+      quoted.clear();
       for (++i; i < text.size() && text[i] != '"'; ++i) {
         if (text[i] == '\\' && i + 1 < text.size()) ++i;
-        element += text[i];
+        quoted += text[i];
       }
       ++i;  // The closing quote.
+      fn(std::string_view(quoted));
     } else {
-      for (; i < text.size() && text[i] != ',' && text[i] != '}'; ++i) element += text[i];
+      const size_t end = std::min(text.find_first_of(",}", i), text.size());
+      fn(text.substr(i, end - i));
+      i = end;
     }
-    out.push_back(std::move(element));
     if (i < text.size() && text[i] == ',') ++i;
   }
-  return out;
 }
 
 // text_documents.positions: each of the row's terms' positions, in the order of its terms,
@@ -608,7 +611,6 @@ absl::StatusOr<Postings> ReadPostings(store::Db& db, const std::vector<PhraseTok
     next += 3;
   }
   for (const int64_t value : bound_values) s.Bind(next++, value);
-  const absl::flat_hash_set<std::string> wanted(exact.begin(), exact.end());
   Postings postings;
   while (true) {
     ASSIGN_OR_RETURN(const bool row, s.Step());
@@ -622,23 +624,27 @@ absl::StatusOr<Postings> ReadPostings(store::Db& db, const std::vector<PhraseTok
     int64_t length = 0;
     for (const int32_t n : ParseIntArray(s.Text(3))) length += n;
     postings.lengths[version_id] = length;
-    const std::vector<std::string> keys = ParseTextArray(s.Text(1));
+    // Each term of the row with its positions; most rows hold a few of the query's terms
+    // among dozens (a common term's read is every version's row), so nothing is copied
+    // until one is.
     std::string_view positions = s.Text(2);
-    for (const std::string& key : keys) {
+    ForEachElement(s.Text(1), [&](std::string_view key) {
       const size_t end = std::min(positions.find(';'), positions.size());
       const std::string_view at = positions.substr(0, end);
       positions.remove_prefix(std::min(end + 1, positions.size()));
-      if (key.empty()) continue;
+      if (key.empty()) return;
       const int field = key[0] - '0';
-      const std::string term = key.substr(1);
+      const std::string_view term = key.substr(1);
       const auto posting = [&] {
         return Posting{.version_id = version_id, .field = field, .positions = ParseIntArray(at)};
       };
-      if (wanted.contains(term)) postings.exact[term].push_back(posting());
+      if (std::binary_search(exact.begin(), exact.end(), term)) {
+        postings.exact[std::string(term)].push_back(posting());
+      }
       for (const std::string& prefix : prefixes) {
         if (term.starts_with(prefix)) postings.prefixed[prefix].push_back(posting());
       }
-    }
+    });
   }
   return postings;
 }
