@@ -221,11 +221,12 @@ ALTER TABLE embeddings ADD COLUMN links BYTEA;  -- 8-byte little-endian integers
 DROP INDEX text_postings_by_version;
 )sql",
       // 7: a version's postings in its text_documents row, found by a GIN index on its terms
-      // (docs/decisions.md, "A row of postings a version"): a write inserts one row and a few
-      // GIN entries into the pending list, which the index merges in bulk, where it inserted
-      // a row and a b-tree entry for each of its ~45 postings on Perseus Vault's corpus (a
-      // third of the server's CPU a version, a quarter of the space). terms: the field's
-      // digit, then the term; positions: each term's, comma-separated, apart by ';'.
+      // (docs/decisions.md, "A row of postings a version"): a write inserts one row, and its
+      // terms' GIN entries go to the pending list, which the index merges in bulk, where it
+      // inserted a row and a b-tree entry for each of its ~45 postings on Perseus Vault's
+      // corpus. A pending list of 1 MB, not 4: every GIN search reads all of it.
+      // terms: the field's digit, then the term; positions: each term's, comma-separated,
+      // apart by ';'.
       R"sql(
 ALTER TABLE text_documents ADD COLUMN terms TEXT[] COLLATE "C", ADD COLUMN positions TEXT;
 UPDATE text_documents AS d SET terms = p.terms, positions = p.positions
