@@ -123,7 +123,7 @@ void BindCounts(store::Stmt& s, int p, const Counts& counts) {
       .Bind(p + 5, IntArrayLiteral(counts.totals_tokens));
 }
 
-// The integers of an array as PostgreSQL writes it ("{0,3,7}").
+// The integers of an array as PostgreSQL writes it ("{0,3,7}"), or of a list ("0,3,7").
 std::vector<int32_t> ParseIntArray(std::string_view text) {
   std::vector<int32_t> out;
   const char* p = text.data();
@@ -290,7 +290,7 @@ absl::StatusOr<store::Stmt> PgKeywordIndex::AddRows(int64_t version_id, std::str
   std::vector<std::string_view> terms;
   std::vector<int64_t> fields;
   std::vector<std::string> keys;  // The row's terms: SaturationKey(field, term).
-  std::string positions;          // PositionsText.
+  std::string positions;          // AppendPositions'.
   std::vector<int64_t> lengths;
   const std::array<FieldTerms, kFields> field_terms = DocumentTermsOf(text, key, category);
   for (int f = 0; f < kFields; ++f) {
