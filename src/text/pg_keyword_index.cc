@@ -1,9 +1,7 @@
 #include "text/pg_keyword_index.h"
 
 #include <algorithm>
-#include <array>
 #include <charconv>
-#include <cstdlib>
 #include <limits>
 #include <tuple>
 #include <utility>
@@ -56,18 +54,30 @@ std::string CountSql(int p, std::string_view only_if = "") {
 // How often Add asks which of its terms' statistics rows are saturated.
 constexpr int64_t kLearnEvery = 64;
 
-// A statistics row's key in PgKeywordIndex::saturated_: the field's digit, then the term.
-std::string SaturationKey(int field, std::string_view term) {
+// A row term: a (field, term) pair as text_documents.terms holds it and PgKeywordIndex::saturated_
+// keys it, the field's digit, then the term. RowTermSql writes it in SQL; RowTermFieldSql and
+// RowTermTermSql read it back.
+std::string RowTerm(int field, std::string_view term) {
   std::string key(1, static_cast<char>('0' + field));
   key.append(term);
   return key;
 }
 
-// The row terms (SaturationKey) of `terms` in every field.
+std::string RowTermSql(const char* field, const char* term) {
+  return absl::StrCat("CAST(", field, " AS text) || ", term);
+}
+
+std::string RowTermFieldSql(const char* key) {
+  return absl::StrCat("CAST(left(", key, ", 1) AS smallint)");
+}
+
+std::string RowTermTermSql(const char* key) { return absl::StrCat("substr(", key, ", 2)"); }
+
+// The row terms of `terms` in every field.
 std::vector<std::string> RowTermsOf(const std::vector<std::string>& terms) {
   std::vector<std::string> keys;
   for (const std::string& term : terms) {
-    for (int f = 0; f < kFields; ++f) keys.push_back(SaturationKey(f, term));
+    for (int f = 0; f < kFields; ++f) keys.push_back(RowTerm(f, term));
   }
   return keys;
 }
@@ -193,12 +203,6 @@ FieldTerms FieldTermsOf(std::string_view value) {
   return field;
 }
 
-// A version's fields (FTS5's columns, in order) cut as FieldTermsOf cuts each.
-std::array<FieldTerms, kFields> DocumentTermsOf(std::string_view text, std::string_view key,
-                                                std::string_view category) {
-  return {FieldTermsOf(text), FieldTermsOf(key), FieldTermsOf(category)};
-}
-
 // ---------------------------------------------------------------------------------------------
 // Queries
 
@@ -287,18 +291,15 @@ absl::StatusOr<store::Stmt> PgKeywordIndex::AddRows(int64_t version_id, std::str
                                                     std::string_view category,
                                                     std::vector<std::string>* reserved) {
   const bool if_stored = reserved != nullptr;
-  std::vector<std::string_view> terms;
-  std::vector<int64_t> fields;
-  std::vector<std::string> keys;  // The row's terms: SaturationKey(field, term).
+  std::vector<std::string> keys;  // The row's terms (RowTerm).
   std::string positions;          // AppendPositions'.
   std::vector<int64_t> lengths;
-  const std::array<FieldTerms, kFields> field_terms = DocumentTermsOf(text, key, category);
+  const std::string_view values[kFields] = {text, key, category};  // FTS5's columns, in order.
   for (int f = 0; f < kFields; ++f) {
-    lengths.push_back(field_terms[f].length);
-    for (const auto& [term, at] : field_terms[f].positions) {
-      terms.push_back(term);
-      fields.push_back(f);
-      keys.push_back(SaturationKey(f, term));
+    const FieldTerms field = FieldTermsOf(values[f]);
+    lengths.push_back(field.length);
+    for (const auto& [term, at] : field.positions) {
+      keys.push_back(RowTerm(f, term));
       AppendPositions(at, positions);
     }
   }
@@ -315,22 +316,24 @@ absl::StatusOr<store::Stmt> PgKeywordIndex::AddRows(int64_t version_id, std::str
     pending_.emplace();
   }
   if (credits_.size() > kMaxCreditKeys) credits_.clear();  // Unused credits only overcount.
-  for (size_t i = 0; i < terms.size(); ++i) {
-    if (saturated_.contains(keys[i])) continue;
+  for (const std::string& row_term : keys) {
+    if (saturated_.contains(row_term)) continue;
     // A credit left by an earlier reservation counts this version already.
-    if (const auto credit = credits_.find(keys[i]); credit != credits_.end()) {
+    if (const auto credit = credits_.find(row_term); credit != credits_.end()) {
       if (--credit->second == 0) credits_.erase(credit);
       continue;
     }
     // Beside the writers, a reservation: this version and kReservedDocuments - 1 to come.
     const int64_t count = if_stored ? kReservedDocuments : 1;
-    if (if_stored) reserved->push_back(keys[i]);
+    if (if_stored) reserved->push_back(row_term);
+    const int field = row_term[0] - '0';
+    const std::string_view term = std::string_view(row_term).substr(1);
     if (counts_now) {
-      counted.terms.push_back(terms[i]);
-      counted.fields.push_back(fields[i]);
+      counted.terms.push_back(term);
+      counted.fields.push_back(field);
       counted.documents.push_back(count);
     } else {
-      pending_->documents[{static_cast<int>(fields[i]), std::string(terms[i])}] += count;
+      pending_->documents[{field, std::string(term)}] += count;
     }
   }
   for (int f = 0; f < kFields; ++f) {
@@ -423,7 +426,7 @@ absl::Status PgKeywordIndex::LearnSaturated(const std::vector<std::string>& keys
   while (true) {
     ASSIGN_OR_RETURN(const bool row, s.Step());
     if (!row) break;
-    saturated_.insert(SaturationKey(static_cast<int>(s.Int(0)), s.Text(1)));
+    saturated_.insert(RowTerm(static_cast<int>(s.Int(0)), s.Text(1)));
   }
   return absl::OkStatus();
 }
@@ -471,7 +474,7 @@ absl::Status PgKeywordIndex::Remove(int64_t version_id) {
       absl::StrCat("SELECT pg_advisory_xact_lock(", pg::kKeywordLock, ")");
   ASSIGN_OR_RETURN(store::Stmt lock, db_->Prepare(kExclusive));
   RETURN_IF_ERROR(lock.RunLater());
-  // The row says its terms (SaturationKey's: the field's digit, then the term).
+  // The row says its terms.
   ASSIGN_OR_RETURN(
       store::Stmt s,
       db_->Prepare(absl::StrCat(
@@ -479,8 +482,8 @@ absl::Status PgKeywordIndex::Remove(int64_t version_id) {
           "RETURNING lengths, terms), "
           "stats AS (UPDATE text_term_stats AS s SET documents = s.documents - 1 "
           "FROM document AS d, unnest(d.terms) AS k (key) "
-          "WHERE s.term = substr(k.key, 2) AND s.field = CAST(left(k.key, 1) AS smallint) "
-          "AND s.documents < ",
+          "WHERE s.term = ", RowTermTermSql("k.key"), " AND s.field = ", RowTermFieldSql("k.key"),
+          " AND s.documents < ",
           kSaturatedDocuments,
           ") UPDATE text_totals AS t SET documents = t.documents - 1, "
           "tokens = t.tokens - d.lengths[t.field + 1] FROM document AS d")));
@@ -550,10 +553,9 @@ absl::StatusOr<Postings> ReadPostings(store::Db& db, const std::vector<PhraseTok
   int parameters = 1;  // ?1: whole.
   std::string read = "CAST(?1 AS text[])";
   if (!prefixes.empty()) {
-    absl::StrAppend(&read,
-                    " || ARRAY(SELECT CAST(s.field AS text) || s.term FROM unnest(CAST(?2 AS "
-                    "text[]), CAST(?3 AS text[])) AS r (low, high) JOIN text_term_stats AS s "
-                    "ON s.term >= r.low AND s.term <= r.high)");
+    absl::StrAppend(&read, " || ARRAY(SELECT ", RowTermSql("s.field", "s.term"),
+                    " FROM unnest(CAST(?2 AS text[]), CAST(?3 AS text[])) AS r (low, high) "
+                    "JOIN text_term_stats AS s ON s.term >= r.low AND s.term <= r.high)");
     parameters = 3;
   }
   const bool restricting = !restrictions.candidates.empty();
@@ -572,13 +574,12 @@ absl::StatusOr<Postings> ReadPostings(store::Db& db, const std::vector<PhraseTok
         "anchors AS (SELECT o.term FROM (SELECT DISTINCT ON (phrase) phrase, position FROM n "
         "ORDER BY phrase, documents, position) AS a JOIN o USING (phrase, position) "
         "WHERE o.term <> '') ");
-    absl::StrAppend(&read,
-                    " || ARRAY(SELECT f || a.term FROM anchors AS a "
-                    "CROSS JOIN unnest(CAST('{0,1,2}' AS text[])) AS f)");
+    absl::StrAppend(&read, " || ARRAY(SELECT ", RowTermSql("f", "a.term"),
+                    " FROM anchors AS a CROSS JOIN generate_series(0, ", kFields - 1, ") AS f)");
     parameters += 3;
   }
-  // Only the bounds given are written: a condition on the version ids that keeps them all
-  // still steers the planner on a table it has no statistics of yet (a fresh store).
+  // Only the bounds given are written: an unbounded read leaves the planner nothing to weigh
+  // but the terms (a condition keeping every version id would still count in its estimates).
   std::vector<int64_t> bound_values;
   std::string bounds;
   for (const auto& [op, value, none] : {std::tuple(">", after, kNoLowerBound),
@@ -612,12 +613,13 @@ absl::StatusOr<Postings> ReadPostings(store::Db& db, const std::vector<PhraseTok
   }
   for (const int64_t value : bound_values) s.Bind(next++, value);
   Postings postings;
+  std::vector<std::vector<Posting>> exact_lists(exact.size());  // By the term's index in exact.
   while (true) {
     ASSIGN_OR_RETURN(const bool row, s.Step());
     if (!row) break;
     if (s.IsNull(0)) {  // A field's totals.
-      if (s.Text(1) == "0") postings.rows = std::strtoll(std::string(s.Text(2)).c_str(), nullptr, 10);
-      postings.tokens += std::strtoll(std::string(s.Text(3)).c_str(), nullptr, 10);
+      if (s.Int(1) == 0) postings.rows = s.Int(2);
+      postings.tokens += s.Int(3);
       continue;
     }
     const int64_t version_id = s.Int(0);
@@ -638,13 +640,17 @@ absl::StatusOr<Postings> ReadPostings(store::Db& db, const std::vector<PhraseTok
       const auto posting = [&] {
         return Posting{.version_id = version_id, .field = field, .positions = ParseIntArray(at)};
       };
-      if (std::binary_search(exact.begin(), exact.end(), term)) {
-        postings.exact[std::string(term)].push_back(posting());
+      if (const auto it = std::lower_bound(exact.begin(), exact.end(), term);
+          it != exact.end() && *it == term) {
+        exact_lists[it - exact.begin()].push_back(posting());
       }
       for (const std::string& prefix : prefixes) {
         if (term.starts_with(prefix)) postings.prefixed[prefix].push_back(posting());
       }
     });
+  }
+  for (size_t i = 0; i < exact.size(); ++i) {
+    if (!exact_lists[i].empty()) postings.exact[exact[i]] = std::move(exact_lists[i]);
   }
   return postings;
 }

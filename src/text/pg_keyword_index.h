@@ -123,7 +123,8 @@ class PgKeywordIndex final : public store::CommitHook {
   absl::StatusOr<store::Stmt> AddRows(int64_t version_id, std::string_view text,
                                       std::string_view key, std::string_view category,
                                       std::vector<std::string>* reserved);
-  // Which of the (field, term) keys (SaturationKey) have a saturated row: into saturated_.
+  // Which of the row terms (the field's digit, then the term) have a saturated row: into
+  // saturated_.
   absl::Status LearnSaturated(const std::vector<std::string>& keys);
 
   store::Db* db_;  // Not owned; outlives this.
