@@ -4,7 +4,7 @@ server-sent events, Origin checks, bearer tokens and their workspaces, JWT acces
 SIGTERM.
 
 The server listens on 127.0.0.1 port 0 and the test reads the port it bound from its start
-line on stderr. Requests use http.client, one connection each.
+line on stderr. Requests use http.client, one connection each (but where a test keeps one).
 
 Run: python3 tests/e2e/test_http.py <path-to-strata-binary>
 """
@@ -409,6 +409,47 @@ class TransportTest(HttpTestCase):
         self.assertFalse(any(t.is_alive() for t in threads))
         self.assertEqual(errors, [])
         self.assertEqual(Session(server).call_ok("stats", {})["active_memories"], 40)
+
+    def test_keep_alive_connections_beyond_the_workers(self):
+        # More clients than the server's 8 workers, each calling back to back on one
+        # connection: every call is answered, and none of the connections is closed by the
+        # server after a handful of calls (each would connect again).
+        server = self.start()
+        clients, calls = 12, 30
+        closed, errors = [], []
+
+        def client(n):
+            conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=REQUEST_TIMEOUT)
+            try:
+                for i in range(calls):
+                    body = json.dumps({
+                        "jsonrpc": "2.0", "id": i, "method": "tools/call",
+                        "params": {"name": "remember",
+                                   "arguments": remember("k%d-%d" % (n, i), "keep %d %d" % (n, i)),
+                                   "_meta": STATELESS_META}}).encode("utf-8")
+                    conn.request("POST", "/mcp", body=body, headers={
+                        "Content-Type": "application/json",
+                        "Accept": "application/json, text/event-stream"})
+                    response = conn.getresponse()
+                    result = json.loads(response.read())["result"]
+                    if result["isError"]:
+                        errors.append("client %d call %d: %s" % (n, i, result))
+                    if response.will_close:
+                        closed.append((n, i))
+            except Exception as e:  # noqa: BLE001 - reported below
+                errors.append("client %d: %r" % (n, e))
+            finally:
+                conn.close()
+
+        threads = [threading.Thread(target=client, args=(n,)) for n in range(clients)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=REQUEST_TIMEOUT * 4)
+        self.assertFalse(any(t.is_alive() for t in threads))
+        self.assertEqual(errors, [])
+        self.assertEqual(closed, [])
+        self.assertEqual(Session(server).call_ok("stats", {})["active_memories"], clients * calls)
 
     def test_sigterm_and_sigint_exit_0(self):
         for sig in (signal.SIGTERM, signal.SIGINT):
