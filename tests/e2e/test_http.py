@@ -201,6 +201,15 @@ class HttpTestCase(unittest.TestCase):
         self._servers.append(server)
         return server
 
+    def run_clients(self, client, count):
+        """Runs client(0) .. client(count - 1) at once, each on a thread, to the end."""
+        threads = [threading.Thread(target=client, args=(n,)) for n in range(count)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=REQUEST_TIMEOUT * 4)
+        self.assertFalse(any(t.is_alive() for t in threads))
+
     def write_tokens(self, text):
         path = self.token_file + ".new"
         with open(path, "w") as f:
@@ -401,12 +410,7 @@ class TransportTest(HttpTestCase):
             except Exception as e:  # noqa: BLE001 - reported below
                 errors.append("client %d: %r" % (n, e))
 
-        threads = [threading.Thread(target=client, args=(n,)) for n in range(8)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(timeout=REQUEST_TIMEOUT * 4)
-        self.assertFalse(any(t.is_alive() for t in threads))
+        self.run_clients(client, 8)
         self.assertEqual(errors, [])
         self.assertEqual(Session(server).call_ok("stats", {})["active_memories"], 40)
 
@@ -441,12 +445,7 @@ class TransportTest(HttpTestCase):
             finally:
                 conn.close()
 
-        threads = [threading.Thread(target=client, args=(n,)) for n in range(clients)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(timeout=REQUEST_TIMEOUT * 4)
-        self.assertFalse(any(t.is_alive() for t in threads))
+        self.run_clients(client, clients)
         self.assertEqual(errors, [])
         self.assertEqual(closed, [])
         self.assertEqual(Session(server).call_ok("stats", {})["active_memories"], clients * calls)
