@@ -241,6 +241,12 @@ CREATE INDEX text_documents_terms ON text_documents USING gin (terms)
   WITH (gin_pending_list_limit = 1024);
 DROP TABLE text_postings;
 )sql",
+      // 8: the terms' pending list at 512 kB: every GIN search reads all of it, and 1 MB held
+      // keyword recall p99 at 100,000 memories of Perseus Vault's corpus to 14-15 ms (PERF.md,
+      // "Session 31").
+      R"sql(
+ALTER INDEX text_documents_terms SET (gin_pending_list_limit = 512);
+)sql",
   };
   return *kMigrations;
 }

@@ -493,6 +493,26 @@ TEST_F(KeywordEnginesTest, Migration7FoldsEachVersionsPostingsIntoItsRow) {
   EXPECT_EQ(tables, 0);
 }
 
+// Migration 8 sets the terms' index's pending list to 512 kB, on a new store and on one of
+// schema 7.
+TEST_F(KeywordEnginesTest, Migration8SetsTheTermsPendingListTo512kB) {
+  constexpr char kOptions[] =
+      "SELECT CAST(reloptions AS text) FROM pg_class WHERE relname = 'text_documents_terms'";
+  ASSERT_OK_AND_ASSIGN(const pg::Rows fresh, pg_->connection().Query(kOptions));
+  ASSERT_EQ(fresh.rows.size(), 1u);
+  EXPECT_EQ(fresh.rows[0][0], "{gin_pending_list_limit=512}");
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<pg::PgDb> old,
+                       pg::PgDb::Open(pg::testing::FreshDatabaseUri()));
+  ASSERT_OK(pg::Migrate(old->connection(), 7));
+  ASSERT_OK_AND_ASSIGN(const pg::Rows seven, old->connection().Query(kOptions));
+  ASSERT_EQ(seven.rows.size(), 1u);
+  EXPECT_EQ(seven.rows[0][0], "{gin_pending_list_limit=1024}");
+  ASSERT_OK(pg::Migrate(old->connection()));
+  ASSERT_OK_AND_ASSIGN(const pg::Rows migrated, old->connection().Query(kOptions));
+  ASSERT_EQ(migrated.rows.size(), 1u);
+  EXPECT_EQ(migrated.rows[0][0], "{gin_pending_list_limit=512}");
+}
+
 // A store's first minute: autovacuum has not analyzed the index's tables yet, so the planner
 // knows nothing of their columns. A rare term's ranking still finds its rows by their terms
 // (the GIN index), not by reading every version's row, once there are more than a few
