@@ -58,9 +58,9 @@ constexpr absl::Duration kSessionIdle = absl::Hours(1);
 constexpr size_t kWorkers = 8;
 // Requests a connection is served before the server closes it, so that more busy connections
 // than kWorkers take turns (a worker serves one connection at a time). cpp-httplib's default,
-// 5, had a client of back-to-back calls connect again every fifth call: at 30,000 memories on
-// PostgreSQL (4 clients, 2 nodes) 100 took ~0.1 ms of CPU a write off the nodes and as much off
-// the clients, and wrote 8-21% faster (PERF.md, "Session 31").
+// 5, had a client of back-to-back calls connect again every fifth call: at 30,000 and 100,000
+// memories on PostgreSQL (4 clients, 2 nodes) 100 took ~0.1 ms of CPU a write off the nodes and
+// ~0.07 off the clients, and wrote 7-36% faster (PERF.md, "Session 31").
 constexpr size_t kRequestsPerConnection = 100;
 // Single writes one transaction holds at most (group commit) before it commits.
 constexpr int kMaxGroupWrites = 16;

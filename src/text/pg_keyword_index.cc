@@ -54,9 +54,9 @@ std::string CountSql(int p, std::string_view only_if = "") {
 // How often Add asks which of its terms' statistics rows are saturated.
 constexpr int64_t kLearnEvery = 64;
 
-// A row term: a (field, term) pair as text_documents.terms holds it and PgKeywordIndex::saturated_
-// keys it, the field's digit, then the term. RowTermSql writes it in SQL; RowTermFieldSql and
-// RowTermTermSql read it back.
+// A row term: a (field, term) pair as text_documents.terms holds it and PgKeywordIndex's
+// saturated_ keys it, the field's digit, then the term. RowTermSql writes it in SQL;
+// RowTermFieldSql and RowTermTermSql read it back.
 std::string RowTerm(int field, std::string_view term) {
   std::string key(1, static_cast<char>('0' + field));
   key.append(term);
