@@ -54,6 +54,9 @@ std::string CountSql(int p, std::string_view only_if = "") {
 // How often Add asks which of its terms' statistics rows are saturated.
 constexpr int64_t kLearnEvery = 64;
 
+// AddBeside's statements sent before their rows are read (a group commit's are at most 16).
+constexpr size_t kSentTogether = 16;
+
 // A row term: a (field, term) pair as text_documents.terms holds it and PgKeywordIndex's
 // saturated_ keys it, the field's digit, then the term. RowTermSql writes it in SQL;
 // RowTermFieldSql and RowTermTermSql read it back.
@@ -288,9 +291,8 @@ absl::Status PgKeywordIndex::Add(int64_t version_id, std::string_view text, std:
 
 absl::StatusOr<store::Stmt> PgKeywordIndex::AddRows(int64_t version_id, std::string_view text,
                                                     std::string_view key,
-                                                    std::string_view category,
-                                                    std::vector<std::string>* reserved) {
-  const bool if_stored = reserved != nullptr;
+                                                    std::string_view category, Beside* beside) {
+  const bool if_stored = beside != nullptr;
   std::vector<std::string> keys;  // The row's terms (RowTerm).
   std::string positions;          // AppendPositions'.
   std::vector<int64_t> lengths;
@@ -323,9 +325,11 @@ absl::StatusOr<store::Stmt> PgKeywordIndex::AddRows(int64_t version_id, std::str
       if (--credit->second == 0) credits_.erase(credit);
       continue;
     }
-    // Beside the writers, a reservation: this version and kReservedDocuments - 1 to come.
-    const int64_t count = if_stored ? kReservedDocuments : 1;
-    if (if_stored) reserved->push_back(row_term);
+    // Beside the writers, a reservation: this version and kReservedDocuments - 1 to come;
+    // one per key in a round trip.
+    const bool reserve = if_stored && beside->reserving->insert(row_term).second;
+    const int64_t count = reserve ? kReservedDocuments : 1;
+    if (reserve) beside->reserved.push_back(row_term);
     const int field = row_term[0] - '0';
     const std::string_view term = std::string_view(row_term).substr(1);
     if (counts_now) {
@@ -358,6 +362,7 @@ absl::StatusOr<store::Stmt> PgKeywordIndex::AddRows(int64_t version_id, std::str
   ASSIGN_OR_RETURN(
       store::Stmt s,
       db_->Prepare(absl::StrCat(
+          if_stored ? absl::StrCat("/* beside ", beside->slot, " */ ") : "",
           "WITH document AS (INSERT INTO text_documents (version_id, lengths, terms, positions) "
           "SELECT CAST(?1 AS bigint), CAST(?4 AS integer[]), CAST(?2 AS text[]), CAST(?3 AS text) ",
           if_stored ? "WHERE EXISTS (SELECT 1 FROM versions WHERE id = CAST(?1 AS bigint)) " : "",
@@ -440,28 +445,40 @@ absl::Status PgKeywordIndex::AddBeside(std::span<const KeywordDocument> document
   RETURN_IF_ERROR(lock.RunLater());
   // The reservations are credits once known written: the statement writes nothing (and
   // returns no row) for a version indexed already or purged, and a credit nobody reserved
-  // would count a later version nowhere. The documents' statements are one cached statement,
-  // so each but the last is read before the next is sent (a round trip each), and its credits
-  // serve the next; the last is read after COMMIT. Credits granted in a transaction that does
-  // not commit counted nothing: all are dropped then (which only overcounts).
+  // would count a later version nowhere. So up to kSentTogether documents' statements are
+  // sent (each a cached statement of its own) and then read together, in one round trip,
+  // the last of them with COMMIT; a key one of them reserved is counted by the later ones
+  // for their own version alone. Credits granted in a transaction that does not commit
+  // counted nothing: all are dropped then (which only overcounts).
   bool committed = false;
   const absl::Cleanup drop_credits = [&] {
     if (!committed) credits_.clear();
   };
-  for (size_t i = 0; i < documents.size(); ++i) {
-    const KeywordDocument& d = documents[i];
-    std::vector<std::string> reserved;
-    ASSIGN_OR_RETURN(store::Stmt rows,
-                     AddRows(d.version_id, d.text, d.key, d.category, &reserved));
-    if (i + 1 == documents.size()) {
+  for (size_t start = 0; start < documents.size(); start += kSentTogether) {
+    const size_t end = std::min(documents.size(), start + kSentTogether);
+    absl::flat_hash_set<std::string> reserving;
+    std::vector<Beside> besides(end - start);
+    std::vector<store::Stmt> statements;
+    for (size_t i = start; i < end; ++i) {
+      const KeywordDocument& d = documents[i];
+      Beside& beside = besides[i - start];
+      beside.slot = static_cast<int>(i - start);
+      beside.reserving = &reserving;
+      ASSIGN_OR_RETURN(store::Stmt rows,
+                       AddRows(d.version_id, d.text, d.key, d.category, &beside));
+      statements.push_back(std::move(rows));
+    }
+    if (end == documents.size()) {
       RETURN_IF_ERROR(txn.Commit());
       committed = true;
     }
-    // Its rows: one for each text_totals row, when it wrote.
-    ASSIGN_OR_RETURN(const std::vector<int64_t> written, rows.Ints());
-    if (written.empty()) continue;
-    for (std::string& reservation : reserved) {
-      credits_[std::move(reservation)] = kReservedDocuments - 1;
+    for (size_t k = 0; k < statements.size(); ++k) {
+      // Its rows: one for each text_totals row, when it wrote.
+      ASSIGN_OR_RETURN(const std::vector<int64_t> written, statements[k].Ints());
+      if (written.empty()) continue;
+      for (std::string& reservation : besides[k].reserved) {
+        credits_[std::move(reservation)] = kReservedDocuments - 1;
+      }
     }
   }
   return absl::OkStatus();

@@ -116,13 +116,23 @@ class PgKeywordIndex final : public store::CommitHook {
   void Dropped() override;
 
  private:
-  // Add, or with `reserved` AddBeside's statement: only while the version is in `versions`,
-  // reserving credits (kReservedDocuments) for the statistics keys it appends to `reserved`,
-  // and sent ahead for its rows (one for each text_totals row, when it wrote) to be read.
-  // Returns the statement.
+  // One of AddBeside's statements sent in one round trip.
+  struct Beside {
+    // Its place among them: each is a cached statement of its own, so that all are sent
+    // before any is read.
+    int slot = 0;
+    std::vector<std::string> reserved;  // The statistics keys it reserved.
+    // Every key the round trip's statements reserved: a later one counts such a key for its
+    // own version only, its credits not known yet.
+    absl::flat_hash_set<std::string>* reserving = nullptr;
+  };
+  // Add, or with `beside` AddBeside's statement: only while the version is in `versions`,
+  // reserving credits (kReservedDocuments) for the statistics keys it appends to
+  // beside->reserved, and sent ahead for its rows (one for each text_totals row, when it
+  // wrote) to be read. Returns the statement.
   absl::StatusOr<store::Stmt> AddRows(int64_t version_id, std::string_view text,
                                       std::string_view key, std::string_view category,
-                                      std::vector<std::string>* reserved);
+                                      Beside* beside);
   // Which of the row terms (the field's digit, then the term) have a saturated row: into
   // saturated_.
   absl::Status LearnSaturated(const std::vector<std::string>& keys);

@@ -1762,6 +1762,36 @@ TEST_P(KeywordRowsBeside, SeveralVersionsInOneTransactionAreEachCountedOnce) {
   EXPECT_THAT(Keys(store_->Recall(Query("ptarmigan note 7"))), Contains("m7"));
 }
 
+// A transaction's statements are sent together and read together: a term new to the index
+// is reserved by the first version holding it, and counted by each later one of the round
+// trip for itself alone (the reservation's credits are known only once it is read).
+TEST_P(KeywordRowsBeside, ARoundTripsVersionsReserveANewTermOnce) {
+  constexpr int kVersions = 3;
+  std::vector<int64_t> ids;
+  ASSERT_NO_FATAL_FAILURE(WriteUnindexed(kVersions, "", ids));
+  std::vector<text::KeywordDocument> documents;
+  for (int i = 0; i < kVersions; ++i) {
+    documents.push_back({.version_id = ids[i],
+                         .text = absl::StrCat("ptarmigan note ", i),
+                         .key = absl::StrCat("m", i),
+                         .category = "facts"});
+  }
+  text::FtsIndex index(db_.get());
+  ASSERT_OK(index.AddBeside(documents));
+  const std::string ptarmigan =
+      "SELECT documents FROM text_term_stats WHERE term = 'ptarmigan' AND field = 0";
+  EXPECT_EQ(Count(ptarmigan), text::kReservedDocuments + kVersions - 1);
+  EXPECT_EQ(Count(kPtarmiganPostings), kVersions);
+  EXPECT_EQ(MiscountedStatistics(/*indexes=*/2), 0);  // The store's and this one.
+  // The next version uses the credits.
+  Write(Id("m3"), R"("note 3")");
+  ids.push_back(VersionIdOf("m3"));
+  ASSERT_NO_FATAL_FAILURE(Unindex(ids.back()));
+  ASSERT_OK(index.AddBeside(ids.back(), "ptarmigan note 3", "m3", "facts"));
+  EXPECT_EQ(Count(ptarmigan), text::kReservedDocuments + kVersions - 1);
+  EXPECT_EQ(Count(kPtarmiganPostings), kVersions + 1);
+}
+
 TEST_P(KeywordRowsBeside, WrittenOnceAndNeverForAPurgedVersion) {
   Write(Id("bird"), R"("a ptarmigan in winter plumage")");
   const int64_t id = VersionIdOf("bird");
