@@ -29,11 +29,6 @@ PG_CLUSTER = os.path.join(ROOT, "tools", "pg-cluster")
 WARM_UP = 20
 
 
-def database_uri(cluster_uri, name):
-    """`cluster_uri` (tools/pg-cluster's, database strata) naming database `name` instead."""
-    return cluster_uri.replace("///strata", "///" + name, 1)
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--strata", action="append",
@@ -49,14 +44,15 @@ def main():
         cluster = os.path.join(tmp, "cluster")
         uri = subprocess.run([PG_CLUSTER, "start", cluster], check=True, capture_output=True,
                              text=True).stdout.strip()
+        os.environ["STRATA_TEST_PG_URI"] = uri  # For mcp_client.fresh_pg_database.
         try:
             next_memory = 0
             for b, binary in enumerate(binaries):
                 for n in sizes:
                     name = "batch_%d_%d" % (b, n)
-                    mcp_client.psql(uri, "CREATE DATABASE %s" % name)
                     client = mcp_client.McpClient(
-                        binary, ["--store", database_uri(uri, name), "--embedder", "none"],
+                        binary, ["--store", mcp_client.fresh_pg_database(name),
+                                 "--embedder", "none"],
                         stderr_path=os.path.join(tmp, name + ".stderr"))
                     client.initialize()
                     for count, timed in ((WARM_UP, False), (n, True)):

@@ -36,6 +36,9 @@ STATELESS_META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
     "io.modelcontextprotocol/clientCapabilities": {},
 }
+# What every POST of these tests says of its body and of the answers it takes.
+POST_HEADERS = {"Content-Type": "application/json",
+                "Accept": "application/json, text/event-stream"}
 ADMIN_TOKEN = "admin-token-0123456789abcdef"
 TEAM_A_TOKEN = "team-a-token-0123456789abcdef"
 NEW_TOKEN = "new-token-0123456789abcdefgh"
@@ -81,8 +84,7 @@ class HttpServer:
         """(status, headers dict with lower-case names, body bytes)."""
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=REQUEST_TIMEOUT)
         try:
-            all_headers = {"Content-Type": "application/json",
-                           "Accept": "application/json, text/event-stream"}
+            all_headers = dict(POST_HEADERS)
             all_headers.update(headers or {})
             data = None if body is None else (
                 body if isinstance(body, bytes) else json.dumps(body).encode("utf-8"))
@@ -431,9 +433,7 @@ class TransportTest(HttpTestCase):
                         "params": {"name": "remember",
                                    "arguments": remember("k%d-%d" % (n, i), "keep %d %d" % (n, i)),
                                    "_meta": STATELESS_META}}).encode("utf-8")
-                    conn.request("POST", "/mcp", body=body, headers={
-                        "Content-Type": "application/json",
-                        "Accept": "application/json, text/event-stream"})
+                    conn.request("POST", "/mcp", body=body, headers=POST_HEADERS)
                     response = conn.getresponse()
                     result = json.loads(response.read())["result"]
                     if result["isError"]:
