@@ -139,11 +139,14 @@ class StoreImpl final : public Store {
     if (!group_) return absl::OkStatus();
     Group group = *std::move(group_);
     group_.reset();
-    absl::Status status = group.txn.Commit();
+    // The keyword transaction rides in COMMIT's round trip: its statement writes nothing for
+    // a version that is not stored, so it may run when the COMMIT fails.
+    absl::Status status = group.txn.Commit([&] {
+      if (!group.keywords.empty()) WriteKeywordsBeside(group.keywords);
+    });
     if (status.ok()) {
       ++group_commit_.groups;
       group_commit_.writes += static_cast<int64_t>(group.tickets.size());
-      WriteKeywordsBeside(group.keywords);
       if (vectors_) vectors_->Wrote(group.written);
     }
     for (const std::shared_ptr<CommitTicket>& ticket : group.tickets) ticket->Resolve(status);

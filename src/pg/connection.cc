@@ -238,6 +238,7 @@ absl::Status Connection::Configure() {
   //   at 3,000 versions, growing with the table). Planning costs ~20-50 us a statement.
   // - No JIT: a keyword ranking's estimates (arrays unnested, CTEs) pass jit_above_cost, and
   //   compiling it took 35 ms of a 40 ms statement at 100K memories for ~1 ms of execution.
+  ++round_trips_;
   const Result result(
       Pq().PQexec(conn_, "SET plan_cache_mode = force_custom_plan; SET jit = off"));
   if (!Succeeded(result.result_)) return Failed(result.result_, /*was_in_transaction=*/false);
@@ -308,6 +309,7 @@ absl::StatusOr<Rows> Connection::Query(std::string_view sql, const std::vector<V
   values.reserve(params.size());
   for (const Value& v : params) values.push_back(v ? v->c_str() : nullptr);
   const std::string text(sql);
+  ++round_trips_;
   Result result(Pq().PQexecParams(conn_, text.c_str(), static_cast<int>(params.size()), nullptr,
                                   values.data(), nullptr, nullptr, /*resultFormat=*/0));
   if (!Succeeded(result.result_)) return Failed(result.result_, in_transaction);
@@ -354,6 +356,7 @@ absl::Status Connection::Prepare(PreparedStatement& stmt, bool in_transaction) {
   // Not in pipeline mode, where PQprepare cannot run: what was queued goes first (a round
   // trip more, once per statement and session).
   if (sent_ > 0) RETURN_IF_ERROR(Sync(/*keep_last=*/false, in_transaction).status());
+  ++round_trips_;
   const Result prepared(
       Pq().PQprepare(conn_, stmt.name.c_str(), stmt.sql.c_str(), 0, /*paramTypes=*/nullptr));
   if (!Succeeded(prepared.result_)) return Failed(prepared.result_, in_transaction);
@@ -376,6 +379,7 @@ absl::StatusOr<Result> Connection::RunPrepared(PreparedStatement& stmt,
                          in_transaction));
     return Sync(/*keep_last=*/true, in_transaction);
   }
+  ++round_trips_;
   Result result(Pq().PQexecPrepared(conn_, stmt.name.c_str(), p.count(), p.values.data(),
                                     p.lengths.data(), p.formats.data(), /*resultFormat=*/0));
   if (!Succeeded(result.result_)) return Failed(result.result_, in_transaction);
@@ -423,6 +427,24 @@ absl::Status Connection::QueueSql(std::string_view sql) {
   const bool in_transaction = this->in_transaction();
   RETURN_IF_ERROR(EnterPipeline(in_transaction));
   return SendSql(sql, in_transaction);
+}
+
+absl::Status Connection::QueueCommit() {
+  ASSIGN_OR_RETURN(const bool run, Ready("COMMIT"));
+  if (!run) return absl::OkStatus();
+  const bool in_transaction = this->in_transaction();
+  if (!in_transaction || commit_at_ >= 0) {
+    return absl::InternalError("COMMIT was sent ahead outside a transaction, or twice");
+  }
+  RETURN_IF_ERROR(EnterPipeline(in_transaction));
+  RETURN_IF_ERROR(SendSql("COMMIT", in_transaction));
+  commit_at_ = sent_ - 1;
+  return absl::OkStatus();
+}
+
+absl::Status Connection::CommitOutcome() {
+  if (commit_at_ >= 0) Sync(/*keep_last=*/false, in_transaction()).IgnoreError();
+  return commit_outcome_;
 }
 
 absl::Status Connection::BeforeRun(PreparedStatement& stmt, int params, bool in_transaction) {
@@ -478,11 +500,14 @@ absl::Status Connection::EnterPipeline(bool in_transaction) {
 absl::StatusOr<Result> Connection::Sync(bool keep_last, bool was_in_transaction) {
   const int sent = sent_;
   sent_ = 0;
+  const int commit_at = std::exchange(commit_at_, -1);
+  bool commit_read = false;
   std::vector<std::pair<int, Result*>> keeps;
   keeps.swap(keeps_);
   auto keep = keeps.begin();
   absl::Status first;  // The first failure.
   Result last;
+  ++round_trips_;
   if (Pq().PQpipelineSync(conn_) != 1) {
     first = Failed(nullptr, was_in_transaction);
   } else {
@@ -494,6 +519,10 @@ absl::StatusOr<Result> Connection::Sync(bool keep_last, bool was_in_transaction)
       }
       // A command after a failed one is not run: PGRES_PIPELINE_ABORTED.
       if (!Succeeded(result.result_)) first = Failed(result.result_, was_in_transaction);
+      if (i == commit_at) {
+        commit_outcome_ = first;
+        commit_read = true;
+      }
       // The end of this command's results.
       while (PGresult* more = Pq().PQgetResult(conn_)) Pq().PQclear(more);
       if (i == sent - 1 && keep_last) {
@@ -511,6 +540,8 @@ absl::StatusOr<Result> Connection::Sync(bool keep_last, bool was_in_transaction)
       }
     }
   }
+  // A COMMIT not reached: not committed, for the first failure's reason.
+  if (commit_at >= 0 && !commit_read) commit_outcome_ = first;
   // Fails only with results unread, on a lost session (PQreset ends the mode then).
   Pq().PQexitPipelineMode(conn_);
   RETURN_IF_ERROR(first);
@@ -534,6 +565,7 @@ absl::Status Connection::Exec(std::string_view sql) {
     absl::Status queued = Sync(/*keep_last=*/false, in_transaction).status();
     if (!queued.ok() && !absl::EqualsIgnoreCase(ToAbsl(sql), "ROLLBACK")) return queued;
   }
+  ++round_trips_;
   const Result result(Pq().PQexec(conn_, text.c_str()));
   if (!Succeeded(result.result_)) return Failed(result.result_, in_transaction);
   return absl::OkStatus();
@@ -557,7 +589,8 @@ bool Connection::transaction_failed() const {
 
 bool Connection::in_transaction() const {
   if (Pq().PQstatus(conn_) != CONNECTION_OK) return lost_in_transaction_;
-  if (sent_ > 0) return true;  // Sent ahead in one: nothing else is queued.
+  // Sent ahead in one (nothing else is queued), unless the last one sent is QueueCommit's.
+  if (sent_ > 0) return commit_at_ != sent_ - 1;
   return Pq().PQtransactionStatus(conn_) != PQTRANS_IDLE;
 }
 

@@ -128,12 +128,25 @@ class Connection {
   // Queue, for one statement without parameters. REQUIRES: in a transaction, or `sql` begins
   // one.
   absl::Status QueueSql(std::string_view sql);
+  // Sends COMMIT behind the queued statements without waiting for its outcome: a next
+  // transaction's statements (from its BEGIN) may be queued behind it, to be read in the
+  // same round trip, and run whether or not it commits (after a statement of its
+  // transaction failed, only from the next round trip on). Its outcome is read by the next
+  // round trip, or by CommitOutcome. REQUIRES: in a transaction, no COMMIT sent by
+  // QueueCommit unread.
+  absl::Status QueueCommit();
+  // The outcome of the COMMIT QueueCommit sent, read now unless a round trip has read it:
+  // OK when the transaction committed; else the error of its first statement that failed,
+  // or of the session lost before the outcome came (not committed, as Exec("COMMIT") says).
+  absl::Status CommitOutcome();
   // The first column of the first row as an integer. NotFound when there is no row or it is
   // NULL.
   absl::StatusOr<int64_t> QueryInt(std::string_view sql, const std::vector<Value>& params = {});
 
   // The server's version as PQserverVersion gives it (150018 for 15.18).
   int server_version() const;
+  // Round trips to the server so far: statements run alone and pipelines synced.
+  int64_t round_trips() const { return round_trips_; }
   // Counts the sessions: 0 for the first, one more after each reconnect.
   int64_t session() const { return session_; }
   // In a transaction, or lost in one not yet ended by the caller.
@@ -176,6 +189,7 @@ class Connection {
 
   pg_conn* conn_;  // Owned.
   int64_t session_ = 0;
+  int64_t round_trips_ = 0;
   bool lost_in_transaction_ = false;  // The session closed with a transaction open.
   int sent_ = 0;  // Commands sent in pipeline mode whose results are not read yet.
   // The open transaction's plan_cache_mode: the session's, SET LOCAL's, or not known (after
@@ -183,6 +197,10 @@ class Connection {
   std::optional<store::Plan> plan_mode_ = store::Plan::kForEachRun;
   // Where the results of those queued with `keep` go: (position among the sent_, keep).
   std::vector<std::pair<int, Result*>> keeps_;
+  // The position among the sent_ of a COMMIT sent by QueueCommit, until its outcome is read
+  // (into commit_outcome_); -1 when there is none.
+  int commit_at_ = -1;
+  absl::Status commit_outcome_;
 };
 
 // A transaction on a Connection that outlives it, rolled back when destroyed uncommitted.

@@ -301,12 +301,15 @@ absl::Status PgDb::BeginRead() {
   return conn_->QueueSql("BEGIN ISOLATION LEVEL REPEATABLE READ");
 }
 
-absl::Status PgDb::Commit() {
+absl::Status PgDb::Commit(const std::function<void()>& then) {
   // COMMIT of a failed transaction "succeeds" as a rollback.
   if (conn_->transaction_failed()) {
     return absl::AbortedError("a statement of the transaction failed; it is rolled back");
   }
-  return conn_->Exec("COMMIT");
+  if (!then) return conn_->Exec("COMMIT");
+  RETURN_IF_ERROR(conn_->QueueCommit());
+  then();
+  return conn_->CommitOutcome();
 }
 
 }  // namespace strata::pg

@@ -2,6 +2,7 @@
 // store::Db on PostgreSQL: the owners' statements (written with SQLite's `?1` and `:name`
 // parameters) run on a pg::Connection. docs/decisions.md, "The storage seam".
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -56,7 +57,7 @@ class PgDb final : public store::Db {
   bool InTransaction() const override { return conn_->in_transaction(); }
   absl::StatusOr<std::unique_lock<std::timed_mutex>> BeginWrite(bool take_turns) override;
   absl::Status BeginRead() override;
-  absl::Status Commit() override;
+  absl::Status Commit(const std::function<void()>& then) override;
 
   std::unique_ptr<Connection> conn_;
   const std::string lock_timeout_;  // A write transaction's SET LOCAL lock_timeout.

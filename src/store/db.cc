@@ -492,16 +492,22 @@ Transaction::~Transaction() {
   db_->RunCached("ROLLBACK").IgnoreError();
 }
 
-absl::Status Transaction::Commit() {
+absl::Status Transaction::Commit(const std::function<void()>& then) {
   Db* db = db_;
   for (CommitHook* hook : db->commit_hooks_) RETURN_IF_ERROR(hook->BeforeCommit());
-  absl::Status s = db->Commit();
+  absl::Status s = db->Commit(then);
   if (s.ok()) {
     db->commit_hooks_.clear();
     db_ = nullptr;
     lock_ = {};
   }
   return s;
+}
+
+absl::Status Db::Commit(const std::function<void()>& then) {
+  RETURN_IF_ERROR(RunCached("COMMIT"));
+  if (then) then();
+  return absl::OkStatus();
 }
 
 void Db::OnCommit(CommitHook* hook) {

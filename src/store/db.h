@@ -250,9 +250,10 @@ class Db {
   virtual absl::StatusOr<std::unique_lock<std::timed_mutex>> BeginWrite(bool take_turns) = 0;
   // Opens a read transaction: one snapshot for the statements until COMMIT.
   virtual absl::Status BeginRead() = 0;
-  // Ends the open transaction, keeping its writes. Errors: as COMMIT; Aborted on PostgreSQL
-  // when a statement of it failed (PostgreSQL would end it as a rollback).
-  virtual absl::Status Commit() { return RunCached("COMMIT"); }
+  // Ends the open transaction, keeping its writes, and then runs `then` unless it is empty
+  // (Transaction::Commit). Errors: as COMMIT; Aborted on PostgreSQL when a statement of it
+  // failed (PostgreSQL would end it as a rollback).
+  virtual absl::Status Commit(const std::function<void()>& then);
   // Finalizes the cached statements (before the connection they belong to closes).
   void ClearCache() {
     for (auto& cache : cache_) cache.clear();
@@ -371,7 +372,13 @@ class Transaction {
   Transaction& operator=(const Transaction&) = delete;
   ~Transaction();
 
-  absl::Status Commit();
+  absl::Status Commit() { return Commit(nullptr); }
+  // Commits, and runs `then` (a transaction of its own on the same Db, BeginBeside) once the
+  // COMMIT is sent and not refused at once: on PostgreSQL before its outcome is read, so
+  // that `then`'s statements ride in COMMIT's round trip (its last round trip reads both
+  // outcomes). `then` may so run when the COMMIT then fails: what it writes must be harmless
+  // without this transaction's writes.
+  absl::Status Commit(const std::function<void()>& then);
   // Undoes the writes since `Savepoint()`; used so one bad item fails only itself.
   absl::Status Savepoint();
   absl::Status RollbackToSavepoint();

@@ -453,6 +453,90 @@ TEST_F(PgDbTest, StatementsRunLaterLostWithTheSessionCommitNothing) {
   EXPECT_EQ(Count(), 1);
 }
 
+// Commit(then) with `then` a transaction beside (as a group of writes commits with its
+// keyword rows): `then`'s statements ride in COMMIT's round trip.
+TEST_F(PgDbTest, ACommitThenRunsATransactionBesideInItsRoundTrip) {
+  ASSERT_OK_AND_ASSIGN(store::Stmt insert, db_->Prepare("INSERT INTO t (i) VALUES (?1)"));
+  ASSERT_OK(insert.Bind(1, int64_t{1}).Run());  // Prepared: no round trip of its own later.
+  {
+    ASSERT_OK_AND_ASSIGN(store::Transaction txn, store::Transaction::Begin(*db_));
+    ASSERT_OK(insert.Bind(1, int64_t{2}).RunLater());
+    const int64_t before = db_->connection().round_trips();
+    bool ran = false;
+    ASSERT_OK(txn.Commit([&] {
+      ASSERT_OK_AND_ASSIGN(store::Transaction beside, store::Transaction::BeginBeside(*db_));
+      ASSERT_OK(insert.Bind(1, int64_t{4}).RunLater());
+      ASSERT_OK(beside.Commit());
+      ran = true;
+    }));
+    EXPECT_TRUE(ran);
+    EXPECT_EQ(db_->connection().round_trips() - before, 1);
+  }
+  ASSERT_OK_AND_ASSIGN(store::Stmt sum, db_->Prepare("SELECT sum(i) FROM t"));
+  ASSERT_OK_AND_ASSIGN(const bool row, sum.Step());
+  ASSERT_TRUE(row);
+  EXPECT_EQ(sum.Int(0), 7);
+  // With nothing sent after it, the outcome is read in a round trip of its own.
+  {
+    ASSERT_OK_AND_ASSIGN(store::Transaction txn, store::Transaction::Begin(*db_));
+    ASSERT_OK(insert.Bind(1, int64_t{8}).RunLater());
+    ASSERT_OK(txn.Commit([] {}));
+  }
+  EXPECT_EQ(Count(), 4);
+}
+
+TEST_F(PgDbTest, ACommitThenThatFailsSaysWhyAndTheTransactionBesideDoesNotRun) {
+  ASSERT_OK(db_->Exec("INSERT INTO t (id, i) VALUES (1, 1)"));
+  ASSERT_OK_AND_ASSIGN(store::Stmt insert, db_->Prepare("INSERT INTO t (id, i) VALUES (?1, ?2)"));
+  absl::Status beside_commit;
+  {
+    ASSERT_OK_AND_ASSIGN(store::Transaction txn, store::Transaction::Begin(*db_));
+    ASSERT_OK(insert.Bind(1, int64_t{2}).Bind(2, int64_t{2}).RunLater());
+    ASSERT_OK(insert.Bind(1, int64_t{1}).Bind(2, int64_t{3}).RunLater());  // A duplicate id.
+    EXPECT_THAT(txn.Commit([&] {
+      ASSERT_OK_AND_ASSIGN(store::Transaction beside, store::Transaction::BeginBeside(*db_));
+      ASSERT_OK(insert.Bind(1, int64_t{5}).Bind(2, int64_t{5}).RunLater());
+      beside_commit = beside.Commit();
+    }),
+                StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("duplicate")));
+  }
+  // The round trip failed at the first transaction's statement; nothing after it ran.
+  EXPECT_THAT(beside_commit, StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("dup")));
+  EXPECT_EQ(Count(), 1);
+  {
+    ASSERT_OK_AND_ASSIGN(store::Transaction txn, store::Transaction::Begin(*db_));
+    ASSERT_OK(insert.Bind(1, int64_t{6}).Bind(2, int64_t{6}).RunLater());
+    ASSERT_OK(txn.Commit([] {}));
+  }
+  EXPECT_EQ(Count(), 2);
+}
+
+TEST_F(PgDbTest, ACommitThenLostWithTheSessionCommitsNothingAndTheNextReconnects) {
+  ASSERT_OK_AND_ASSIGN(store::Stmt insert, db_->Prepare("INSERT INTO t (i) VALUES (?1)"));
+  {
+    ASSERT_OK_AND_ASSIGN(store::Transaction txn, store::Transaction::Begin(*db_));
+    ASSERT_OK(insert.Bind(1, int64_t{1}).Run());
+    ASSERT_NO_FATAL_FAILURE(TerminateSession(ServerPid(*db_)));
+    ASSERT_OK(insert.Bind(1, int64_t{2}).RunLater());
+    absl::Status beside_commit;
+    EXPECT_THAT(txn.Commit([&] {
+      ASSERT_OK_AND_ASSIGN(store::Transaction beside, store::Transaction::BeginBeside(*db_));
+      ASSERT_OK(insert.Bind(1, int64_t{4}).RunLater());
+      beside_commit = beside.Commit();
+    }),
+                StatusIs(absl::StatusCode::kUnavailable, ::testing::_));
+    EXPECT_THAT(beside_commit, StatusIs(absl::StatusCode::kUnavailable, ::testing::_));
+  }
+  EXPECT_EQ(Count(), 0);
+  {
+    ASSERT_OK_AND_ASSIGN(store::Transaction txn, store::Transaction::Begin(*db_));
+    ASSERT_OK(insert.Bind(1, int64_t{8}).RunLater());
+    ASSERT_OK(txn.Commit([] {}));
+  }
+  EXPECT_EQ(Count(), 1);
+  EXPECT_EQ(db_->connection().session(), 1);
+}
+
 TEST_F(PgDbTest, AWriterWaitsForAnotherAtMostTheLockTimeout) {
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<PgDb> other,
                        PgDb::Open(db_->path(), {.busy_timeout_ms = 100}));
