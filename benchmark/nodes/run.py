@@ -24,10 +24,11 @@ its own keep-alive connection and session. Then:
 - on PostgreSQL, the autovacuum runs (vacuum or analyze, table), checkpoints and statements
   of 25 ms or more, from when to when, that overlapped each recall mode's timed samples, from
   the server's log: work the server did beside the recalls.
-Python standard library only; the clients' own cost is included: by default each loading
-client is a process of its own speaking HTTP/1.1 on a bare socket (RawClient); --client
-http.client loads from threads of this process with Python's http.client, as every run before
-2026-12-06 did (~0.1 ms more CPU a write on this machine). Progress on stderr, the JSON report
+Python standard library only; the clients' own cost is included: by default every client
+speaks HTTP/1.1 on a bare socket (RawClient) and each loading client is a process of its own;
+with --client http.client every client is Python's http.client and the loading ones threads of
+this process, as in every run before 2026-12-06 (~0.1 ms more CPU a write on this machine,
+and the recalls' times include its parsing). Progress on stderr, the JSON report
 on --out (default stdout).
 """
 import argparse
