@@ -88,7 +88,19 @@ class Node:
         self._err.close()
 
 
-class HttpLibClient:
+class ToolClient:
+    """A client's tool calls on its session: a kind of client says how it posts a message
+    (`post`, returning the answer's headers and body)."""
+
+    next_id = 1
+
+    def call(self, name, arguments):
+        self.next_id += 1
+        _, body = self.post(tool_call(self.next_id, name, arguments))
+        return tool_result(name, body)
+
+
+class HttpLibClient(ToolClient):
     """A keep-alive connection and session on one node, by Python's http.client (the clients of
     every run before 2026-12-06: `--client http.client`)."""
 
@@ -99,7 +111,6 @@ class HttpLibClient:
         self.headers["Mcp-Session-Id"] = response.getheader("Mcp-Session-Id")
         self.headers["MCP-Protocol-Version"] = PROTOCOL
         self.post(INITIALIZED)
-        self.next_id = 1
 
     def post(self, message):
         self.conn.request("POST", "/mcp", json.dumps(message), self.headers)
@@ -109,13 +120,8 @@ class HttpLibClient:
             raise RuntimeError("HTTP %d: %s" % (response.status, body[:300]))
         return response, body
 
-    def call(self, name, arguments):
-        self.next_id += 1
-        _, body = self.post(tool_call(self.next_id, name, arguments))
-        return tool_result(name, body)
 
-
-class RawClient:
+class RawClient(ToolClient):
     """A keep-alive connection and session on one node, HTTP/1.1 on a bare socket: a request is
     a fixed head, its Content-Length and the JSON body; an answer is read by its
     Content-Length. The same messages as HttpLibClient's at a fraction of its CPU
@@ -131,7 +137,6 @@ class RawClient:
         self.head += b"Mcp-Session-Id: %s\r\nMCP-Protocol-Version: %s\r\n" % (
             headers[b"mcp-session-id"], PROTOCOL.encode())
         self.post(INITIALIZED)
-        self.next_id = 1
 
     def post(self, message):
         """Sends `message`; returns the answer's headers (lower-case names) and body. A
@@ -170,11 +175,6 @@ class RawClient:
         if not data:
             raise RuntimeError("the node closed the connection mid-answer")
         self.buffer += data
-
-    def call(self, name, arguments):
-        self.next_id += 1
-        _, body = self.post(tool_call(self.next_id, name, arguments))
-        return tool_result(name, body)
 
 
 PROTOCOL = "2025-06-18"

@@ -122,7 +122,10 @@ class StoreImpl final : public Store {
     ASSIGN_OR_RETURN(store::Transaction txn, Begin());
     ASSIGN_OR_RETURN(WriteResult result, WriteInTransaction(request, body));
     RETURN_IF_ERROR(txn.Commit());
-    if (keyword_rows) WriteKeywordsBeside({&*keyword_rows, 1});
+    if (keyword_rows) {
+      const std::span<const text::KeywordDocument> rows(&*keyword_rows, 1);
+      WarnIfLeftToCatchUp(rows, fts_.AddBeside(rows));
+    }
     if (vectors_) vectors_->Wrote({&result.version.memory_id, 1});
     return result;
   }
@@ -140,11 +143,12 @@ class StoreImpl final : public Store {
     Group group = *std::move(group_);
     group_.reset();
     // The keyword transaction rides in COMMIT's round trip: its statement writes nothing for
-    // a version that is not stored, so it may run when the COMMIT fails.
-    absl::Status status = group.txn.Commit([&] {
-      if (!group.keywords.empty()) WriteKeywordsBeside(group.keywords);
-    });
+    // a version that is not stored, so it may run when the COMMIT fails (and then fails too,
+    // which says nothing more than the group's error).
+    absl::Status keywords;
+    absl::Status status = group.txn.Commit([&] { keywords = fts_.AddBeside(group.keywords); });
     if (status.ok()) {
+      WarnIfLeftToCatchUp(group.keywords, keywords);
       ++group_commit_.groups;
       group_commit_.writes += static_cast<int64_t>(group.tickets.size());
       if (vectors_) vectors_->Wrote(group.written);
@@ -637,15 +641,15 @@ class StoreImpl final : public Store {
         .similar = std::move(similar)};
   }
 
-  // Writes the keyword rows of versions just committed. A failure is logged, not returned:
-  // the writes are stored, and a catch-up (text::KeepKeywordsCaughtUp, of any node) indexes
-  // them after the grace.
-  void WriteKeywordsBeside(std::span<const text::KeywordDocument> documents) {
-    if (absl::Status s = fts_.AddBeside(documents); !s.ok()) {
-      Log(LogLevel::kWarning,
-          absl::StrCat("the keyword rows of ", documents.size(), " version(s) from ",
-                       documents.front().version_id, " are left to a catch-up: ", s.message()));
-    }
+  // Logs a failure (`status`) to write the keyword rows of committed versions beside the
+  // writers. Not the writes' failure: they are stored, and a catch-up
+  // (text::KeepKeywordsCaughtUp, of any node) indexes them after the grace.
+  void WarnIfLeftToCatchUp(std::span<const text::KeywordDocument> documents,
+                           const absl::Status& status) {
+    if (status.ok() || documents.empty()) return;
+    Log(LogLevel::kWarning,
+        absl::StrCat("the keyword rows of ", documents.size(), " version(s) from ",
+                     documents.front().version_id, " are left to a catch-up: ", status.message()));
   }
 
   // ---- Group commit (Store::set_commit_ticket; docs/decisions.md, "Group commit") ----
