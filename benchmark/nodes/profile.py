@@ -23,6 +23,7 @@ import importlib.util
 import json
 import os
 import random
+import statistics
 import subprocess
 import sys
 import time
@@ -74,6 +75,23 @@ class Meter:
         self.nodes = cpu_seconds(self.node_pids) - self.nodes0
 
 
+def time_query(client, query, mode, repeat):
+    """Prints the median time of `repeat` recalls of `query` (after 2) and what the first
+    found."""
+    arguments = {"query": query, "mode": mode, "limit": 10}
+    for _ in range(2):
+        found = client.call("perseus_vault_recall", arguments)
+    samples = []
+    for _ in range(repeat):
+        began = time.perf_counter()
+        client.call("perseus_vault_recall", arguments)
+        samples.append(time.perf_counter() - began)
+    keys = [item.get("key") for item in (found or {}).get("results", [])][:3]
+    print(json.dumps({"phase": "query", "mode": mode, "query": query,
+                      "median_ms": round(statistics.median(samples) * 1000, 2),
+                      "min_ms": round(min(samples) * 1000, 2), "first_keys": keys}), flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--dir", required=True, help="where the kept cluster's files are")
@@ -83,6 +101,10 @@ def main():
     ap.add_argument("--queries", type=int, default=400)
     ap.add_argument("--modes", default="fts5")
     ap.add_argument("--statements", type=int, default=8)
+    ap.add_argument("--query", action="append", default=[],
+                    help="time this query instead of run.py's (repeatable): the median of "
+                         "--repeat recalls on one node, after 2")
+    ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--no-vacuum", action="store_true",
                     help="after --load, recall at once as run.py does (no VACUUM ANALYZE)")
     ap.add_argument("--stop", action="store_true", help="stop the kept cluster and remove it")
@@ -128,6 +150,10 @@ def main():
             time.sleep(1.0)
         for mode in args.modes.split(","):
             clients = [nodes.Client(node) for node in node_list]
+            if args.query:
+                for query in args.query:
+                    time_query(clients[0], query, mode, args.repeat)
+                continue
             warm = random.Random(99)
             for q in range(50):
                 clients[q % 2].call("perseus_vault_recall", {

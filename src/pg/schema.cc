@@ -185,10 +185,10 @@ ALTER TABLE text_totals SET (autovacuum_vacuum_threshold = 1000,
       // keeps in commit order; nothing read `changes`, and its row triggers cost a tenth of
       // a write's server time. A tool outside strata that wants a feed of what changed uses
       // PostgreSQL's logical decoding.
-      absl::StrCat(DropChangeTriggers({"memories", "versions", "retractions", "meta", "aliases",
-                                       "supersessions", "dedup_keys", "embed_spaces",
-                                       "embeddings"}),
-                   "DROP FUNCTION strata_record_change();\nDROP TABLE changes;\n"),
+      absl::StrCat(
+          DropChangeTriggers({"memories", "versions", "retractions", "meta", "aliases",
+                              "supersessions", "dedup_keys", "embed_spaces", "embeddings"}),
+          "DROP FUNCTION strata_record_change();\nDROP TABLE changes;\n"),
       // 4: an imported memory keeps its id unless a memory has it or a purged one had it
       // (temporal/version_table.cc). The sequence cannot tell: it does not roll back, so an
       // import killed mid-way would leave its ids taken by no memory. A purge moves this mark
@@ -246,6 +246,28 @@ DROP TABLE text_postings;
       // "Session 31").
       R"sql(
 ALTER INDEX text_documents_terms SET (gin_pending_list_limit = 512);
+)sql",
+      // 9: term-major segments of the keyword postings (docs/decisions.md, "Term-major
+      // segments"): for each block of versions by id (1,024 from version 1 on), the postings
+      // of each frequent term in one row, so that a query of common terms reads ~100 rows at
+      // 100,000 versions, not a row for every version holding them. A block lists the row
+      // terms it holds segments for (`terms`, present in it or not) and its versions' lengths
+      // (offset:tokens in all fields, apart by ';'); a segment's postings are offset:positions
+      // apart by ';', offsets from the block's first version.
+      R"sql(
+CREATE TABLE text_segment_blocks (
+  first_version BIGINT PRIMARY KEY,
+  last_version BIGINT NOT NULL,
+  terms TEXT[] COLLATE "C" NOT NULL,
+  lengths TEXT NOT NULL
+);
+CREATE TABLE text_segments (
+  term TEXT COLLATE "C" NOT NULL,
+  first_version BIGINT NOT NULL,
+  postings TEXT NOT NULL,
+  PRIMARY KEY (term, first_version)
+);
+CREATE INDEX text_segments_by_block ON text_segments (first_version);
 )sql",
   };
   return *kMigrations;
@@ -310,9 +332,9 @@ absl::StatusOr<int64_t> DatabaseBytes(Connection& conn) {
 
 const std::vector<const char*>& TableNames() {
   static const auto* const kTables = new std::vector<const char*>{
-      "memories",       "versions",        "retractions",  "meta",       "aliases",
-      "supersessions",  "dedup_keys",      "embed_spaces", "embeddings", "text_documents",
-      "text_term_stats", "text_totals"};
+      "memories",        "versions",    "retractions",         "meta",         "aliases",
+      "supersessions",   "dedup_keys",  "embed_spaces",        "embeddings",   "text_documents",
+      "text_term_stats", "text_totals", "text_segment_blocks", "text_segments"};
   return *kTables;
 }
 

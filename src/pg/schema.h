@@ -58,5 +58,8 @@ absl::StatusOr<std::vector<std::pair<std::string, int64_t>>> CountRows(Connectio
 inline constexpr int64_t kMigrationLock = 0x5374726174610001;  // "Strata" 1
 inline constexpr int64_t kChangeLock = 0x5374726174610002;
 inline constexpr int64_t kKeywordLock = 0x5374726174610003;
+// Held for its transaction by the node building the keyword index's next segments
+// (text::PgKeywordIndex::BuildSegments), tried, not waited for: one node builds at a time.
+inline constexpr int64_t kSegmentLock = 0x5374726174610004;
 
 }  // namespace strata::pg

@@ -9,6 +9,7 @@
 
 #include "temporal/version_table.h"
 #include "text/body_text.h"
+#include "text/pg_keyword_index.h"
 #include "util/log.h"
 #include "util/pause.h"
 #include "util/status_macros.h"
@@ -101,6 +102,12 @@ void KeepKeywordsCaughtUp(std::stop_token stop,
         !caught.ok()) {
       Log(LogLevel::kWarning,
           absl::StrCat("catching up versions without keyword rows: ", caught.status().message()));
+    }
+    if (absl::StatusOr<int> built =
+            PgKeywordIndex::BuildSegments(*db, SegmentOptions(), kSegmentBlocksEachRound);
+        !built.ok()) {
+      Log(LogLevel::kWarning,
+          absl::StrCat("building the keyword index's segments: ", built.status().message()));
     }
   }
 }

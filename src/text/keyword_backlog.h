@@ -50,11 +50,15 @@ class KeywordBacklog {
   util::Sightings sightings_{kKeywordGrace};
 };
 
+// Blocks of keyword segments a round builds at most (PgKeywordIndex::BuildSegments): 8,192
+// versions a second, past any rate of writes, so a store opened with many unbuilt catches up.
+inline constexpr int kSegmentBlocksEachRound = 8;
+
 // A serving node's catch-up, a thread's whole work: every `every` until `stop`, a
 // KeywordBacklog's CatchUp on a connection of its own from `open`, so that a version left
 // without keyword rows is indexed after the grace whether or not anyone writes, and no
-// write's answer waits for a scan. A failure (opening the connection, a statement) is logged
-// and tried again at the next round.
+// write's answer waits for a scan; then the keyword index's next segments. A failure (opening
+// the connection, a statement) is logged and tried again at the next round.
 void KeepKeywordsCaughtUp(std::stop_token stop,
                           const std::function<absl::StatusOr<std::unique_ptr<store::Db>>()>& open,
                           std::chrono::milliseconds every);

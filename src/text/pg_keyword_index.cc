@@ -14,6 +14,7 @@
 #include "text/bm25.h"
 #include "text/tokenizer.h"
 #include "util/status_macros.h"
+#include "util/sv.h"
 
 namespace strata::text {
 namespace {
@@ -182,6 +183,22 @@ void ForEachElement(std::string_view text, Fn fn) {
 void AppendPositions(const std::vector<int32_t>& at, std::string& out) {
   if (!out.empty()) out += ';';
   for (size_t i = 0; i < at.size(); ++i) absl::StrAppend(&out, i == 0 ? "" : ",", at[i]);
+}
+
+// A segment's postings and a block's lengths (PgKeywordIndex::BuildSegments): entries apart by
+// ';', each a version's offset from the block's first, ':', then its value (positions as
+// AppendPositions writes them, or tokens). Calls fn(offset, value) for each.
+template <typename Fn>
+void ForEachEntry(std::string_view list, Fn fn) {
+  while (!list.empty()) {
+    const size_t end = std::min(list.find(';'), list.size());
+    const std::string_view entry = list.substr(0, end);
+    list.remove_prefix(std::min(end + 1, list.size()));
+    const size_t colon = std::min(entry.find(':'), entry.size());
+    int64_t offset = 0;
+    std::from_chars(entry.data(), entry.data() + colon, offset);
+    fn(offset, entry.substr(std::min(colon + 1, entry.size())));
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -491,7 +508,7 @@ absl::Status PgKeywordIndex::Remove(int64_t version_id) {
       absl::StrCat("SELECT pg_advisory_xact_lock(", pg::kKeywordLock, ")");
   ASSIGN_OR_RETURN(store::Stmt lock, db_->Prepare(kExclusive));
   RETURN_IF_ERROR(lock.RunLater());
-  // The row says its terms.
+  // The row says its terms. The segments of its block go with it (built again without it).
   ASSIGN_OR_RETURN(
       store::Stmt s,
       db_->Prepare(absl::StrCat(
@@ -499,13 +516,128 @@ absl::Status PgKeywordIndex::Remove(int64_t version_id) {
           "RETURNING lengths, terms), "
           "stats AS (UPDATE text_term_stats AS s SET documents = s.documents - 1 "
           "FROM document AS d, unnest(d.terms) AS k (key) "
-          "WHERE s.term = ", RowTermTermSql("k.key"), " AND s.field = ", RowTermFieldSql("k.key"),
-          " AND s.documents < ",
-          kSaturatedDocuments,
-          ") UPDATE text_totals AS t SET documents = t.documents - 1, "
-          "tokens = t.tokens - d.lengths[t.field + 1] FROM document AS d")));
+          "WHERE s.term = ",
+          RowTermTermSql("k.key"), " AND s.field = ", RowTermFieldSql("k.key"),
+          " AND s.documents < ", kSaturatedDocuments,
+          "), totals AS (UPDATE text_totals AS t SET documents = t.documents - 1, "
+          "tokens = t.tokens - d.lengths[t.field + 1] FROM document AS d), "
+          "block AS (DELETE FROM text_segment_blocks WHERE first_version <= CAST(?1 AS bigint) "
+          "AND last_version >= CAST(?1 AS bigint) RETURNING first_version) "
+          "DELETE FROM text_segments AS g USING block AS b WHERE g.first_version = "
+          "b.first_version")));
   s.Bind(1, version_id);
   return s.Run();
+}
+
+absl::StatusOr<int> PgKeywordIndex::BuildSegments(store::Db& db, const SegmentOptions& options,
+                                                  int max_blocks) {
+  int built = 0;
+  while (built < max_blocks) {
+    ASSIGN_OR_RETURN(store::Transaction txn, store::Transaction::BeginBeside(db));
+    // Shared, as the writers' keyword rows: a purge (Remove) waits for this block, then drops
+    // it, or this waits for the purge and reads the block without its version.
+    ASSIGN_OR_RETURN(
+        store::Stmt lock,
+        db.Prepare(absl::StrCat("SELECT pg_advisory_xact_lock_shared(", pg::kKeywordLock,
+                                "), pg_try_advisory_xact_lock(", pg::kSegmentLock, ")")));
+    ASSIGN_OR_RETURN(const bool row, lock.Step());
+    if (!row || lock.Text(1) != "t") return built;  // Another node is building.
+    // The next block: the first after the blocks from version 1 on (a purged one's hole, or
+    // past the last), and whether a later version exists, which makes it final.
+    ASSIGN_OR_RETURN(
+        store::Stmt next,
+        db.Prepare("SELECT CASE WHEN EXISTS (SELECT 1 FROM text_segment_blocks "
+                   "WHERE first_version = 1) THEN (SELECT min(b.last_version) "
+                   "FROM text_segment_blocks AS b WHERE NOT EXISTS (SELECT 1 FROM "
+                   "text_segment_blocks AS n WHERE n.first_version = b.last_version + 1)) "
+                   "ELSE 0 END, (SELECT coalesce(max(id), 0) FROM versions)"));
+    ASSIGN_OR_RETURN(const bool found, next.Step());
+    if (!found) return built;
+    const int64_t first = next.Int(0) + 1;
+    const int64_t last = first + options.block_versions - 1;
+    if (next.Int(1) <= last) return built;
+    // Its rows, the number of its versions (a row each once all are indexed), and the row
+    // terms to hold segments for, in one snapshot.
+    ASSIGN_OR_RETURN(
+        store::Stmt read,
+        db.Prepare("SELECT version_id, CAST(terms AS text), positions, CAST(lengths AS text) "
+                   "FROM text_documents WHERE version_id >= ?1 AND version_id <= ?2 "
+                   "UNION ALL SELECT NULL, CAST((SELECT count(*) FROM versions WHERE id >= ?1 "
+                   "AND id <= ?2) AS text), CAST(ARRAY(SELECT " +
+                   RowTermSql("field", "term") +
+                   " FROM text_term_stats WHERE documents >= ?3 ORDER BY 1) AS text), NULL"));
+    read.Bind(1, first).Bind(2, last).Bind(3, options.min_documents);
+    std::vector<std::pair<std::string, std::string>> segments;  // Row term, postings.
+    absl::flat_hash_map<std::string, size_t> segment_of;        // Row term -> in segments.
+    std::string terms, lengths;
+    int64_t rows = 0, versions = -1;
+    std::vector<std::tuple<int64_t, std::string, std::string>> documents;
+    while (true) {
+      ASSIGN_OR_RETURN(const bool more, read.Step());
+      if (!more) break;
+      if (read.IsNull(0)) {
+        versions = std::stoll(std::string(read.Text(1)));
+        terms = std::string(read.Text(2));
+        continue;
+      }
+      ++rows;
+      const int64_t offset = read.Int(0) - first;
+      int64_t length = 0;
+      for (const int32_t n : ParseIntArray(read.Text(3))) length += n;
+      absl::StrAppend(&lengths, lengths.empty() ? "" : ";", offset, ":", length);
+      documents.emplace_back(offset, std::string(read.Text(1)), std::string(read.Text(2)));
+    }
+    if (rows != versions) return built;  // Not all indexed yet: a catch-up will.
+    ForEachElement(terms, [&](std::string_view key) {
+      segment_of.emplace(std::string(key), segment_of.size());
+      segments.emplace_back(std::string(key), std::string());
+    });
+    for (const auto& [offset, keys, positions_text] : documents) {
+      std::string_view positions = positions_text;
+      ForEachElement(keys, [&](std::string_view key) {
+        const size_t end = std::min(positions.find(';'), positions.size());
+        const std::string_view at = positions.substr(0, end);
+        positions.remove_prefix(std::min(end + 1, positions.size()));
+        const auto it = segment_of.find(ToAbsl(key));
+        if (it == segment_of.end()) return;
+        std::string& postings = segments[it->second].second;
+        absl::StrAppend(&postings, postings.empty() ? "" : ";", offset, ":", ToAbsl(at));
+      });
+    }
+    std::vector<std::string_view> keys, postings;
+    for (const auto& [key, list] : segments) {
+      if (list.empty()) continue;
+      keys.push_back(key);
+      postings.push_back(list);
+    }
+    ASSIGN_OR_RETURN(
+        store::Stmt insert,
+        db.Prepare("WITH block AS (INSERT INTO text_segment_blocks (first_version, "
+                   "last_version, terms, lengths) VALUES (?1, ?2, CAST(?3 AS text[]), ?4) "
+                   "ON CONFLICT (first_version) DO NOTHING RETURNING first_version) "
+                   "INSERT INTO text_segments (term, first_version, postings) "
+                   "SELECT u.term, b.first_version, u.postings FROM block AS b, "
+                   "unnest(CAST(?5 AS text[]), CAST(?6 AS text[])) AS u (term, postings)"));
+    insert.Bind(1, first).Bind(2, last).Bind(3, terms).Bind(4, lengths);
+    insert.Bind(5, ArrayLiteral(keys)).Bind(6, ArrayLiteral(postings));
+    RETURN_IF_ERROR(insert.Run());
+    RETURN_IF_ERROR(txn.Commit());
+    ++built;
+  }
+  return built;
+}
+
+absl::StatusOr<const absl::flat_hash_set<std::string>*> PgKeywordIndex::SegmentTerms() {
+  const auto now = std::chrono::steady_clock::now();
+  if (segment_terms_at_ && now - *segment_terms_at_ < kSegmentTermsFor) return &segment_terms_;
+  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare("SELECT CAST(terms AS text) FROM "
+                                               "text_segment_blocks ORDER BY first_version "
+                                               "DESC LIMIT 1"));
+  ASSIGN_OR_RETURN(const bool row, s.Step());
+  segment_terms_.clear();
+  if (row) ForEachElement(s.Text(0), [&](std::string_view key) { segment_terms_.emplace(key); });
+  segment_terms_at_ = now;
+  return &segment_terms_;
 }
 
 namespace {
@@ -550,6 +682,73 @@ Restrictions RestrictionsOf(const std::vector<PhraseTokens>& phrases) {
   return out;
 }
 
+// The row terms of the `exact` terms a query reads whole: those `restrictions` leave.
+std::vector<std::string> WholeRowTerms(const std::vector<std::string>& exact,
+                                       const Restrictions& restrictions) {
+  std::vector<std::string> whole;
+  for (const std::string& term : exact) {
+    if (!restrictions.candidates.contains(term)) whole.push_back(term);
+  }
+  return RowTermsOf(whole);
+}
+
+// The blocks of segments a query reads (PgKeywordIndex::BuildSegments), and which of its row
+// terms each holds segments for.
+struct SegmentPlan {
+  struct Block {
+    int64_t first = 0, last = 0;
+    absl::flat_hash_set<std::string> terms;  // Of the query's.
+  };
+  std::vector<Block> blocks;       // From version 1 on, one after another.
+  std::vector<std::string> terms;  // The query's row terms some block holds segments for.
+  std::vector<int64_t> lacking_first, lacking_last;  // The blocks lacking one of them.
+
+  int64_t covered() const { return blocks.empty() ? 0 : blocks.back().last; }
+
+  // Whether the postings of row term `key` in version `version_id` come from a segment.
+  bool FromSegment(int64_t version_id, std::string_view key) const {
+    if (version_id < 1 || version_id > covered()) return false;
+    const auto after =
+        std::upper_bound(blocks.begin(), blocks.end(), version_id,
+                         [](int64_t id, const Block& block) { return id < block.first; });
+    return std::prev(after)->terms.contains(ToAbsl(key));
+  }
+};
+
+// The blocks from version 1 on and which of `candidates` (row terms) each holds segments for.
+absl::StatusOr<SegmentPlan> PlanSegments(store::Db& db,
+                                         const std::vector<std::string>& candidates) {
+  ASSIGN_OR_RETURN(
+      store::Stmt s,
+      db.Prepare("SELECT first_version, last_version, CAST(ARRAY(SELECT k FROM unnest(terms) "
+                 "AS k WHERE k = ANY(CAST(?1 AS text[]))) AS text) FROM text_segment_blocks "
+                 "ORDER BY first_version"));
+  s.Bind(1, ArrayLiteral(candidates));
+  SegmentPlan plan;
+  absl::flat_hash_set<std::string> held;
+  bool contiguous = true;
+  while (true) {
+    ASSIGN_OR_RETURN(const bool row, s.Step());
+    if (!row) break;
+    contiguous = contiguous && s.Int(0) == plan.covered() + 1;
+    if (!contiguous) continue;  // After a hole: read as if unbuilt.
+    SegmentPlan::Block& block = plan.blocks.emplace_back();
+    block.first = s.Int(0);
+    block.last = s.Int(1);
+    ForEachElement(s.Text(2), [&](std::string_view key) { block.terms.emplace(key); });
+    held.insert(block.terms.begin(), block.terms.end());
+  }
+  for (const std::string& key : candidates) {
+    if (held.contains(key)) plan.terms.push_back(key);
+  }
+  for (const SegmentPlan::Block& block : plan.blocks) {
+    if (block.terms.size() == plan.terms.size()) continue;
+    plan.lacking_first.push_back(block.first);
+    plan.lacking_last.push_back(block.last);
+  }
+  return plan;
+}
+
 // Reads what a query on `phrases` needs, for versions with ids in (after, before), in one
 // statement: the text_documents rows holding a term read whole (an exact term not restricted,
 // a phrase's anchor, a term in a prefix's range of text_term_stats, to its last character,
@@ -558,14 +757,22 @@ Restrictions RestrictionsOf(const std::vector<PhraseTokens>& phrases) {
 // postings are then those in the versions the others are in. GIN finds no prefix of an
 // array's element, so a prefix's terms come from the statistics, which have a row for every
 // term indexed (a purge leaves it, at zero).
-absl::StatusOr<Postings> ReadPostings(store::Db& db, const std::vector<PhraseTokens>& phrases,
-                                      int64_t after, int64_t before) {
+// An exact term read whole that `segmented` names is read from its segments where a block
+// holds them (`plan`), and from the rows of the versions past the blocks and in blocks
+// without its segments. No postings (nullopt) when the blocks are not those `plan` found (a
+// purge dropped one meanwhile, outside a transaction's snapshot).
+absl::StatusOr<std::optional<Postings>> ReadPostingsOnce(store::Db& db,
+                                                         const std::vector<PhraseTokens>& phrases,
+                                                         int64_t after, int64_t before,
+                                                         const SegmentPlan& plan) {
   const std::vector<std::string> exact = TermsOf(phrases, false);
   const std::vector<std::string> prefixes = TermsOf(phrases, true);
   const Restrictions restrictions = RestrictionsOf(phrases);
-  std::vector<std::string> whole;  // The exact terms read whole.
-  for (const std::string& term : exact) {
-    if (!restrictions.candidates.contains(term)) whole.push_back(term);
+  std::vector<std::string> whole;  // The exact terms read whole from rows, as row terms.
+  for (std::string& key : WholeRowTerms(exact, restrictions)) {
+    if (std::find(plan.terms.begin(), plan.terms.end(), key) == plan.terms.end()) {
+      whole.push_back(std::move(key));
+    }
   }
   int parameters = 1;  // ?1: whole.
   std::string read = "CAST(?1 AS text[])";
@@ -605,16 +812,34 @@ absl::StatusOr<Postings> ReadPostings(store::Db& db, const std::vector<PhraseTok
     absl::StrAppend(&bounds, " AND version_id ", op, " ?", ++parameters);
     bound_values.push_back(value);
   }
-  ASSIGN_OR_RETURN(
-      store::Stmt s,
-      db.Prepare(absl::StrCat(
-          with,
-          "SELECT version_id, CAST(terms AS text), positions, CAST(lengths AS text) "
-          "FROM text_documents WHERE terms && (",
-          read, ")", bounds,
-          " UNION ALL SELECT NULL, CAST(field AS text), CAST(documents AS text), "
-          "CAST(tokens AS text) FROM text_totals")));
-  s.Bind(1, ArrayLiteral(RowTermsOf(whole)));
+  // Each row says what it is: 0 a version's row, 1 a field's totals, 2 a segment, 3 a block.
+  constexpr char kRow[] =
+      "SELECT 0, version_id, CAST(terms AS text), positions, CAST(lengths AS text) ";
+  std::string sql =
+      absl::StrCat(with, kRow, "FROM text_documents WHERE terms && (", read, ")", bounds);
+  const bool segments = !plan.terms.empty();
+  const int segmented = parameters + 1, covered = parameters + 2;
+  const int lacking_first = parameters + 3, lacking_last = parameters + 4;
+  if (segments) {
+    const std::string holding = absl::StrCat("terms && CAST(?", segmented, " AS text[])");
+    absl::StrAppend(
+        &sql, " UNION ALL ", kRow, "FROM text_documents WHERE version_id > ?", covered, " AND ",
+        holding, bounds, " UNION ALL ", kRow, "FROM text_documents JOIN unnest(CAST(?",
+        lacking_first, " AS bigint[]), CAST(?", lacking_last,
+        " AS bigint[])) AS l (low, high) ON version_id >= l.low AND version_id <= l.high WHERE ",
+        holding, bounds,
+        " UNION ALL SELECT 2, first_version, term, postings, NULL FROM text_segments "
+        "WHERE term = ANY(CAST(?",
+        segmented, " AS text[])) AND first_version <= ?", covered,
+        " UNION ALL SELECT 3, first_version, CAST(last_version AS text), lengths, NULL "
+        "FROM text_segment_blocks WHERE first_version <= ?",
+        covered);
+  }
+  absl::StrAppend(&sql,
+                  " UNION ALL SELECT 1, NULL, CAST(field AS text), "
+                  "CAST(documents AS text), CAST(tokens AS text) FROM text_totals");
+  ASSIGN_OR_RETURN(store::Stmt s, db.Prepare(sql));
+  s.Bind(1, ArrayLiteral(whole));
   int next = 2;
   if (!prefixes.empty()) {
     std::vector<std::string> highs;
@@ -629,25 +854,67 @@ absl::StatusOr<Postings> ReadPostings(store::Db& db, const std::vector<PhraseTok
     next += 3;
   }
   for (const int64_t value : bound_values) s.Bind(next++, value);
+  if (segments) {
+    s.Bind(segmented, ArrayLiteral(plan.terms))
+        .Bind(covered, plan.covered())
+        .Bind(lacking_first, IntArrayLiteral(plan.lacking_first))
+        .Bind(lacking_last, IntArrayLiteral(plan.lacking_last));
+  }
   Postings postings;
   std::vector<std::vector<Posting>> exact_lists(exact.size());  // By the term's index in exact.
+  // The exact list of row term `key`'s term, if a query term.
+  const auto list_of = [&](std::string_view key) -> std::vector<Posting>* {
+    const std::string_view term = key.substr(1);
+    const auto it = std::lower_bound(exact.begin(), exact.end(), term);
+    return it != exact.end() && *it == term ? &exact_lists[it - exact.begin()] : nullptr;
+  };
+  const auto in_bounds = [&](int64_t id) { return id > after && id < before; };
+  absl::flat_hash_set<int64_t> rows_read;  // Read twice with segments (by two of the branches).
+  std::vector<int64_t> blocks_read;
   while (true) {
     ASSIGN_OR_RETURN(const bool row, s.Step());
     if (!row) break;
-    if (s.IsNull(0)) {  // A field's totals.
-      if (s.Int(1) == 0) postings.rows = s.Int(2);
-      postings.tokens += s.Int(3);
-      continue;
+    switch (s.Int(0)) {
+      case 1:  // A field's totals.
+        if (s.Int(2) == 0) postings.rows = s.Int(3);
+        postings.tokens += s.Int(4);
+        continue;
+      case 2: {  // A segment: a row term's postings in a block, offset:positions apart by ';'.
+        const int64_t first = s.Int(1);
+        const std::string_view key = s.Text(2);
+        std::vector<Posting>* list = list_of(key);
+        if (list == nullptr) continue;
+        ForEachEntry(s.Text(3), [&](int64_t offset, std::string_view at) {
+          if (!in_bounds(first + offset)) return;
+          list->push_back({.version_id = first + offset,
+                           .field = key[0] - '0',
+                           .positions = ParseIntArray(at)});
+        });
+        continue;
+      }
+      case 3: {  // A block: its versions' lengths, offset:tokens apart by ';'.
+        const int64_t first = s.Int(1);
+        blocks_read.push_back(first);
+        ForEachEntry(s.Text(3), [&](int64_t offset, std::string_view tokens) {
+          int64_t length = 0;
+          std::from_chars(tokens.data(), tokens.data() + tokens.size(), length);
+          if (in_bounds(first + offset)) postings.lengths[first + offset] = length;
+        });
+        continue;
+      }
+      default:
+        break;
     }
-    const int64_t version_id = s.Int(0);
+    const int64_t version_id = s.Int(1);
+    if (segments && !rows_read.insert(version_id).second) continue;
     int64_t length = 0;
-    for (const int32_t n : ParseIntArray(s.Text(3))) length += n;
+    for (const int32_t n : ParseIntArray(s.Text(4))) length += n;
     postings.lengths[version_id] = length;
     // Each term of the row with its positions; most rows hold a few of the query's terms
     // among dozens (a common term's read is every version's row), so nothing is copied
     // until one is.
-    std::string_view positions = s.Text(2);
-    ForEachElement(s.Text(1), [&](std::string_view key) {
+    std::string_view positions = s.Text(3);
+    ForEachElement(s.Text(2), [&](std::string_view key) {
       const size_t end = std::min(positions.find(';'), positions.size());
       const std::string_view at = positions.substr(0, end);
       positions.remove_prefix(std::min(end + 1, positions.size()));
@@ -657,19 +924,48 @@ absl::StatusOr<Postings> ReadPostings(store::Db& db, const std::vector<PhraseTok
       const auto posting = [&] {
         return Posting{.version_id = version_id, .field = field, .positions = ParseIntArray(at)};
       };
-      if (const auto it = std::lower_bound(exact.begin(), exact.end(), term);
-          it != exact.end() && *it == term) {
-        exact_lists[it - exact.begin()].push_back(posting());
+      if (std::vector<Posting>* list = list_of(key);
+          list != nullptr && !(segments && plan.FromSegment(version_id, key))) {
+        list->push_back(posting());
       }
       for (const std::string& prefix : prefixes) {
         if (term.starts_with(prefix)) postings.prefixed[prefix].push_back(posting());
       }
     });
   }
+  if (segments) {
+    std::sort(blocks_read.begin(), blocks_read.end());
+    if (blocks_read.size() != plan.blocks.size()) return std::nullopt;
+    for (size_t i = 0; i < blocks_read.size(); ++i) {
+      if (blocks_read[i] != plan.blocks[i].first) return std::nullopt;
+    }
+  }
   for (size_t i = 0; i < exact.size(); ++i) {
     if (!exact_lists[i].empty()) postings.exact[exact[i]] = std::move(exact_lists[i]);
   }
   return postings;
+}
+
+// ReadPostingsOnce, with segments for the exact terms read whole among `segmented` (row terms;
+// none when null), and without them when the blocks changed between the two reads.
+absl::StatusOr<Postings> ReadPostings(store::Db& db, const std::vector<PhraseTokens>& phrases,
+                                      int64_t after, int64_t before,
+                                      const absl::flat_hash_set<std::string>* segmented) {
+  SegmentPlan plan;
+  if (segmented != nullptr && !segmented->empty()) {
+    std::vector<std::string> candidates;
+    for (std::string& key : WholeRowTerms(TermsOf(phrases, false), RestrictionsOf(phrases))) {
+      if (segmented->contains(ToAbsl(key))) candidates.push_back(std::move(key));
+    }
+    if (!candidates.empty()) {
+      ASSIGN_OR_RETURN(plan, PlanSegments(db, candidates));
+    }
+  }
+  ASSIGN_OR_RETURN(std::optional<Postings> postings,
+                   ReadPostingsOnce(db, phrases, after, before, plan));
+  if (postings) return *std::move(postings);
+  ASSIGN_OR_RETURN(postings, ReadPostingsOnce(db, phrases, after, before, SegmentPlan()));
+  return *std::move(postings);
 }
 
 // The instances of `phrase` in each field of each version holding it: the positions where
@@ -742,8 +1038,9 @@ absl::flat_hash_set<int64_t> MatchingVersions(const std::vector<PhraseTokens>& p
 absl::StatusOr<std::vector<RankedMatch>> PgKeywordIndex::Rank(const KeywordMatch& match,
                                                               int64_t offset, int64_t limit) {
   const std::vector<PhraseTokens> phrases = PhrasesOf(match);
+  ASSIGN_OR_RETURN(const absl::flat_hash_set<std::string>* segmented, SegmentTerms());
   ASSIGN_OR_RETURN(const Postings postings,
-                   ReadPostings(*db_, phrases, kNoLowerBound, kNoUpperBound));
+                   ReadPostings(*db_, phrases, kNoLowerBound, kNoUpperBound, segmented));
   struct Scored {
     std::vector<double> freq;  // By phrase: its instances, each weighted by its field's weight.
     uint64_t phrases = 0;
@@ -801,7 +1098,9 @@ absl::StatusOr<std::vector<int64_t>> PgKeywordIndex::NewestMatches(const Keyword
     s.Bind(1, ArrayLiteral(keys)).Bind(2, before).Bind(3, limit);
     return s.Ints();
   }
-  ASSIGN_OR_RETURN(const Postings postings, ReadPostings(*db_, phrases, kNoLowerBound, before));
+  ASSIGN_OR_RETURN(const absl::flat_hash_set<std::string>* segmented, SegmentTerms());
+  ASSIGN_OR_RETURN(const Postings postings,
+                   ReadPostings(*db_, phrases, kNoLowerBound, before, segmented));
   const absl::flat_hash_set<int64_t> matching = MatchingVersions(phrases, postings);
   std::vector<int64_t> newest(matching.begin(), matching.end());
   std::sort(newest.begin(), newest.end(), std::greater<>());
@@ -861,7 +1160,8 @@ absl::StatusOr<bool> PgKeywordIndex::MatchesMoreThan(const std::string& term, in
                                                      int64_t count) {
   const std::vector<PhraseTokens> phrases = {TokensOf(term, false)};
   if (!AllSingleTerms(phrases)) {
-    ASSIGN_OR_RETURN(const Postings postings, ReadPostings(*db_, phrases, after, kNoUpperBound));
+    ASSIGN_OR_RETURN(const Postings postings,
+                     ReadPostings(*db_, phrases, after, kNoUpperBound, nullptr));
     return static_cast<int64_t>(MatchingVersions(phrases, postings).size()) > count;
   }
   ASSIGN_OR_RETURN(store::Stmt s,

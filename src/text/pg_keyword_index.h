@@ -12,6 +12,7 @@
 // same double as strata_bm25. Not ts_rank or tsvector: their parsers are not strata's
 // tokenizer and ts_rank is not BM25 (it keeps no document frequencies).
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -60,6 +61,21 @@ struct PendingKeywordStatistics {
   absl::flat_hash_map<std::pair<int, std::string>, int64_t> documents;  // (field, term)
   int64_t field_documents[kFields] = {};
   int64_t field_tokens[kFields] = {};
+};
+
+// Term-major segments (docs/decisions.md, "Term-major segments"; tables of migration 9): for
+// each block of `block_versions` versions by id, from version 1 on, the postings of each row
+// term with at least `min_documents` documents (text_term_stats) when the block was built, a
+// row each. Built behind the writers, a block once every version in it is indexed and a later
+// one exists (version ids are handed out in commit order, so none can join it later); a
+// purge of one of its versions drops it, and it is built again.
+// How long a node goes by the row terms it last read as segmented (PgKeywordIndex).
+inline constexpr std::chrono::seconds kSegmentTermsFor{10};
+
+struct SegmentOptions {
+  int64_t block_versions = 1024;
+  // Saturated rows: a term in at least that many versions, for good.
+  int64_t min_documents = kSaturatedDocuments;
 };
 
 // Thread safety: as the Db it borrows.
@@ -111,6 +127,13 @@ class PgKeywordIndex final : public store::CommitHook {
   // KeywordMatch does.
   absl::StatusOr<bool> MatchesMoreThan(const std::string& term, int64_t after, int64_t count);
 
+  // Builds the next blocks of segments, at most `max_blocks`, oldest first, each in a
+  // transaction of its own beside the writers (no lock a writer waits for); returns how many
+  // it built. Nothing while another node builds. REQUIRES: no transaction open on `db`, and
+  // the same `options` for a store's whole life.
+  static absl::StatusOr<int> BuildSegments(store::Db& db, const SegmentOptions& options,
+                                           int max_blocks);
+
   // store::CommitHook: counts what Add added up; forgets it.
   absl::Status BeforeCommit() override;
   void Dropped() override;
@@ -137,7 +160,14 @@ class PgKeywordIndex final : public store::CommitHook {
   // saturated_.
   absl::Status LearnSaturated(const std::vector<std::string>& keys);
 
+  // The row terms that may have segments: those the newest block holds segments for (a
+  // segmented row term is saturated, and stays so), read again after kSegmentTermsFor. A
+  // query reads segments only for these: the others cost it no round trip.
+  absl::StatusOr<const absl::flat_hash_set<std::string>*> SegmentTerms();
+
   store::Db* db_;  // Not owned; outlives this.
+  absl::flat_hash_set<std::string> segment_terms_;
+  std::optional<std::chrono::steady_clock::time_point> segment_terms_at_;
   // Keys of statistics' rows known saturated: such a row never changes again (Add and Remove
   // leave it), so a write need not touch it. A node's writes span the vocabulary within a few
   // calls: at 100,000 memories of Perseus Vault's corpus, 45 of a write's 49 rows.

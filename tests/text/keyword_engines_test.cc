@@ -449,6 +449,73 @@ TEST_F(KeywordEnginesTest, SaturatedStatisticsStayAndRankAlike) {
   }
 }
 
+// The segments (PgKeywordIndex::BuildSegments), here of 16 versions and of the row terms in
+// at least 40 of them: queries rank as from the rows alone, as on SQLite, before and after,
+// with a block dropped by a purge and built again; and they are what a query reads.
+TEST_F(KeywordEnginesTest, SegmentsRankAsTheRowsDo) {
+  std::vector<Document> docs = HandWritten();
+  for (Document& d : Drawn(23, 170, 5)) docs.push_back(std::move(d));
+  Add(docs);
+  // BuildSegments builds blocks of versions that exist, up to the one before the newest.
+  ASSERT_OK(pg_->Exec(
+      "INSERT INTO memories (id, category, key, created_at_unix_ms, last_event_at_unix_ms) "
+      "VALUES (1, 'c', 'k', 0, 0); "
+      "INSERT INTO versions (id, memory_id, version, body_json, body_hash, type, "
+      "valid_from_unix_ms, recorded_at_unix_ms) "
+      "SELECT i, 1, i, '\"\"', 0, 'fact', 0, 0 FROM generate_series(1, 192) AS i"));
+  const SegmentOptions options{.block_versions = 16, .min_documents = 40};
+  auto count = [this](const char* sql) -> int64_t {
+    auto s = pg_->Prepare(sql);
+    if (!s.ok() || !s->Step().value_or(false)) return -1;
+    return s->Int(0);
+  };
+  std::vector<KeywordMatch> queries = Queries();
+  for (const char* text : {"language", "rust language", "programming notes", "index query",
+                           "rust programming language design", "languag*"}) {
+    const ParsedQuery parsed = ParseQuery(text);
+    queries.push_back({.terms = parsed.terms, .phrases = parsed.phrases});
+    queries.push_back({.terms = parsed.terms});
+  }
+  queries.push_back(
+      {.phrases = {
+           {.kind = QueryPhrase::Kind::kAdjacent, .text = "programming languag", .prefix = true}}});
+  auto every_query_alike = [&] {
+    for (const KeywordMatch& match : queries) {
+      RankAlike(match, 0, 1000);
+      RankAlike(match, 3, 4);
+      NewestAlike(match, std::nullopt, 1000);
+      NewestAlike(match, 100, 5);
+    }
+  };
+  every_query_alike();
+  // 11 blocks: the 12th (177-192) waits for a later version.
+  EXPECT_THAT(PgKeywordIndex::BuildSegments(*pg_, options, 100), IsOkAndHolds(11));
+  EXPECT_EQ(count("SELECT count(*) FROM text_segment_blocks"), 11);
+  EXPECT_GT(count("SELECT count(*) FROM text_segments WHERE term = '0languag'"), 5);
+  every_query_alike();
+  // A purge drops its block, whose versions are read from their rows until it is built again.
+  Remove({docs[40]});
+  ASSERT_OK(pg_->Exec("DELETE FROM versions WHERE id = 41"));
+  EXPECT_EQ(count("SELECT count(*) FROM text_segment_blocks WHERE first_version = 33"), 0);
+  every_query_alike();
+  EXPECT_THAT(PgKeywordIndex::BuildSegments(*pg_, options, 100), IsOkAndHolds(1));
+  EXPECT_EQ(count("SELECT count(*) FROM text_segment_blocks"), 11);
+  every_query_alike();
+  // What a query reads of a segmented term: its segments, not its rows, where blocks hold them.
+  ASSERT_OK(pg_->Exec("DELETE FROM text_segments WHERE term = '0languag' AND first_version = 17"));
+  auto in_block = [](const absl::StatusOr<std::vector<RankedMatch>>& ranked) {
+    int n = 0;
+    for (const RankedMatch& m : ranked.value_or(std::vector<RankedMatch>())) {
+      n += m.version_id >= 17 && m.version_id <= 32;
+    }
+    return n;
+  };
+  const int on_sqlite = in_block(FtsIndex(sqlite_.get()).Rank({.terms = {"language"}}, 0, 1000));
+  ASSERT_GT(on_sqlite, 3);
+  // Those holding it in their key or category remain.
+  EXPECT_LT(in_block(FtsIndex(pg_.get()).Rank({.terms = {"language"}}, 0, 1000)), on_sqlite - 3);
+}
+
 // Migration 7 folds a version's postings (rows of text_postings until then) into its row of
 // text_documents: the rows it leaves are the ones Add writes now, term for term.
 TEST_F(KeywordEnginesTest, Migration7FoldsEachVersionsPostingsIntoItsRow) {
