@@ -336,7 +336,6 @@ absl::Status Recaller::Collect(temporal::Visibility& visibility, const text::Key
   // (its own order); the next page only when scope and filters rejected too many. At 1M
   // memories joining every match of a query's rarer terms (~1,000 rows) to their versions
   // took 17 ms where ranking them alone took 3 ms.
-  text::FtsIndex index(db_);
   int64_t page_size = int64_t{skip} + static_cast<int64_t>(want + seen.size() + kScopeSlack);
   int64_t ranked_before = 0;     // Ranked: matches already paged through.
   std::optional<int64_t> below;  // Newest first: the last page's oldest match.
@@ -345,14 +344,14 @@ absl::Status Recaller::Collect(temporal::Visibility& visibility, const text::Key
     candidates.clear();
     if (ranked) {
       ASSIGN_OR_RETURN(const std::vector<text::RankedMatch> page,
-                       index.Rank(match, ranked_before, page_size));
+                       index_.Rank(match, ranked_before, page_size));
       for (const text::RankedMatch& m : page) {
         candidates.push_back({m.version_id, m.score, m.phrases});
       }
       ranked_before += page_size;
     } else {
       ASSIGN_OR_RETURN(const std::vector<int64_t> page,
-                       index.NewestMatches(match, below, page_size));
+                       index_.NewestMatches(match, below, page_size));
       for (int64_t id : page) candidates.push_back({id, 0.0});
       if (!page.empty()) below = page.back();
     }

@@ -23,7 +23,7 @@ class Recaller {
  public:
   // `vectors` (not owned, may be null: no embedder) serves the dense arm.
   Recaller(store::Db* db, vector::VectorService* vectors)
-      : db_(db), vectors_(vectors), term_stats_(db) {}
+      : db_(db), vectors_(vectors), term_stats_(db), index_(db) {}
 
   // Best matches first, in the request's mode:
   // - fts5: BM25. An empty query (no words) lists matching memories newest first. Terms
@@ -98,6 +98,8 @@ class Recaller {
   store::Db* db_;                   // Not owned; outlives this.
   vector::VectorService* vectors_;  // Not owned; may be null.
   text::TermStats term_stats_;
+  // Kept across recalls for what it learns (on PostgreSQL, which terms have segments).
+  text::FtsIndex index_;
 };
 
 }  // namespace strata::recall

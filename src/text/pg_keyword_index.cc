@@ -543,19 +543,30 @@ absl::StatusOr<int> PgKeywordIndex::BuildSegments(store::Db& db, const SegmentOp
     ASSIGN_OR_RETURN(const bool row, lock.Step());
     if (!row || lock.Text(1) != "t") return built;  // Another node is building.
     // The next block: the first after the blocks from version 1 on (a purged one's hole, or
-    // past the last), and whether a later version exists, which makes it final.
+    // past the last), and whether a later version exists, which makes it final. Else the
+    // first block holding fewer row terms than the newest: built before a term saturated,
+    // it is built again with that term's segment (a saturated term stays so).
     ASSIGN_OR_RETURN(
         store::Stmt next,
         db.Prepare("SELECT CASE WHEN EXISTS (SELECT 1 FROM text_segment_blocks "
                    "WHERE first_version = 1) THEN (SELECT min(b.last_version) "
                    "FROM text_segment_blocks AS b WHERE NOT EXISTS (SELECT 1 FROM "
                    "text_segment_blocks AS n WHERE n.first_version = b.last_version + 1)) "
-                   "ELSE 0 END, (SELECT coalesce(max(id), 0) FROM versions)"));
+                   "ELSE 0 END, (SELECT coalesce(max(id), 0) FROM versions), o.first_version, "
+                   "o.held FROM (SELECT 1) AS one LEFT JOIN (SELECT first_version, "
+                   "cardinality(terms) AS held FROM text_segment_blocks WHERE cardinality(terms) "
+                   "< (SELECT cardinality(terms) FROM text_segment_blocks ORDER BY "
+                   "first_version DESC LIMIT 1) ORDER BY first_version LIMIT 1) AS o ON true"));
     ASSIGN_OR_RETURN(const bool found, next.Step());
     if (!found) return built;
-    const int64_t first = next.Int(0) + 1;
+    int64_t first = next.Int(0) + 1;
+    std::optional<int64_t> held;  // Rebuilding: the row terms the block holds.
+    if (next.Int(1) <= first + options.block_versions - 1) {
+      if (next.IsNull(2)) return built;
+      first = next.Int(2);
+      held = next.Int(3);
+    }
     const int64_t last = first + options.block_versions - 1;
-    if (next.Int(1) <= last) return built;
     // Its rows, the number of its versions (a row each once all are indexed), and the row
     // terms to hold segments for, in one snapshot.
     ASSIGN_OR_RETURN(
@@ -592,6 +603,16 @@ absl::StatusOr<int> PgKeywordIndex::BuildSegments(store::Db& db, const SegmentOp
       segment_of.emplace(std::string(key), segment_of.size());
       segments.emplace_back(std::string(key), std::string());
     });
+    if (held) {
+      // Only for more terms than it holds (with purges, a lower min_documents may hold fewer).
+      if (static_cast<int64_t>(segments.size()) <= *held) return built;
+      ASSIGN_OR_RETURN(store::Stmt drop,
+                       db.Prepare("WITH block AS (DELETE FROM text_segment_blocks WHERE "
+                                  "first_version = ?1) DELETE FROM text_segments WHERE "
+                                  "first_version = ?1"));
+      drop.Bind(1, first);
+      RETURN_IF_ERROR(drop.RunLater());
+    }
     for (const auto& [offset, keys, positions_text] : documents) {
       std::string_view positions = positions_text;
       ForEachElement(keys, [&](std::string_view key) {
@@ -650,26 +671,35 @@ namespace {
 // tokens (each a query item of its own), prefixes (a range) and each phrase's anchor, which
 // text_term_stats tells in the postings statement itself: `positions` lists every position of
 // a phrase of several tokens (its number, its position, a term of it; "" for a prefix, which
-// counts as none, being read whole anyway).
+// counts as none, being read whole anyway). A phrase whose terms all have segments (in
+// `segmented`, RestrictionsOf's) is read whole too, from them: a common term's anchor would
+// be a row for most versions.
 struct Restrictions {
   absl::flat_hash_set<std::string> candidates;  // Restricted unless at some phrase's anchor.
   std::vector<int64_t> phrase_of, position_of;
   std::vector<std::string> term_of;
 };
 
-Restrictions RestrictionsOf(const std::vector<PhraseTokens>& phrases) {
+Restrictions RestrictionsOf(const std::vector<PhraseTokens>& phrases,
+                            const absl::flat_hash_set<std::string>& segmented) {
   Restrictions out;
   absl::flat_hash_set<std::string> whole;
   for (size_t p = 0; p < phrases.size(); ++p) {
     const PhraseTokens& phrase = phrases[p];
+    const bool from_segments =
+        std::all_of(phrase.begin(), phrase.end(), [&](const QueryToken& token) {
+          return !token.prefix &&
+                 std::all_of(token.terms.begin(), token.terms.end(),
+                             [&](const std::string& term) { return segmented.contains(term); });
+        });
     for (size_t k = 0; k < phrase.size(); ++k) {
       const QueryToken& token = phrase[k];
-      if (phrase.size() < 2 || token.prefix) {
+      if (phrase.size() < 2 || token.prefix || from_segments) {
         whole.insert(token.terms.begin(), token.terms.end());
       } else {
         out.candidates.insert(token.terms.begin(), token.terms.end());
       }
-      if (phrase.size() < 2) continue;
+      if (phrase.size() < 2 || from_segments) continue;
       const std::vector<std::string> prefix_position = {""};
       for (const std::string& term : token.prefix ? prefix_position : token.terms) {
         out.phrase_of.push_back(static_cast<int64_t>(p));
@@ -701,6 +731,7 @@ struct SegmentPlan {
   };
   std::vector<Block> blocks;       // From version 1 on, one after another.
   std::vector<std::string> terms;  // The query's row terms some block holds segments for.
+  absl::flat_hash_set<std::string> whole_terms;      // The terms (no field) of `terms`.
   std::vector<int64_t> lacking_first, lacking_last;  // The blocks lacking one of them.
 
   int64_t covered() const { return blocks.empty() ? 0 : blocks.back().last; }
@@ -739,7 +770,9 @@ absl::StatusOr<SegmentPlan> PlanSegments(store::Db& db,
     held.insert(block.terms.begin(), block.terms.end());
   }
   for (const std::string& key : candidates) {
-    if (held.contains(key)) plan.terms.push_back(key);
+    if (!held.contains(key)) continue;
+    plan.terms.push_back(key);
+    plan.whole_terms.insert(key.substr(1));
   }
   for (const SegmentPlan::Block& block : plan.blocks) {
     if (block.terms.size() == plan.terms.size()) continue;
@@ -767,7 +800,7 @@ absl::StatusOr<std::optional<Postings>> ReadPostingsOnce(store::Db& db,
                                                          const SegmentPlan& plan) {
   const std::vector<std::string> exact = TermsOf(phrases, false);
   const std::vector<std::string> prefixes = TermsOf(phrases, true);
-  const Restrictions restrictions = RestrictionsOf(phrases);
+  const Restrictions restrictions = RestrictionsOf(phrases, plan.whole_terms);
   std::vector<std::string> whole;  // The exact terms read whole from rows, as row terms.
   for (std::string& key : WholeRowTerms(exact, restrictions)) {
     if (std::find(plan.terms.begin(), plan.terms.end(), key) == plan.terms.end()) {
@@ -953,9 +986,16 @@ absl::StatusOr<Postings> ReadPostings(store::Db& db, const std::vector<PhraseTok
                                       const absl::flat_hash_set<std::string>* segmented) {
   SegmentPlan plan;
   if (segmented != nullptr && !segmented->empty()) {
+    const std::vector<std::string> exact = TermsOf(phrases, false);
+    absl::flat_hash_set<std::string> may_be_segmented;  // Terms with a row term in `segmented`.
+    for (const std::string& term : exact) {
+      for (const std::string& key : RowTermsOf({term})) {
+        if (segmented->contains(key)) may_be_segmented.insert(term);
+      }
+    }
     std::vector<std::string> candidates;
-    for (std::string& key : WholeRowTerms(TermsOf(phrases, false), RestrictionsOf(phrases))) {
-      if (segmented->contains(ToAbsl(key))) candidates.push_back(std::move(key));
+    for (std::string& key : WholeRowTerms(exact, RestrictionsOf(phrases, may_be_segmented))) {
+      if (segmented->contains(key)) candidates.push_back(std::move(key));
     }
     if (!candidates.empty()) {
       ASSIGN_OR_RETURN(plan, PlanSegments(db, candidates));
