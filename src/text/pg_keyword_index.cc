@@ -531,7 +531,7 @@ absl::Status PgKeywordIndex::Remove(int64_t version_id) {
 
 absl::StatusOr<int> PgKeywordIndex::BuildSegments(store::Db& db, const SegmentOptions& options,
                                                   int max_blocks) {
-  int built = 0;
+  int built = 0, built_new = 0;
   while (built < max_blocks) {
     ASSIGN_OR_RETURN(store::Transaction txn, store::Transaction::BeginBeside(db));
     // Shared, as the writers' keyword rows: a purge (Remove) waits for this block, then drops
@@ -543,9 +543,9 @@ absl::StatusOr<int> PgKeywordIndex::BuildSegments(store::Db& db, const SegmentOp
     ASSIGN_OR_RETURN(const bool row, lock.Step());
     if (!row || lock.Text(1) != "t") return built;  // Another node is building.
     // The next block: the first after the blocks from version 1 on (a purged one's hole, or
-    // past the last), and whether a later version exists, which makes it final. Else the
-    // first block holding fewer row terms than the newest: built before a term saturated,
-    // it is built again with that term's segment (a saturated term stays so).
+    // past the last), and whether a later version exists, which makes it final. Else, when
+    // no new block was built, the first block holding fewer row terms than the newest: built
+    // before a term saturated, it is built again with that term's segment.
     ASSIGN_OR_RETURN(
         store::Stmt next,
         db.Prepare("SELECT CASE WHEN EXISTS (SELECT 1 FROM text_segment_blocks "
@@ -562,21 +562,28 @@ absl::StatusOr<int> PgKeywordIndex::BuildSegments(store::Db& db, const SegmentOp
     int64_t first = next.Int(0) + 1;
     std::optional<int64_t> held;  // Rebuilding: the row terms the block holds.
     if (next.Int(1) <= first + options.block_versions - 1) {
-      if (next.IsNull(2)) return built;
+      // Not while new blocks come: a load from empty saturates terms one after another.
+      if (next.IsNull(2) || built_new > 0) return built;
       first = next.Int(2);
       held = next.Int(3);
     }
     const int64_t last = first + options.block_versions - 1;
     // Its rows, the number of its versions (a row each once all are indexed), and the row
-    // terms to hold segments for, in one snapshot.
+    // terms to hold segments for, in one snapshot: the newest block's (saturated for good)
+    // and those of its own terms saturated since, looked up by key (the statistics have a
+    // row for every term indexed: a scan of them all would grow with the store).
     ASSIGN_OR_RETURN(
         store::Stmt read,
-        db.Prepare("SELECT version_id, CAST(terms AS text), positions, CAST(lengths AS text) "
-                   "FROM text_documents WHERE version_id >= ?1 AND version_id <= ?2 "
-                   "UNION ALL SELECT NULL, CAST((SELECT count(*) FROM versions WHERE id >= ?1 "
-                   "AND id <= ?2) AS text), CAST(ARRAY(SELECT " +
-                   RowTermSql("field", "term") +
-                   " FROM text_term_stats WHERE documents >= ?3 ORDER BY 1) AS text), NULL"));
+        db.Prepare(absl::StrCat(
+            "SELECT version_id, CAST(terms AS text), positions, CAST(lengths AS text) "
+            "FROM text_documents WHERE version_id >= ?1 AND version_id <= ?2 "
+            "UNION ALL SELECT NULL, CAST((SELECT count(*) FROM versions WHERE id >= ?1 "
+            "AND id <= ?2) AS text), CAST(ARRAY(SELECT unnest(terms) FROM (SELECT terms FROM "
+            "text_segment_blocks ORDER BY first_version DESC LIMIT 1) AS n UNION SELECT d.k "
+            "FROM (SELECT DISTINCT unnest(terms) AS k FROM text_documents WHERE version_id >= ?1 "
+            "AND version_id <= ?2) AS d JOIN text_term_stats AS s ON s.term = ",
+            RowTermTermSql("d.k"), " AND s.field = ", RowTermFieldSql("d.k"),
+            " WHERE s.documents >= ?3 ORDER BY 1) AS text), NULL")));
     read.Bind(1, first).Bind(2, last).Bind(3, options.min_documents);
     std::vector<std::pair<std::string, std::string>> segments;  // Row term, postings.
     absl::flat_hash_map<std::string, size_t> segment_of;        // Row term -> in segments.
@@ -644,6 +651,7 @@ absl::StatusOr<int> PgKeywordIndex::BuildSegments(store::Db& db, const SegmentOp
     RETURN_IF_ERROR(insert.Run());
     RETURN_IF_ERROR(txn.Commit());
     ++built;
+    if (!held) ++built_new;
   }
   return built;
 }

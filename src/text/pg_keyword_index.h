@@ -68,7 +68,9 @@ struct PendingKeywordStatistics {
 // term with at least `min_documents` documents (text_term_stats) when the block was built, a
 // row each. Built behind the writers, a block once every version in it is indexed and a later
 // one exists (version ids are handed out in commit order, so none can join it later); a
-// purge of one of its versions drops it, and it is built again.
+// purge of one of its versions drops it, and it is built again, as is a block built before
+// a term saturated once no new block waits. A block holds segments for the newest block's
+// terms and for its own terms then saturated.
 // How long a node goes by the row terms it last read as segmented (PgKeywordIndex).
 inline constexpr std::chrono::seconds kSegmentTermsFor{10};
 
