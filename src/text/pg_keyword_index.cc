@@ -531,7 +531,7 @@ absl::Status PgKeywordIndex::Remove(int64_t version_id) {
 
 absl::StatusOr<int> PgKeywordIndex::BuildSegments(store::Db& db, const SegmentOptions& options,
                                                   int max_blocks) {
-  int built = 0, built_new = 0;
+  int built = 0;
   while (built < max_blocks) {
     ASSIGN_OR_RETURN(store::Transaction txn, store::Transaction::BeginBeside(db));
     // Shared, as the writers' keyword rows: a purge (Remove) waits for this block, then drops
@@ -559,11 +559,15 @@ absl::StatusOr<int> PgKeywordIndex::BuildSegments(store::Db& db, const SegmentOp
                    "first_version DESC LIMIT 1) ORDER BY first_version LIMIT 1) AS o ON true"));
     ASSIGN_OR_RETURN(const bool found, next.Step());
     if (!found) return built;
+    // None before the store holds twice min_documents versions: until then a term can have
+    // a segment in a few blocks only, and most would be built again as terms saturate.
+    if (next.Int(1) < 2 * options.min_documents) return built;
     int64_t first = next.Int(0) + 1;
     std::optional<int64_t> held;  // Rebuilding: the row terms the block holds.
     if (next.Int(1) <= first + options.block_versions - 1) {
-      // Not while new blocks come: a load from empty saturates terms one after another.
-      if (next.IsNull(2) || built_new > 0) return built;
+      // One a call, and not while new blocks come: a load from empty saturates terms one
+      // after another.
+      if (next.IsNull(2) || built > 0) return built;
       first = next.Int(2);
       held = next.Int(3);
     }
@@ -651,7 +655,6 @@ absl::StatusOr<int> PgKeywordIndex::BuildSegments(store::Db& db, const SegmentOp
     RETURN_IF_ERROR(insert.Run());
     RETURN_IF_ERROR(txn.Commit());
     ++built;
-    if (!held) ++built_new;
   }
   return built;
 }

@@ -69,8 +69,9 @@ struct PendingKeywordStatistics {
 // row each. Built behind the writers, a block once every version in it is indexed and a later
 // one exists (version ids are handed out in commit order, so none can join it later); a
 // purge of one of its versions drops it, and it is built again, as is a block built before
-// a term saturated once no new block waits. A block holds segments for the newest block's
-// terms and for its own terms then saturated.
+// a term saturated (one a call that built nothing else). A block holds segments for the
+// newest block's terms and for its own terms then saturated; none are built before the store
+// holds twice `min_documents` versions.
 // How long a node goes by the row terms it last read as segmented (PgKeywordIndex).
 inline constexpr std::chrono::seconds kSegmentTermsFor{10};
 

@@ -488,10 +488,14 @@ TEST_F(KeywordEnginesTest, SegmentsRankAsTheRowsDo) {
     }
   };
   every_query_alike();
+  // None before the store holds twice min_documents versions.
+  EXPECT_THAT(PgKeywordIndex::BuildSegments(*pg_, {.block_versions = 16, .min_documents = 97}, 100),
+              IsOkAndHolds(0));
   // 11 blocks: the 12th (177-192) waits for a later version. The first 5 hold segments of the
-  // commonest term only, as if the others saturated later; they are built again, once no new
-  // block waits, with the newest's.
-  const int64_t commonest = count("SELECT max(documents) FROM text_term_stats");
+  // commonest terms only, as if the others saturated later; they are built again, one a call
+  // that builds nothing else, with the newest's.
+  const int64_t commonest =
+      std::min<int64_t>(count("SELECT max(documents) FROM text_term_stats"), 192 / 2);
   ASSERT_GT(commonest, options.min_documents);
   EXPECT_THAT(
       PgKeywordIndex::BuildSegments(*pg_, {.block_versions = 16, .min_documents = commonest}, 5),
@@ -503,8 +507,10 @@ TEST_F(KeywordEnginesTest, SegmentsRankAsTheRowsDo) {
       "cardinality(terms) FROM text_segment_blocks ORDER BY first_version DESC LIMIT 1)";
   EXPECT_EQ(count(kFewer), 5);
   every_query_alike();
-  EXPECT_THAT(PgKeywordIndex::BuildSegments(*pg_, options, 100), IsOkAndHolds(5));
-  EXPECT_EQ(count(kFewer), 0);
+  for (int rebuilt = 1; rebuilt <= 5; ++rebuilt) {  // One a call.
+    EXPECT_THAT(PgKeywordIndex::BuildSegments(*pg_, options, 100), IsOkAndHolds(1));
+    EXPECT_EQ(count(kFewer), 5 - rebuilt);
+  }
   EXPECT_THAT(PgKeywordIndex::BuildSegments(*pg_, options, 100), IsOkAndHolds(0));
   EXPECT_EQ(count("SELECT count(*) FROM text_segment_blocks"), 11);
   EXPECT_GT(count("SELECT count(*) FROM text_segments WHERE term = '0languag'"), 5);
