@@ -572,26 +572,20 @@ absl::StatusOr<int> PgKeywordIndex::BuildSegments(store::Db& db, const SegmentOp
       held = next.Int(3);
     }
     const int64_t last = first + options.block_versions - 1;
-    // Its rows, the number of its versions (a row each once all are indexed), and the row
-    // terms to hold segments for, in one snapshot: the newest block's (saturated for good)
-    // and those of its own terms saturated since, looked up by key (the statistics have a
-    // row for every term indexed: a scan of them all would grow with the store).
+    // Its rows, the number of its versions (a row each once all are indexed) and the newest
+    // block's row terms (saturated for good), in one snapshot.
     ASSIGN_OR_RETURN(
         store::Stmt read,
-        db.Prepare(absl::StrCat(
-            "SELECT version_id, CAST(terms AS text), positions, CAST(lengths AS text) "
-            "FROM text_documents WHERE version_id >= ?1 AND version_id <= ?2 "
-            "UNION ALL SELECT NULL, CAST((SELECT count(*) FROM versions WHERE id >= ?1 "
-            "AND id <= ?2) AS text), CAST(ARRAY(SELECT unnest(terms) FROM (SELECT terms FROM "
-            "text_segment_blocks ORDER BY first_version DESC LIMIT 1) AS n UNION SELECT d.k "
-            "FROM (SELECT DISTINCT unnest(terms) AS k FROM text_documents WHERE version_id >= ?1 "
-            "AND version_id <= ?2) AS d JOIN text_term_stats AS s ON s.term = ",
-            RowTermTermSql("d.k"), " AND s.field = ", RowTermFieldSql("d.k"),
-            " WHERE s.documents >= ?3 ORDER BY 1) AS text), NULL")));
-    read.Bind(1, first).Bind(2, last).Bind(3, options.min_documents);
+        db.Prepare("SELECT version_id, CAST(terms AS text), positions, CAST(lengths AS text) "
+                   "FROM text_documents WHERE version_id >= ?1 AND version_id <= ?2 "
+                   "UNION ALL SELECT NULL, CAST((SELECT count(*) FROM versions WHERE id >= ?1 "
+                   "AND id <= ?2) AS text), coalesce((SELECT CAST(terms AS text) FROM "
+                   "text_segment_blocks ORDER BY first_version DESC LIMIT 1), '{}'), NULL"));
+    read.Bind(1, first).Bind(2, last);
     std::vector<std::pair<std::string, std::string>> segments;  // Row term, postings.
     absl::flat_hash_map<std::string, size_t> segment_of;        // Row term -> in segments.
-    std::string terms, lengths;
+    absl::flat_hash_map<std::string, int64_t> in_block;         // Row term -> its versions.
+    std::string newest, lengths;
     int64_t rows = 0, versions = -1;
     std::vector<std::tuple<int64_t, std::string, std::string>> documents;
     while (true) {
@@ -599,7 +593,7 @@ absl::StatusOr<int> PgKeywordIndex::BuildSegments(store::Db& db, const SegmentOp
       if (!more) break;
       if (read.IsNull(0)) {
         versions = std::stoll(std::string(read.Text(1)));
-        terms = std::string(read.Text(2));
+        newest = std::string(read.Text(2));
         continue;
       }
       ++rows;
@@ -607,13 +601,43 @@ absl::StatusOr<int> PgKeywordIndex::BuildSegments(store::Db& db, const SegmentOp
       int64_t length = 0;
       for (const int32_t n : ParseIntArray(read.Text(3))) length += n;
       absl::StrAppend(&lengths, lengths.empty() ? "" : ";", offset, ":", length);
+      ForEachElement(read.Text(1), [&](std::string_view key) { ++in_block[ToAbsl(key)]; });
       documents.emplace_back(offset, std::string(read.Text(1)), std::string(read.Text(2)));
     }
     if (rows != versions) return built;  // Not all indexed yet: a catch-up will.
-    ForEachElement(terms, [&](std::string_view key) {
-      segment_of.emplace(std::string(key), segment_of.size());
-      segments.emplace_back(std::string(key), std::string());
-    });
+    // The row terms to hold segments for: the newest block's, and those of its own terms in a
+    // sixteenth of it or more saturated since, looked up by key (a scan of the statistics, a
+    // row for every term indexed, would grow with the store; a rarer one is read from its
+    // rows in this block, which are few).
+    std::vector<std::string> terms;
+    ForEachElement(newest, [&](std::string_view key) { terms.emplace_back(key); });
+    std::vector<std::string_view> candidates, fields;
+    for (const auto& [key, count] : in_block) {
+      if (count * 16 < options.block_versions || key.empty()) continue;
+      if (std::find(terms.begin(), terms.end(), key) != terms.end()) continue;
+      candidates.push_back(std::string_view(key).substr(1));
+      fields.push_back(std::string_view(key).substr(0, 1));
+    }
+    if (!candidates.empty()) {
+      ASSIGN_OR_RETURN(
+          store::Stmt saturated,
+          db.Prepare("SELECT s.field, s.term FROM unnest(CAST(?1 AS text[]), CAST(?2 AS "
+                     "smallint[])) AS u (term, field) JOIN text_term_stats AS s ON s.term = "
+                     "u.term AND s.field = u.field WHERE s.documents >= ?3"));
+      saturated.Bind(1, ArrayLiteral(candidates))
+          .Bind(2, ArrayLiteral(fields))
+          .Bind(3, options.min_documents);
+      while (true) {
+        ASSIGN_OR_RETURN(const bool more, saturated.Step());
+        if (!more) break;
+        terms.push_back(RowTerm(static_cast<int>(saturated.Int(0)), saturated.Text(1)));
+      }
+    }
+    std::sort(terms.begin(), terms.end());
+    for (const std::string& key : terms) {
+      segment_of.emplace(key, segment_of.size());
+      segments.emplace_back(key, std::string());
+    }
     if (held) {
       // Only for more terms than it holds (with purges, a lower min_documents may hold fewer).
       if (static_cast<int64_t>(segments.size()) <= *held) return built;
@@ -650,7 +674,7 @@ absl::StatusOr<int> PgKeywordIndex::BuildSegments(store::Db& db, const SegmentOp
                    "INSERT INTO text_segments (term, first_version, postings) "
                    "SELECT u.term, b.first_version, u.postings FROM block AS b, "
                    "unnest(CAST(?5 AS text[]), CAST(?6 AS text[])) AS u (term, postings)"));
-    insert.Bind(1, first).Bind(2, last).Bind(3, terms).Bind(4, lengths);
+    insert.Bind(1, first).Bind(2, last).Bind(3, ArrayLiteral(terms)).Bind(4, lengths);
     insert.Bind(5, ArrayLiteral(keys)).Bind(6, ArrayLiteral(postings));
     RETURN_IF_ERROR(insert.Run());
     RETURN_IF_ERROR(txn.Commit());
