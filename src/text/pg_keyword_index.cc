@@ -648,7 +648,8 @@ absl::StatusOr<int> PgKeywordIndex::BuildSegments(store::Db& db, const SegmentOp
       drop.Bind(1, first);
       RETURN_IF_ERROR(drop.RunLater());
     }
-    for (const auto& [offset, keys, positions_text] : documents) {
+    for (const auto& [document_offset, keys, positions_text] : documents) {
+      const int64_t offset = document_offset;  // Not a binding: the lambda captures it.
       std::string_view positions = positions_text;
       ForEachElement(keys, [&](std::string_view key) {
         const size_t end = std::min(positions.find(';'), positions.size());
