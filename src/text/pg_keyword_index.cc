@@ -9,6 +9,7 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "pg/schema.h"
 #include "text/bm25.h"
@@ -137,21 +138,39 @@ void BindCounts(store::Stmt& s, int p, const Counts& counts) {
       .Bind(p + 5, IntArrayLiteral(counts.totals_tokens));
 }
 
-// The integers of an array as PostgreSQL writes it ("{0,3,7}"), or of a list ("0,3,7").
-std::vector<int32_t> ParseIntArray(std::string_view text) {
-  std::vector<int32_t> out;
+// Calls fn(n) for each integer of an array as PostgreSQL writes it ("{0,3,7}"), or of a list
+// ("0,3,7").
+template <typename Fn>
+void ForEachInt(std::string_view text, Fn fn) {
   const char* p = text.data();
   const char* end = text.data() + text.size();
   while (p < end) {
     if (*p == '-' || (*p >= '0' && *p <= '9')) {
       int32_t v = 0;
       p = std::from_chars(p, end, v).ptr;
-      out.push_back(v);
+      fn(v);
     } else {
       ++p;
     }
   }
+}
+
+// A term's positions in a field. A term stands a few times in most fields: held in place,
+// since a common term's read is a posting for every version (at 100K memories an allocation
+// each was a tenth of a ranking's time).
+using Positions = absl::InlinedVector<int32_t, 6>;
+
+Positions ParsePositions(std::string_view text) {
+  Positions out;
+  ForEachInt(text, [&](int32_t v) { out.push_back(v); });
   return out;
+}
+
+// The sum of the integers of an array or list (ForEachInt): a row's tokens from its lengths.
+int64_t SumInts(std::string_view text) {
+  int64_t sum = 0;
+  ForEachInt(text, [&](int32_t v) { sum += v; });
+  return sum;
 }
 
 // Calls fn(element) for each element of a text array as PostgreSQL writes it, {a,"b c","d\"e"}
@@ -183,6 +202,18 @@ void ForEachElement(std::string_view text, Fn fn) {
 void AppendPositions(const std::vector<int32_t>& at, std::string& out) {
   if (!out.empty()) out += ';';
   for (size_t i = 0; i < at.size(); ++i) absl::StrAppend(&out, i == 0 ? "" : ",", at[i]);
+}
+
+// Calls fn(key, at) for each of a text_documents row's terms (`terms` as PostgreSQL writes the
+// array) with that term's positions (`at`, cut from the row's `positions`).
+template <typename Fn>
+void ForEachRowTerm(std::string_view terms, std::string_view positions, Fn fn) {
+  ForEachElement(terms, [&](std::string_view key) {
+    const size_t end = std::min(positions.find(';'), positions.size());
+    const std::string_view at = positions.substr(0, end);
+    positions.remove_prefix(std::min(end + 1, positions.size()));
+    fn(key, at);
+  });
 }
 
 // A segment's postings and a block's lengths (PgKeywordIndex::BuildSegments): entries apart by
@@ -242,7 +273,12 @@ PhraseTokens TokensOf(std::string_view text, bool prefix) {
   Tokenize(text, prefix ? TokenizeMode::kPrefixQuery : TokenizeMode::kQuery,
            [&phrase](const Token& token) {
              if (!token.colocated || phrase.empty()) phrase.emplace_back();
-             phrase.back().terms.emplace_back(StoredTerm(token.term));
+             // Languages that stem a word alike give the same term: an alternative once.
+             std::vector<std::string>& terms = phrase.back().terms;
+             const std::string_view term = StoredTerm(token.term);
+             if (std::find(terms.begin(), terms.end(), term) == terms.end()) {
+               terms.emplace_back(term);
+             }
              return true;
            });
   if (prefix && !phrase.empty()) phrase.back().prefix = true;
@@ -283,7 +319,7 @@ std::vector<std::string> TermsOf(const std::vector<PhraseTokens>& phrases, bool 
 struct Posting {
   int64_t version_id;
   int field;
-  std::vector<int32_t> positions;
+  Positions positions;
 };
 
 // What a query reads: the postings by term for exact tokens, by prefix for prefix tokens;
@@ -501,6 +537,17 @@ absl::Status PgKeywordIndex::AddBeside(std::span<const KeywordDocument> document
   return absl::OkStatus();
 }
 
+namespace {
+
+// The last part of a statement (after WITH, or a CTE and a comma) that drops the segment block
+// holding version ?1 and the block's segments.
+constexpr char kDropBlockHolding[] =
+    "block AS (DELETE FROM text_segment_blocks WHERE first_version <= CAST(?1 AS bigint) "
+    "AND last_version >= CAST(?1 AS bigint) RETURNING first_version) "
+    "DELETE FROM text_segments AS g USING block AS b WHERE g.first_version = b.first_version";
+
+}  // namespace
+
 absl::Status PgKeywordIndex::Remove(int64_t version_id) {
   // Waits for the keyword rows being written beside the writers (AddBeside), and keeps new
   // ones out until this transaction ends, when the version is gone.
@@ -520,11 +567,8 @@ absl::Status PgKeywordIndex::Remove(int64_t version_id) {
           RowTermTermSql("k.key"), " AND s.field = ", RowTermFieldSql("k.key"),
           " AND s.documents < ", kSaturatedDocuments,
           "), totals AS (UPDATE text_totals AS t SET documents = t.documents - 1, "
-          "tokens = t.tokens - d.lengths[t.field + 1] FROM document AS d), "
-          "block AS (DELETE FROM text_segment_blocks WHERE first_version <= CAST(?1 AS bigint) "
-          "AND last_version >= CAST(?1 AS bigint) RETURNING first_version) "
-          "DELETE FROM text_segments AS g USING block AS b WHERE g.first_version = "
-          "b.first_version")));
+          "tokens = t.tokens - d.lengths[t.field + 1] FROM document AS d), ",
+          kDropBlockHolding)));
   s.Bind(1, version_id);
   return s.Run();
 }
@@ -598,9 +642,7 @@ absl::StatusOr<int> PgKeywordIndex::BuildSegments(store::Db& db, const SegmentOp
       }
       ++rows;
       const int64_t offset = read.Int(0) - first;
-      int64_t length = 0;
-      for (const int32_t n : ParseIntArray(read.Text(3))) length += n;
-      absl::StrAppend(&lengths, lengths.empty() ? "" : ";", offset, ":", length);
+      absl::StrAppend(&lengths, lengths.empty() ? "" : ";", offset, ":", SumInts(read.Text(3)));
       ForEachElement(read.Text(1), [&](std::string_view key) { ++in_block[ToAbsl(key)]; });
       documents.emplace_back(offset, std::string(read.Text(1)), std::string(read.Text(2)));
     }
@@ -641,20 +683,13 @@ absl::StatusOr<int> PgKeywordIndex::BuildSegments(store::Db& db, const SegmentOp
     if (held) {
       // Only for more terms than it holds (with purges, a lower min_documents may hold fewer).
       if (static_cast<int64_t>(segments.size()) <= *held) return built;
-      ASSIGN_OR_RETURN(store::Stmt drop,
-                       db.Prepare("WITH block AS (DELETE FROM text_segment_blocks WHERE "
-                                  "first_version = ?1) DELETE FROM text_segments WHERE "
-                                  "first_version = ?1"));
+      ASSIGN_OR_RETURN(store::Stmt drop, db.Prepare(absl::StrCat("WITH ", kDropBlockHolding)));
       drop.Bind(1, first);
       RETURN_IF_ERROR(drop.RunLater());
     }
     for (const auto& [document_offset, keys, positions_text] : documents) {
       const int64_t offset = document_offset;  // Not a binding: the lambda captures it.
-      std::string_view positions = positions_text;
-      ForEachElement(keys, [&](std::string_view key) {
-        const size_t end = std::min(positions.find(';'), positions.size());
-        const std::string_view at = positions.substr(0, end);
-        positions.remove_prefix(std::min(end + 1, positions.size()));
+      ForEachRowTerm(keys, positions_text, [&](std::string_view key, std::string_view at) {
         const auto it = segment_of.find(ToAbsl(key));
         if (it == segment_of.end()) return;
         std::string& postings = segments[it->second].second;
@@ -957,7 +992,7 @@ absl::StatusOr<std::optional<Postings>> ReadPostingsOnce(store::Db& db,
           if (!in_bounds(first + offset)) return;
           list->push_back({.version_id = first + offset,
                            .field = key[0] - '0',
-                           .positions = ParseIntArray(at)});
+                           .positions = ParsePositions(at)});
         });
         continue;
       }
@@ -976,22 +1011,16 @@ absl::StatusOr<std::optional<Postings>> ReadPostingsOnce(store::Db& db,
     }
     const int64_t version_id = s.Int(1);
     if (segments && !rows_read.insert(version_id).second) continue;
-    int64_t length = 0;
-    for (const int32_t n : ParseIntArray(s.Text(4))) length += n;
-    postings.lengths[version_id] = length;
+    postings.lengths[version_id] = SumInts(s.Text(4));
     // Each term of the row with its positions; most rows hold a few of the query's terms
     // among dozens (a common term's read is every version's row), so nothing is copied
     // until one is.
-    std::string_view positions = s.Text(3);
-    ForEachElement(s.Text(2), [&](std::string_view key) {
-      const size_t end = std::min(positions.find(';'), positions.size());
-      const std::string_view at = positions.substr(0, end);
-      positions.remove_prefix(std::min(end + 1, positions.size()));
+    ForEachRowTerm(s.Text(2), s.Text(3), [&](std::string_view key, std::string_view at) {
       if (key.empty()) return;
       const int field = key[0] - '0';
       const std::string_view term = key.substr(1);
       const auto posting = [&] {
-        return Posting{.version_id = version_id, .field = field, .positions = ParseIntArray(at)};
+        return Posting{.version_id = version_id, .field = field, .positions = ParsePositions(at)};
       };
       if (std::vector<Posting>* list = list_of(key);
           list != nullptr && !(segments && plan.FromSegment(version_id, key))) {
@@ -1044,57 +1073,75 @@ absl::StatusOr<Postings> ReadPostings(store::Db& db, const std::vector<PhraseTok
   return *std::move(postings);
 }
 
-// The instances of `phrase` in each field of each version holding it: the positions where
-// its tokens stand one after another (FTS5's instances, which BM25 counts).
-absl::flat_hash_map<FieldOf, int64_t> Instances(const PhraseTokens& phrase,
-                                                const Postings& postings) {
-  absl::flat_hash_map<FieldOf, int64_t> instances;
+// The instances of `phrase` in each field of each version holding it, a field once: the
+// positions where its tokens stand one after another (FTS5's instances, which BM25 counts).
+std::vector<std::pair<FieldOf, int64_t>> Instances(const PhraseTokens& phrase,
+                                                   const Postings& postings) {
+  std::vector<std::pair<FieldOf, int64_t>> instances;
   if (phrase.empty()) return instances;
-  // Token k's positions in each field: the union of its alternatives'.
-  std::vector<absl::flat_hash_map<FieldOf, std::vector<int32_t>>> at(phrase.size());
+  // Each token's positions by field: its list's postings when it has one list (a term, most
+  // often: a field once each, read in place), else its alternatives' (and a prefix's
+  // terms') positions gathered. A common term's list is a posting for every version.
+  std::vector<const std::vector<Posting>*> single(phrase.size(), nullptr);
+  std::vector<absl::flat_hash_map<FieldOf, Positions>> gathered(phrase.size());
   for (size_t k = 0; k < phrase.size(); ++k) {
     const auto& source = phrase[k].prefix ? postings.prefixed : postings.exact;
-    size_t lists = 0;
+    std::vector<const std::vector<Posting>*> lists;
     for (const std::string& term : phrase[k].terms) {
-      const auto it = source.find(term);
-      if (it == source.end()) continue;
-      ++lists;
-      for (const Posting& p : it->second) {
-        std::vector<int32_t>& into = at[k][FieldOf(p.version_id, p.field)];
+      if (const auto it = source.find(term); it != source.end()) lists.push_back(&it->second);
+    }
+    if (lists.empty()) return instances;  // A token found nowhere: no instance.
+    if (lists.size() == 1 && !phrase[k].prefix) {
+      single[k] = lists[0];
+      continue;
+    }
+    for (const std::vector<Posting>* list : lists) {
+      for (const Posting& p : *list) {
+        Positions& into = gathered[k][FieldOf(p.version_id, p.field)];
         into.insert(into.end(), p.positions.begin(), p.positions.end());
       }
     }
-    // One list is sorted and unique already; a prefix's gathers several terms.
-    if (lists > 1 || phrase[k].prefix) {
-      for (auto& [field, positions] : at[k]) {
-        std::sort(positions.begin(), positions.end());
-        positions.erase(std::unique(positions.begin(), positions.end()), positions.end());
-      }
+    for (auto& [field, positions] : gathered[k]) {
+      std::sort(positions.begin(), positions.end());
+      positions.erase(std::unique(positions.begin(), positions.end()), positions.end());
     }
   }
-  std::vector<const std::vector<int32_t>*> rest(phrase.size());
-  for (const auto& [field, first] : at[0]) {
-    int64_t count = 0;
-    if (phrase.size() == 1) {
-      count = static_cast<int64_t>(first.size());
+  // The first token's fields are walked; the later tokens' looked up.
+  std::vector<absl::flat_hash_map<FieldOf, const Positions*>> later(phrase.size());
+  for (size_t k = 1; k < phrase.size(); ++k) {
+    if (single[k] != nullptr) {
+      later[k].reserve(single[k]->size());
+      for (const Posting& p : *single[k]) {
+        later[k].emplace(FieldOf(p.version_id, p.field), &p.positions);
+      }
     } else {
-      bool everywhere = true;
-      for (size_t k = 1; k < phrase.size() && everywhere; ++k) {
-        const auto it = at[k].find(field);
-        everywhere = it != at[k].end();
-        if (everywhere) rest[k] = &it->second;
-      }
-      if (!everywhere) continue;
-      for (const int32_t start : first) {
-        bool whole = true;
-        for (size_t k = 1; k < phrase.size() && whole; ++k) {
-          whole =
-              std::binary_search(rest[k]->begin(), rest[k]->end(), start + static_cast<int32_t>(k));
-        }
-        count += whole;
-      }
+      later[k].reserve(gathered[k].size());
+      for (const auto& [field, positions] : gathered[k]) later[k].emplace(field, &positions);
     }
-    if (count > 0) instances[field] = count;
+  }
+  std::vector<const Positions*> rest(phrase.size());
+  const auto count = [&](FieldOf field, const Positions& first) {
+    for (size_t k = 1; k < phrase.size(); ++k) {
+      const auto it = later[k].find(field);
+      if (it == later[k].end()) return;
+      rest[k] = it->second;
+    }
+    int64_t n = 0;
+    for (const int32_t start : first) {
+      bool whole = true;
+      for (size_t k = 1; k < phrase.size() && whole; ++k) {
+        whole =
+            std::binary_search(rest[k]->begin(), rest[k]->end(), start + static_cast<int32_t>(k));
+      }
+      n += whole;
+    }
+    if (n > 0) instances.push_back({field, n});
+  };
+  if (single[0] != nullptr) {
+    instances.reserve(single[0]->size());
+    for (const Posting& p : *single[0]) count(FieldOf(p.version_id, p.field), p.positions);
+  } else {
+    for (const auto& [field, positions] : gathered[0]) count(field, positions);
   }
   return instances;
 }
@@ -1117,35 +1164,50 @@ absl::StatusOr<std::vector<RankedMatch>> PgKeywordIndex::Rank(const KeywordMatch
   ASSIGN_OR_RETURN(const absl::flat_hash_set<std::string>* segmented, SegmentTerms());
   ASSIGN_OR_RETURN(const Postings postings,
                    ReadPostings(*db_, phrases, kNoLowerBound, kNoUpperBound, segmented));
-  struct Scored {
-    std::vector<double> freq;  // By phrase: its instances, each weighted by its field's weight.
-    uint64_t phrases = 0;
-  };
-  absl::flat_hash_map<int64_t, Scored> matches;
-  std::vector<double> idf(phrases.size());
-  for (size_t p = 0; p < phrases.size(); ++p) {
-    absl::flat_hash_set<int64_t> holding;
+  // Each matching version has a slot: its id, its bits (phrase p matched: bit p) and, by
+  // phrase, the phrase's instances in it, each weighted by its field's weight. In arrays, not
+  // an allocation a match: a common term matches every version.
+  const size_t n = phrases.size();
+  absl::flat_hash_map<int64_t, size_t> slot_of;
+  slot_of.reserve(postings.lengths.size());
+  std::vector<int64_t> ids;
+  std::vector<uint64_t> bits;
+  std::vector<size_t> last_phrase;  // The last phrase found in the slot, to count each once.
+  std::vector<double> freq;         // freq[slot * n + p].
+  std::vector<double> idf(n);
+  for (size_t p = 0; p < n; ++p) {
+    int64_t holding = 0;
     for (const auto& [field, count] : Instances(phrases[p], postings)) {
-      holding.insert(field.first);
-      Scored& scored = matches[field.first];
-      if (scored.freq.empty()) scored.freq.assign(phrases.size(), 0.0);
-      scored.freq[p] += static_cast<double>(count) * kFieldWeights[field.second];
-      if (p < 64) scored.phrases |= uint64_t{1} << p;
+      const auto [it, added] = slot_of.try_emplace(field.first, ids.size());
+      if (added) {
+        ids.push_back(field.first);
+        bits.push_back(0);
+        last_phrase.push_back(n);
+        freq.resize(freq.size() + n, 0.0);
+      }
+      const size_t slot = it->second;
+      if (last_phrase[slot] != p) {
+        last_phrase[slot] = p;
+        ++holding;
+      }
+      freq[slot * n + p] += static_cast<double>(count) * kFieldWeights[field.second];
+      if (p < 64) bits[slot] |= uint64_t{1} << p;
     }
-    idf[p] = Bm25Idf(postings.rows, static_cast<int64_t>(holding.size()));
+    idf[p] = Bm25Idf(postings.rows, holding);
   }
   const double mean_length =
       static_cast<double>(postings.tokens) / static_cast<double>(postings.rows);
   std::vector<RankedMatch> ranked;
-  ranked.reserve(matches.size());
-  for (const auto& [id, scored] : matches) {
+  ranked.reserve(ids.size());
+  for (size_t slot = 0; slot < ids.size(); ++slot) {
     // Read in the same snapshot as the postings: a version is there unless a write raced
     // a read outside a transaction.
-    const auto length = postings.lengths.find(id);
+    const auto length = postings.lengths.find(ids[slot]);
     if (length == postings.lengths.end()) continue;
-    ranked.push_back({.version_id = id,
-                      .score = Bm25Score(idf, scored.freq, length->second, mean_length),
-                      .phrases = scored.phrases});
+    const std::span<const double> its(freq.data() + slot * n, n);
+    ranked.push_back({.version_id = ids[slot],
+                      .score = Bm25Score(idf, its, length->second, mean_length),
+                      .phrases = bits[slot]});
   }
   const auto better = [](const RankedMatch& a, const RankedMatch& b) {
     return a.score != b.score ? a.score > b.score : a.version_id < b.version_id;
