@@ -3,7 +3,8 @@
 
   python3 benchmark/nodes/run.py --strata build/src/strata --store postgresql|sqlite \
       [--size 100000] [--nodes 2] [--clients 4] [--queries 200] [--out report.json] \
-      [--profile perseus|pseudo] [--pg-set shared_buffers=4GB ...] [--client raw|http.client]
+      [--profile perseus|pseudo] [--pg-set shared_buffers=4GB ...]
+      [--client native|raw|http.client]
 
 On a fresh store (a throwaway PostgreSQL cluster started by tools/pg-cluster, or a SQLite file
 in a temporary directory that every node opens; each --pg-set is set on the cluster, which
@@ -24,12 +25,16 @@ its own keep-alive connection and session. Then:
 - on PostgreSQL, the autovacuum runs (vacuum or analyze, table), checkpoints and statements
   of 25 ms or more, from when to when, that overlapped each recall mode's timed samples, from
   the server's log: work the server did beside the recalls.
-Python standard library only; the clients' own cost is included: by default every client
-speaks HTTP/1.1 on a bare socket (RawClient) and each loading client is a process of its own;
-with --client http.client every client is Python's http.client and the loading ones threads of
-this process, as in every run before 2026-12-06 (~0.1 ms more CPU a write on this machine,
-and the recalls' times include its parsing). Progress on stderr, the JSON report
-on --out (default stdout).
+Python standard library only, and the loading clients' program (benchmark/nodes/
+load_client.cc, built with the rest). The clients' own cost is included, and on this 2-vCPU
+machine it is CPU the nodes and the server do not get: by default (--client native) each
+loading client is a load_client process posting its messages, written to a file before the
+load, at ~0.06 ms of CPU a write; every other client speaks HTTP/1.1 on a bare socket from
+Python (RawClient). With --client raw the loading clients are RawClients too, a process each
+(~0.25 ms a write; every run from 2026-12-06 07:00 to session 34); with --client http.client
+every client is Python's http.client and the loading ones threads of this process, as in every
+run before (~0.4 ms a write, and the recalls' times include its parsing). Progress on stderr,
+the JSON report on --out (default stdout).
 """
 import argparse
 import datetime
@@ -182,8 +187,11 @@ INITIALIZE = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
               "params": {"protocolVersion": PROTOCOL, "capabilities": {},
                          "clientInfo": {"name": "nodes", "version": "1"}}}
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-CLIENTS = {"raw": RawClient, "http.client": HttpLibClient}
-Client = RawClient  # The kind of every client of a run: --client.
+# --client: the kind of every client of a run; with native, the loading clients are
+# load_client processes and the others RawClients.
+CLIENTS = {"raw": RawClient, "http.client": HttpLibClient, "native": RawClient}
+Client = RawClient
+LOAD_CLIENT = os.path.join(ROOT, "build", "benchmark", "load_client")
 
 
 def tool_call(id, name, arguments):
@@ -207,14 +215,30 @@ def remember_call(profile, i):
     return "remember", corpus.PROFILES[profile](i)
 
 
-def load(nodes, size, clients, profile="perseus"):
+def write_load_files(tmp, size, clients, profile="perseus"):
+    """The messages of each loading client of `load` for --client native, a file a client
+    (written before the load, not timed): initialize, initialized, then its tool calls."""
+    paths = []
+    for c in range(clients):
+        paths.append(os.path.join(tmp, "load-%d.jsonl" % c))
+        with open(paths[-1], "w") as f:
+            for message in (INITIALIZE, INITIALIZED):
+                f.write(json.dumps(message) + "\n")
+            for i in range(c, size, clients):
+                f.write(json.dumps(tool_call(i + 1, *remember_call(profile, i))) + "\n")
+    return paths
+
+
+def load(nodes, size, clients, profile="perseus", files=None):
     """Writes memories 0..size-1 of corpus `profile` from `clients` clients at once: processes of
     their own with raw clients (threads of one process take turns at its GIL), threads with
-    http.client (as every run before 2026-12-06); returns (seconds, [seconds per tenth])."""
+    http.client (as every run before 2026-12-06), load_client processes posting `files`
+    (write_load_files) with native ones; returns (seconds, [seconds per tenth])."""
     processes = Client is RawClient
     ctx = multiprocessing.get_context("fork")
     done = ctx.RawArray("q", clients)  # Writes so far, a slot a client.
     failed = ctx.Queue()
+    natives = []
 
     def work(c):
         try:
@@ -225,9 +249,20 @@ def load(nodes, size, clients, profile="perseus"):
         except Exception as e:  # noqa: BLE001 - reported below
             failed.put("client %d: %r" % (c, e))
 
-    workers = [(ctx.Process if processes else threading.Thread)(target=work, args=(c,))
-               for c in range(clients)]
-    began = time.perf_counter()
+    def follow(c):
+        """Reads load_client c's count of calls answered as it prints it."""
+        for line in natives[c].stdout:
+            done[c] = int(line)
+
+    began = time.perf_counter()  # Before the load_client processes start writing.
+    if files:
+        natives = [subprocess.Popen(
+            [LOAD_CLIENT, str(nodes[c % len(nodes)].port), PROTOCOL, files[c]],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for c in range(clients)]
+        workers = [threading.Thread(target=follow, args=(c,)) for c in range(clients)]
+    else:
+        workers = [(ctx.Process if processes else threading.Thread)(target=work, args=(c,))
+                   for c in range(clients)]
     for w in workers:
         w.start()
     tenths, next_tenth, last = [], 1, began
@@ -242,6 +277,9 @@ def load(nodes, size, clients, profile="perseus"):
             next_tenth += 1
     for w in workers:
         w.join()
+    for c, p in enumerate(natives):
+        if p.wait() != 0:
+            failed.put("client %d: %s" % (c, p.stderr.read().strip()))
     errors = []
     while not failed.empty():
         errors.append(failed.get())
@@ -413,14 +451,18 @@ def main():
                          "strata's pseudo-word one (4,096 words against 47)")
     ap.add_argument("--pg-set", action="append", default=[], metavar="NAME=VALUE",
                     help="a PostgreSQL setting for the run's cluster (ALTER SYSTEM; repeatable)")
-    ap.add_argument("--client", choices=sorted(CLIENTS), default="raw",
-                    help="raw: HTTP on a bare socket, a process a loading client (the default); "
-                         "http.client: Python's, threads of this process, as every run before "
-                         "2026-12-06")
+    ap.add_argument("--client", choices=sorted(CLIENTS), default="native",
+                    help="native (the default): the loading clients are build/benchmark/"
+                         "load_client processes (their messages written beforehand), the "
+                         "others raw; raw: HTTP on a bare socket from Python, a process a "
+                         "loading client; http.client: Python's, threads of this process, as "
+                         "every run before 2026-12-06")
     ap.add_argument("--out")
     args = ap.parse_args()
     global Client
     Client = CLIENTS[args.client]
+    if args.client == "native" and not os.access(LOAD_CLIENT, os.X_OK):
+        ap.error("--client native needs %s: meson compile -C build" % LOAD_CLIENT)
     for setting in args.pg_set:
         if not re.fullmatch(r"\w+=.+", setting):
             ap.error("--pg-set: NAME=VALUE, got %r" % setting)
@@ -458,8 +500,10 @@ def main():
                        "clients": own_cpu_seconds}
             if args.store == "postgresql":
                 parties["postgres"] = lambda: cpu_seconds(postgres_pids(cluster))
+            files = (write_load_files(tmp, args.size, args.clients, args.profile)
+                     if args.client == "native" else None)
             before = {name: cpu() for name, cpu in parties.items()}
-            seconds, tenths = load(nodes, args.size, args.clients, args.profile)
+            seconds, tenths = load(nodes, args.size, args.clients, args.profile, files)
             cpu_ms = {name: round((cpu() - before[name]) * 1000 / args.size, 3)
                       for name, cpu in parties.items()}
             report["writes"] = {
