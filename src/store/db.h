@@ -60,7 +60,9 @@ enum class Plan {
   // range in key order with a LIMIT ("id > ?1 ORDER BY id LIMIT ?2"), whose plan for any
   // values is the key's index walked from the bound. kOnce would not do for it: PostgreSQL
   // keeps planning a statement for each run while those plans look cheaper than the plan
-  // for any values, which a range's always do (0.13 ms a run for the dedup catch-up).
+  // for any values, which a range's always do (0.13 ms a run for the dedup catch-up). Also
+  // rows by a list of keys (unnest of an array joined by primary key): a key lookup each,
+  // however long the list, where planning for each run cost a recall 0.1-0.3 ms a read.
   kGeneric,
 };
 // How many Plans there are (kGeneric the last).

@@ -145,7 +145,8 @@ absl::StatusOr<std::vector<VersionRow>> VersionTable::LoadVersionsById(
       "m.id = v.memory_id ORDER BY c.n");
   std::vector<VersionRow> rows;
   if (version_ids.empty()) return rows;
-  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare(OnSqlite(*db_) ? kSqlite : kPostgres));
+  ASSIGN_OR_RETURN(store::Stmt s,
+                   db_->Prepare(OnSqlite(*db_) ? kSqlite : kPostgres, store::Plan::kGeneric));
   s.Bind(1, store::IdListOf(*db_, version_ids));
   rows.reserve(version_ids.size());
   while (rows.size() < version_ids.size()) {

@@ -102,9 +102,12 @@ absl::Status Visibility::Filter(std::span<const int64_t> version_ids,
                         : "SELECT v.id, v.memory_id, c.n - 1 AS i FROM unnest("
                           "CAST(:ids AS bigint[])) WITH ORDINALITY AS c(value, n) "
                           "JOIN versions v ON v.id = c.value";
-  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare(absl::StrCat(
-                                      ids, " JOIN memories m ON m.id = v.memory_id WHERE TRUE",
-                                      ScopeSql(), " ORDER BY i")));
+  // Planned once for any ids: each is a primary key lookup, however many there are.
+  ASSIGN_OR_RETURN(
+      store::Stmt s,
+      db_->Prepare(absl::StrCat(ids, " JOIN memories m ON m.id = v.memory_id WHERE TRUE",
+                                ScopeSql(), " ORDER BY i"),
+                   store::Plan::kGeneric));
   s.Bind(s.ParameterIndex(":ids"), store::IdListOf(*db_, version_ids));
   BindScope(s);
   return Visit(

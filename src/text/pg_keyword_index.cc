@@ -1272,7 +1272,8 @@ absl::StatusOr<PgKeywordIndex::Statistics> PgKeywordIndex::ReadStatistics(
   ASSIGN_OR_RETURN(store::Stmt s,
                    db_->Prepare("SELECT term, documents FROM text_term_stats "
                                 "WHERE term = ANY(CAST(?1 AS text[])) "
-                                "UNION ALL SELECT NULL, documents FROM text_totals WHERE field = 0"));
+                                "UNION ALL SELECT NULL, documents FROM text_totals WHERE field = 0",
+                                store::Plan::kGeneric));
   s.Bind(1, ArrayLiteral(alternatives));
   absl::flat_hash_map<std::string, int64_t> documents;  // kNoUpperBound: saturated.
   while (true) {
