@@ -105,13 +105,16 @@ absl::StatusOr<RecallResult> Recaller::Recall(const RecallRequest& request) {
     return out;
   };
 
+  temporal::Visibility visibility(db_, ReadScopeOf(request));
   if (mode == RecallMode::kFts5) {
-    ASSIGN_OR_RETURN(std::vector<Hit> hits, SparseArm(request, query, CommonTerms::kFill));
+    ASSIGN_OR_RETURN(std::vector<Hit> hits,
+                     SparseArm(request, query, CommonTerms::kFill, visibility));
     return Render(hits, ranks(hits.size(), !query.terms.empty()), {}, mode);
   }
   if (mode == RecallMode::kDense) {
     ASSIGN_OR_RETURN(const std::vector<float> query_vector, vectors_->EmbedQuery(request.query));
-    ASSIGN_OR_RETURN(std::vector<Hit> hits, DenseArm(request, query_vector, std::nullopt));
+    ASSIGN_OR_RETURN(std::vector<Hit> hits,
+                     DenseArm(request, query_vector, std::nullopt, visibility));
     return Render(hits, {}, ranks(hits.size(), true), mode);
   }
 
@@ -132,12 +135,26 @@ absl::StatusOr<RecallResult> Recaller::Recall(const RecallRequest& request) {
           start.neighbors = vectors_->SearchIndex(*start.query_vector, k);
         return start;
       });
-  absl::StatusOr<std::vector<Hit>> sparse = SparseArm(arm, query, CommonTerms::kSkip);
-  DenseStart started = dense_start.get();
+  // The dense arm's first candidates (as many as its first KeepInScope takes) are read in
+  // scope with the keyword arm's first page: one read of visibility where two were.
+  std::optional<DenseStart> started;
+  visibility.Expect([&started, &dense_start, want = size_t(arm.limit)] {
+    if (!started) started = dense_start.get();
+    std::vector<int64_t> ids;
+    if (started->neighbors) {
+      for (const vector::Neighbor& n : *started->neighbors) {
+        if (ids.size() == want + kScopeSlack) break;
+        ids.push_back(n.label);
+      }
+    }
+    return ids;
+  });
+  absl::StatusOr<std::vector<Hit>> sparse = SparseArm(arm, query, CommonTerms::kSkip, visibility);
+  if (!started) started = dense_start.get();
   if (!sparse.ok()) return sparse.status();
-  if (!started.query_vector.ok()) return started.query_vector.status();
-  ASSIGN_OR_RETURN(std::vector<Hit> dense,
-                   DenseArm(arm, *started.query_vector, std::move(started.neighbors)));
+  if (!started->query_vector.ok()) return started->query_vector.status();
+  ASSIGN_OR_RETURN(std::vector<Hit> dense, DenseArm(arm, *started->query_vector,
+                                                    std::move(started->neighbors), visibility));
 
   auto arm_hits = [](const std::vector<Hit>& hits) {
     std::vector<ArmHit> out;
@@ -178,7 +195,8 @@ absl::StatusOr<RecallResult> Recaller::Render(const std::vector<Hit>& hits,
 
 absl::StatusOr<std::vector<Recaller::Hit>> Recaller::SparseArm(const RecallRequest& request,
                                                                const text::ParsedQuery& query,
-                                                               CommonTerms common) {
+                                                               CommonTerms common,
+                                                               temporal::Visibility& visibility) {
   const bool ranked = !query.terms.empty();
   ASSIGN_OR_RETURN(const text::SplitTerms split, term_stats_.Split(query.terms));
   // Identifiers are kept whole; a pair of adjacent words only when both are selective: a
@@ -209,7 +227,6 @@ absl::StatusOr<std::vector<Recaller::Hit>> Recaller::SparseArm(const RecallReque
       phrases.push_back(phrase);
     }
   }
-  temporal::Visibility visibility(db_, ReadScopeOf(request));
   const size_t want = static_cast<size_t>(request.limit);
   std::vector<Hit> hits;
   absl::flat_hash_set<int64_t> seen;  // Versions already returned or skipped by offset.
@@ -234,7 +251,7 @@ absl::StatusOr<std::vector<Recaller::Hit>> Recaller::SparseArm(const RecallReque
 
 absl::StatusOr<std::vector<Recaller::Hit>> Recaller::DenseArm(
     const RecallRequest& request, const std::vector<float>& query_vector,
-    std::optional<std::vector<vector::Neighbor>> neighbors) {
+    std::optional<std::vector<vector::Neighbor>> neighbors, temporal::Visibility& visibility) {
   const size_t want = static_cast<size_t>(request.offset) + request.limit;
   size_t k = std::max(kMinIndexFetch, kOverFetch * want);
   if (!neighbors) neighbors = vectors_->SearchIndex(query_vector, k);
@@ -246,7 +263,6 @@ absl::StatusOr<std::vector<Recaller::Hit>> Recaller::DenseArm(
   auto stands_out = [&floor, &chance](double best) {
     return chance ? vector::BestIsEvidence(best, floor, *chance) : best > floor;
   };
-  temporal::Visibility visibility(db_, ReadScopeOf(request));
   std::vector<Hit> hits;
   std::vector<Candidate> candidates;
   while (neighbors) {

@@ -60,15 +60,17 @@ class Recaller {
   // posting lists.
   enum class CommonTerms { kFill, kSkip };
   // The keyword arm over `query`'s terms and phrases (text::ParseQuery of request.query): up
-  // to request.limit hits after request.offset; BM25-ranked, or newest first when there are
-  // no terms.
+  // to request.limit hits after request.offset, in `visibility` (request's scope); BM25-ranked,
+  // or newest first when there are no terms.
   absl::StatusOr<std::vector<Hit>> SparseArm(const RecallRequest& request,
-                                             const text::ParsedQuery& query, CommonTerms common);
-  // The dense arm: up to request.limit hits after request.offset. `neighbors`, when given,
-  // is a first index search already made for `query_vector`.
+                                             const text::ParsedQuery& query, CommonTerms common,
+                                             temporal::Visibility& visibility);
+  // The dense arm: up to request.limit hits after request.offset, in `visibility`.
+  // `neighbors`, when given, is a first index search already made for `query_vector`.
   absl::StatusOr<std::vector<Hit>> DenseArm(const RecallRequest& request,
                                             const std::vector<float>& query_vector,
-                                            std::optional<std::vector<vector::Neighbor>> neighbors);
+                                            std::optional<std::vector<vector::Neighbor>> neighbors,
+                                            temporal::Visibility& visibility);
   // A version an arm ranked: its score and, from the keyword arm, its phrase bits.
   struct Candidate {
     int64_t version_id;

@@ -2,6 +2,8 @@
 
 #include <limits>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "temporal/timeline.h"
@@ -94,24 +96,38 @@ absl::Status Visibility::Visit(store::Stmt& s,
 
 absl::Status Visibility::Filter(std::span<const int64_t> version_ids,
                                 absl::FunctionRef<bool(size_t, const VisibleVersion&)> visit) {
-  if (version_ids.empty()) return absl::OkStatus();
-  // c.i: the id's index in `version_ids`.
-  const char* ids = db_->dialect() == store::Dialect::kSqlite
-                        ? "SELECT v.id, v.memory_id, c.key AS i FROM json_each(:ids) AS c "
-                          "JOIN versions v ON v.id = c.value"
-                        : "SELECT v.id, v.memory_id, c.n - 1 AS i FROM unnest("
-                          "CAST(:ids AS bigint[])) WITH ORDINALITY AS c(value, n) "
-                          "JOIN versions v ON v.id = c.value";
-  // Planned once for any ids: each is a primary key lookup, however many there are.
-  ASSIGN_OR_RETURN(
-      store::Stmt s,
-      db_->Prepare(absl::StrCat(ids, " JOIN memories m ON m.id = v.memory_id WHERE TRUE",
-                                ScopeSql(), " ORDER BY i"),
-                   store::Plan::kGeneric));
-  s.Bind(s.ParameterIndex(":ids"), store::IdListOf(*db_, version_ids));
-  BindScope(s);
-  return Visit(
-      s, [&s, &visit](const VisibleVersion& v) { return visit(static_cast<size_t>(s.Int(2)), v); });
+  std::vector<int64_t> unread;
+  auto note = [&](int64_t id) {
+    if (read_.try_emplace(id, std::nullopt).second) unread.push_back(id);
+  };
+  for (const int64_t id : version_ids) note(id);
+  if (expected_ && !unread.empty()) {
+    for (const int64_t id : std::exchange(expected_, nullptr)()) note(id);
+  }
+  if (!unread.empty()) {
+    const char* ids = db_->dialect() == store::Dialect::kSqlite
+                          ? "SELECT v.id, v.memory_id FROM json_each(:ids) AS c "
+                            "JOIN versions v ON v.id = c.value"
+                          : "SELECT v.id, v.memory_id FROM unnest(CAST(:ids AS bigint[])) AS "
+                            "c(value) JOIN versions v ON v.id = c.value";
+    // Planned once for any ids: each is a primary key lookup, however many there are.
+    ASSIGN_OR_RETURN(
+        store::Stmt s,
+        db_->Prepare(
+            absl::StrCat(ids, " JOIN memories m ON m.id = v.memory_id WHERE TRUE", ScopeSql()),
+            store::Plan::kGeneric));
+    s.Bind(s.ParameterIndex(":ids"), store::IdListOf(*db_, unread));
+    BindScope(s);
+    RETURN_IF_ERROR(Visit(s, [this](const VisibleVersion& v) {
+      read_[v.version_id] = v.memory_id;
+      return true;
+    }));
+  }
+  for (size_t i = 0; i < version_ids.size(); ++i) {
+    const std::optional<int64_t>& memory_id = read_.at(version_ids[i]);
+    if (memory_id && !visit(i, {.version_id = version_ids[i], .memory_id = *memory_id})) break;
+  }
+  return absl::OkStatus();
 }
 
 absl::Status Visibility::Newest(size_t cap, absl::FunctionRef<bool(const VisibleVersion&)> visit) {

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/any_invocable.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "store/db.h"
@@ -36,17 +37,21 @@ struct VisibleVersion {
   int64_t memory_id;
 };
 
-// Thread safety: as the Db it borrows; one read (one snapshot) at a time. Keeps each
-// identity's valid_at winner once computed, so make one per read.
+// Thread safety: as the Db it borrows; one read (one snapshot) at a time. Keeps what it
+// found of each version and each identity's valid_at winner, so make one per read.
 class Visibility {
  public:
   Visibility(store::Db* db, ReadScope scope) : db_(db), scope_(std::move(scope)) {}
 
   // Calls `visit(i, v)` for each visible version v among `version_ids` (v.version_id ==
   // version_ids[i]), in their order, until `visit` returns false. Ids of no version are
-  // not visible.
+  // not visible. Reads only the ids no Filter has read before, with what `Expect` gave.
   absl::Status Filter(std::span<const int64_t> version_ids,
                       absl::FunctionRef<bool(size_t, const VisibleVersion&)> visit);
+
+  // Ids a later Filter will ask about, given by `ids` when the next Filter reads (a
+  // recall's other arm, still searching): read in the same statement, one round trip.
+  void Expect(absl::AnyInvocable<std::vector<int64_t>()> ids) { expected_ = std::move(ids); }
 
   // Calls `visit` for each visible version, newest recorded first (ties: newest id first),
   // until it returns false. `cap` > 0: `visit` will return false within the first `cap`
@@ -75,6 +80,9 @@ class Visibility {
   const ReadScope scope_;
   // For the walk: each identity's winner at (as_of, valid_at), computed once.
   absl::flat_hash_map<int64_t, std::optional<int64_t>> winner_by_memory_;
+  // What Filter read: a version's memory id when visible, nullopt when not.
+  absl::flat_hash_map<int64_t, std::optional<int64_t>> read_;
+  absl::AnyInvocable<std::vector<int64_t>()> expected_;
 };
 
 }  // namespace strata::temporal

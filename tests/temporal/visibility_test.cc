@@ -100,6 +100,29 @@ TEST_P(VisibilityTest, FilterKeepsTheGivenOrderAndDropsWhatIsNotVisible) {
   EXPECT_THAT(Filtered(notes, {}), IsEmpty());
 }
 
+// What Expect names is read with the next Filter that reads, and no id is read twice: the
+// later Filter answers from the first read (one snapshot), not from what changed since.
+TEST_P(VisibilityTest, ExpectedIdsAreReadWithTheNextReadAndKept) {
+  const int64_t a = Put("facts", "a", kNow);
+  const int64_t b = Put("facts", "b", kNow);
+  const int64_t c = Put("notes", "c", kNow);
+  Visibility now(db_.get(), {});
+  int asked = 0;
+  now.Expect([&] {
+    ++asked;
+    return std::vector<int64_t>{b, c, 999};
+  });
+  EXPECT_THAT(Filtered(now, {}), IsEmpty());
+  EXPECT_EQ(asked, 0);  // Nothing to read yet.
+  EXPECT_THAT(Filtered(now, {a}), ElementsAre(Pair(0, a)));
+  EXPECT_EQ(asked, 1);
+  Put("notes", "c", kNow + 10);  // Supersedes c, after the read.
+  EXPECT_THAT(Filtered(now, {999, c, b, a}), ElementsAre(Pair(1, c), Pair(2, b), Pair(3, a)));
+  EXPECT_EQ(asked, 1);
+  Visibility later(db_.get(), {});
+  EXPECT_THAT(Filtered(later, {c, b}), ElementsAre(Pair(1, b)));
+}
+
 TEST_P(VisibilityTest, AsOfSeesWhatWasBelievedThen) {
   const int64_t old_version = Put("facts", "k", kNow);
   const int64_t new_version = Put("facts", "k", kNow + 10);
