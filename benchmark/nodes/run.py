@@ -18,7 +18,10 @@ its own keep-alive connection and session. Then:
 - the embedding backlog drained: until every node's index holds every stored vector;
 - recall latency per mode (fts5, dense, hybrid; query "entity R group G", limit 10) from one
   client at a time, alternating nodes, after 50 untimed recalls of other queries; each node's
-  first recall of the mode is reported apart (what a node prepares once);
+  first recall of the mode is reported apart (what a node prepares once). Twice: right after
+  the load ("recall_after_load"), while PostgreSQL's autovacuum analyzes what the load wrote,
+  and at rest ("recall", other queries), once autovacuum has nothing left to do (no worker
+  running, no table past its thresholds; "settle_seconds" the wait, at most SETTLE_LIMIT);
 - visibility: a memory of the corpus written on node 0 is polled for by dense recall (its
   text as the query) on the last node (every 10 ms) until it comes first; the time from the
   write's answer to that recall's;
@@ -381,6 +384,43 @@ def drain(nodes):
         time.sleep(0.2)
 
 
+def settle(store):
+    """(seconds, None) once autovacuum has nothing left to do after the load: no worker
+    running and no table past the thresholds it starts a run at (dead rows or inserts since
+    its last vacuum, changes since its last analyze), twice in a row half a second apart;
+    (None, what was still busy) when SETTLE_LIMIT passed first. Thresholds as autovacuum
+    takes them: the table's own (reloptions), else the server's. A table is looked at when
+    autovacuum's launcher wakes (every autovacuum_naptime), so this can take that long."""
+    began = time.perf_counter()
+    # A table's own setting (reloptions: "name=value") or else the server's.
+    setting = ("COALESCE((SELECT CAST(split_part(o, '=', 2) AS float8) FROM "
+               "unnest(c.reloptions) AS o WHERE o LIKE 'autovacuum_%s=%%%%'), "
+               "CAST(current_setting('autovacuum_%s') AS float8))")
+    past = " OR ".join(
+        "s.%s > %s + %s * greatest(c.reltuples, 0)" % (
+            column, setting % ((kind + "_threshold",) * 2),
+            setting % ((kind + "_scale_factor",) * 2))
+        for column, kind in [("n_dead_tup", "vacuum"), ("n_ins_since_vacuum", "vacuum_insert"),
+                             ("n_mod_since_analyze", "analyze")])
+    sql = ("SELECT 'autovacuum worker ' || pid FROM pg_stat_activity WHERE backend_type = "
+           "'autovacuum worker' UNION ALL SELECT format('%%s (%%s rows: %%s dead, %%s inserted "
+           "since vacuum, %%s changed since analyze)', s.relname, c.reltuples, s.n_dead_tup, "
+           "s.n_ins_since_vacuum, s.n_mod_since_analyze) FROM pg_stat_user_tables s JOIN "
+           "pg_class c ON c.oid = s.relid WHERE %s" % past)
+    quiet = 0
+    while quiet < 2:
+        busy = subprocess.run(["psql", store, "-XAtc", sql], check=True, capture_output=True,
+                              text=True).stdout.splitlines()
+        if time.perf_counter() - began > SETTLE_LIMIT:
+            return None, busy
+        quiet = 0 if busy else quiet + 1
+        time.sleep(0.5)
+    return time.perf_counter() - began, None
+
+
+SETTLE_LIMIT = 180.0
+
+
 def recall_latency(nodes, size, queries, seed=7, warmup=50):
     """Per mode: the first recall on each node, timed apart (it pays for what a node prepares
     once: its statements on PostgreSQL, its caches), then `warmup` untimed recalls of other
@@ -516,7 +556,18 @@ def main():
             report["drain_seconds_after_load"] = round(drain_s, 2)
             report["vectors"] = states[0]["vectors"]
             log("  backlog drained %.1f s after the load" % drain_s)
-            report["recall"] = recall_latency(nodes, args.size, args.queries)
+            log("  recall right after the load:")
+            report["recall_after_load"] = recall_latency(nodes, args.size, args.queries)
+            if args.store == "postgresql":
+                report["settle_seconds"], busy = settle(store)
+                if busy:
+                    report["settle_busy"] = busy
+                    log("  autovacuum not at rest within %.0f s: %s"
+                        % (SETTLE_LIMIT, "; ".join(busy)))
+                else:
+                    log("  autovacuum at rest after %.1f s" % report["settle_seconds"])
+            log("  recall at rest:")
+            report["recall"] = recall_latency(nodes, args.size, args.queries, seed=8)
             if args.nodes > 1:
                 report["visibility"] = visibility(nodes, args.size, args.visibility_samples,
                                                   args.profile)
@@ -524,22 +575,23 @@ def main():
                     % (report["visibility"]["p50_ms"], report["visibility"]["p99_ms"]))
             if args.store == "postgresql":
                 runs = background_runs(cluster)
-                for mode, r in report["recall"].items():
-                    began, ended = r["window_unix"]
-                    r["background"] = [run for run in runs
-                                       if run["start_unix"] < ended and run["end_unix"] > began]
-                    # Alike runs together (a slow statement's text without its backend).
-                    alike = {}
-                    for run in r["background"]:
-                        what = re.sub(r"^\[\d+\] ", "", run["what"])
-                        n, seconds = alike.get((run["kind"], what), (0, 0.0))
-                        alike[run["kind"], what] = (
-                            n + 1, seconds + run["end_unix"] - run["start_unix"])
-                    for (kind, what), (n, seconds) in alike.items():
-                        if len(what) > 110:
-                            what = what[:60] + " ... " + what[-45:]
-                        log("  during %s: %s%s %s, %.3f s" % (
-                            mode, kind, " x%d" % n if n > 1 else "", what, seconds))
+                for phase in ("recall_after_load", "recall"):
+                    for mode, r in report[phase].items():
+                        began, ended = r["window_unix"]
+                        r["background"] = [run for run in runs
+                                           if run["start_unix"] < ended and run["end_unix"] > began]
+                        # Alike runs together (a slow statement's text without its backend).
+                        alike = {}
+                        for run in r["background"]:
+                            what = re.sub(r"^\[\d+\] ", "", run["what"])
+                            n, seconds = alike.get((run["kind"], what), (0, 0.0))
+                            alike[run["kind"], what] = (
+                                n + 1, seconds + run["end_unix"] - run["start_unix"])
+                        for (kind, what), (n, seconds) in alike.items():
+                            if len(what) > 110:
+                                what = what[:60] + " ... " + what[-45:]
+                            log("  during %s %s: %s%s %s, %.3f s" % (
+                                phase, mode, kind, " x%d" % n if n > 1 else "", what, seconds))
         finally:
             for node in nodes:
                 node.stop()
