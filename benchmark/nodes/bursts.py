@@ -46,11 +46,6 @@ def bursts_of(perf_data, thread):
     return [(start - SAMPLE_S, end + SAMPLE_S) for start, end in bursts]
 
 
-def percentile(values, q):
-    values = sorted(values)
-    return round(values[min(len(values) - 1, int(len(values) * q))], 2) if values else None
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--dir", required=True, help="profile.py's kept store")
@@ -59,9 +54,7 @@ def main():
     ap.add_argument("--queries", type=int, default=1500)
     ap.add_argument("--thread", default="kdamond")
     args = ap.parse_args()
-    with open(os.path.join(args.dir, "uri")) as f:
-        uri, loaded = f.read().split()
-    size = int(loaded)
+    uri, size = nodes.kept_store(args.dir)
     with tempfile.TemporaryDirectory(prefix="strata-bursts-") as tmp:
         node_list = []
         try:
@@ -70,10 +63,9 @@ def main():
             rng = random.Random(11)
 
             def recall(client):
-                query = "entity %d group %d" % (rng.randrange(size), rng.randrange(977))
                 began = time.monotonic()
-                client.call("perseus_vault_recall", {"query": query, "mode": args.mode,
-                                                     "limit": 10})
+                client.call("perseus_vault_recall", {"query": nodes.recall_query(rng, size),
+                                                     "mode": args.mode, "limit": 10})
                 return began, time.monotonic()
 
             for q in range(300):  # The nodes' first recalls, and their index loaded.
@@ -90,24 +82,27 @@ def main():
             for node in node_list:
                 node.stop()
         bursts = bursts_of(perf_data, args.thread)
-    ms = [(end - began) * 1000 for began, end in samples]
-    median = statistics.median(ms)
+    seconds = [end - began for began, end in samples]
+    median = statistics.median(seconds)
     overlaps = [any(b0 < end and b1 > began for b0, b1 in bursts) for began, end in samples]
-    slow = [o for o, m in zip(overlaps, ms) if m > 2 * median]
+    slow = [o for o, s in zip(overlaps, seconds) if s > 2 * median]
     gaps = [b[0] - a[0] for a, b in zip(bursts, bursts[1:])]
+    durations = [b1 - b0 for b0, b1 in bursts]
+
+    def p50_p99(values):
+        return [nodes.percentiles(values)[p] for p in ("p50_ms", "p99_ms")] if values else None
+
     print(json.dumps({
         "mode": args.mode, "queries": args.queries, "thread": args.thread,
         "bursts": len(bursts), "burst_every_s": round(statistics.median(gaps), 3) if gaps else None,
-        "burst_ms_p50_max": [percentile([(b1 - b0) * 1000 for b0, b1 in bursts], 0.5),
-                             percentile([(b1 - b0) * 1000 for b0, b1 in bursts], 1.0)],
-        "recall_p50_ms": round(median, 2), "recall_p99_ms": percentile(ms, 0.99),
-        "overlapping_share_of_all": round(sum(overlaps) / len(ms), 3),
+        "burst_ms_p50_max": [p50_p99(durations)[0], round(max(durations) * 1000, 3)]
+        if durations else None,
+        "recall_p50_p99_ms": p50_p99(seconds),
+        "overlapping_share_of_all": round(sum(overlaps) / len(seconds), 3),
         "overlapping_share_of_slow": round(sum(slow) / len(slow), 3) if slow else None,
         "slow": len(slow),
-        "overlapping_p50_p99_ms": [percentile([m for o, m in zip(overlaps, ms) if o], q)
-                                   for q in (0.5, 0.99)],
-        "others_p50_p99_ms": [percentile([m for o, m in zip(overlaps, ms) if not o], q)
-                              for q in (0.5, 0.99)]}))
+        "overlapping_p50_p99_ms": p50_p99([s for o, s in zip(overlaps, seconds) if o]),
+        "others_p50_p99_ms": p50_p99([s for o, s in zip(overlaps, seconds) if not o])}))
 
 
 if __name__ == "__main__":

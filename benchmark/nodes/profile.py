@@ -25,7 +25,6 @@ import os
 import random
 import statistics
 import subprocess
-import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -38,11 +37,7 @@ _spec.loader.exec_module(nodes)
 PG_CLUSTER = os.path.join(ROOT, "tools", "pg-cluster")
 cpu_seconds = nodes.cpu_seconds
 cluster_pids = nodes.postgres_pids
-
-
-def psql(uri, sql):
-    return subprocess.run(["psql", uri, "-XAtc", sql], capture_output=True, text=True,
-                          check=True).stdout
+psql = nodes.psql
 
 
 def top_statements(uri, limit):
@@ -126,9 +121,8 @@ def main():
         psql(uri, "SELECT pg_reload_conf()")
         with open(uri_file, "w") as f:
             f.write("%s\n%d\n" % (uri, args.load))
-    with open(uri_file) as f:
-        uri, loaded = f.read().split()
-    size = args.size or int(loaded)
+    uri, loaded = nodes.kept_store(args.dir)
+    size = args.size or loaded
     node_list = []
     try:
         node_list = [nodes.Node(args.strata, uri, args.dir, n, "builtin") for n in range(2)]
@@ -157,14 +151,13 @@ def main():
             warm = random.Random(99)
             for q in range(50):
                 clients[q % 2].call("perseus_vault_recall", {
-                    "query": "entity %d group %d" % (warm.randrange(size), warm.randrange(977)),
-                    "mode": mode, "limit": 10})
+                    "query": nodes.recall_query(warm, size), "mode": mode, "limit": 10})
             psql(uri, "SELECT pg_stat_statements_reset()")
             rng = random.Random(7)
             samples = []
             with Meter(cluster_dir, node_list) as cpu:
                 for q in range(args.queries):
-                    query = "entity %d group %d" % (rng.randrange(size), rng.randrange(977))
+                    query = nodes.recall_query(rng, size)
                     began = time.perf_counter()
                     clients[q % 2].call("perseus_vault_recall",
                                         {"query": query, "mode": mode, "limit": 10})

@@ -372,6 +372,40 @@ def background_runs(cluster):
     return runs
 
 
+def psql(store, sql):
+    """What `sql` prints on `store`, unaligned, without headers or command tags."""
+    return subprocess.run(["psql", store, "-XAtqc", sql], check=True, capture_output=True,
+                          text=True).stdout
+
+
+def recall_query(r, size):
+    """Recall's query on Perseus Vault's corpus (its scale benchmark's): an entity of the
+    store's `size` and a group, drawn from `r`."""
+    return "entity %d group %d" % (r.randrange(size), r.randrange(977))
+
+
+def kept_store(directory):
+    """The URI and size of a store profile.py keeps in `directory` (--load)."""
+    with open(os.path.join(directory, "uri")) as f:
+        uri, loaded = f.read().split()
+    return uri, int(loaded)
+
+
+def log_background(during, runs):
+    """Logs background_runs' `runs` of a window (`during`), alike runs together (a slow
+    statement's text without its backend)."""
+    alike = {}
+    for run in runs:
+        what = re.sub(r"^\[\d+\] ", "", run["what"])
+        n, seconds = alike.get((run["kind"], what), (0, 0.0))
+        alike[run["kind"], what] = (n + 1, seconds + run["end_unix"] - run["start_unix"])
+    for (kind, what), (n, seconds) in alike.items():
+        if len(what) > 110:
+            what = what[:60] + " ... " + what[-45:]
+        log("  during %s: %s%s %s, %.3f s" % (during, kind, " x%d" % n if n > 1 else "", what,
+                                               seconds))
+
+
 def drain(nodes):
     """Seconds until every node's index holds every stored vector and none is pending."""
     began = time.perf_counter()
@@ -409,8 +443,7 @@ def settle(store):
            "pg_class c ON c.oid = s.relid WHERE %s" % past)
     quiet = 0
     while quiet < 2:
-        busy = subprocess.run(["psql", store, "-XAtc", sql], check=True, capture_output=True,
-                              text=True).stdout.splitlines()
+        busy = psql(store, sql).splitlines()
         if time.perf_counter() - began > SETTLE_LIMIT:
             return None, busy
         quiet = 0 if busy else quiet + 1
@@ -432,8 +465,7 @@ def recall_latency(nodes, size, queries, seed=7, warmup=50):
 
     def recall(client, r, mode):
         """One recall of a query drawn from `r`; its seconds."""
-        args = {"query": "entity %d group %d" % (r.randrange(size), r.randrange(977)),
-                "mode": mode, "limit": 10}
+        args = {"query": recall_query(r, size), "mode": mode, "limit": 10}
         began = time.perf_counter()
         client.call("perseus_vault_recall", args)
         return time.perf_counter() - began
@@ -521,8 +553,7 @@ def main():
             for setting in ["log_autovacuum_min_duration = 0",
                             "log_min_duration_statement = %d" % SLOW_MS] + [
                                 "%s = '%s'" % tuple(s.split("=", 1)) for s in args.pg_set]:
-                subprocess.run(["psql", store, "-XAqc", "ALTER SYSTEM SET " + setting],
-                               check=True)
+                psql(store, "ALTER SYSTEM SET " + setting)
             # A restart, not a reload: some settings (shared_buffers) take effect only then.
             subprocess.run([os.path.join(ROOT, "tools", "pg-cluster"), "restart", cluster],
                            check=True)
@@ -580,18 +611,7 @@ def main():
                         began, ended = r["window_unix"]
                         r["background"] = [run for run in runs
                                            if run["start_unix"] < ended and run["end_unix"] > began]
-                        # Alike runs together (a slow statement's text without its backend).
-                        alike = {}
-                        for run in r["background"]:
-                            what = re.sub(r"^\[\d+\] ", "", run["what"])
-                            n, seconds = alike.get((run["kind"], what), (0, 0.0))
-                            alike[run["kind"], what] = (
-                                n + 1, seconds + run["end_unix"] - run["start_unix"])
-                        for (kind, what), (n, seconds) in alike.items():
-                            if len(what) > 110:
-                                what = what[:60] + " ... " + what[-45:]
-                            log("  during %s %s: %s%s %s, %.3f s" % (
-                                phase, mode, kind, " x%d" % n if n > 1 else "", what, seconds))
+                        log_background("%s %s" % (phase, mode), r["background"])
         finally:
             for node in nodes:
                 node.stop()

@@ -84,8 +84,8 @@ constexpr int kHybridDepth = 50;
 constexpr size_t kOverFetch = 4;
 constexpr size_t kMinIndexFetch = 40;
 constexpr size_t kMaxIndexFetch = 4096;
-// How many more index candidates than still wanted are read in scope at a time.
-constexpr size_t kScopeSlack = 8;
+// How many index candidates are read in scope at a time while `still_wanted` are: a few more.
+constexpr size_t ScopeRead(size_t still_wanted) { return still_wanted + 8; }
 
 }  // namespace
 
@@ -138,23 +138,27 @@ absl::StatusOr<RecallResult> Recaller::Recall(const RecallRequest& request) {
   // The dense arm's first candidates (as many as its first KeepInScope takes) are read in
   // scope with the keyword arm's first page: one read of visibility where two were.
   std::optional<DenseStart> started;
-  visibility.Expect([&started, &dense_start, want = size_t(arm.limit)] {
+  const auto join = [&started, &dense_start]() -> DenseStart& {
     if (!started) started = dense_start.get();
+    return *started;
+  };
+  visibility.Expect([&join, first_read = ScopeRead(size_t(arm.limit))] {
     std::vector<int64_t> ids;
-    if (started->neighbors) {
-      for (const vector::Neighbor& n : *started->neighbors) {
-        if (ids.size() == want + kScopeSlack) break;
+    if (const auto& neighbors = join().neighbors) {
+      for (const vector::Neighbor& n : *neighbors) {
+        if (ids.size() == first_read) break;
         ids.push_back(n.label);
       }
     }
     return ids;
   });
   absl::StatusOr<std::vector<Hit>> sparse = SparseArm(arm, query, CommonTerms::kSkip, visibility);
-  if (!started) started = dense_start.get();
+  DenseStart& dense_started = join();
   if (!sparse.ok()) return sparse.status();
-  if (!started->query_vector.ok()) return started->query_vector.status();
-  ASSIGN_OR_RETURN(std::vector<Hit> dense, DenseArm(arm, *started->query_vector,
-                                                    std::move(started->neighbors), visibility));
+  if (!dense_started.query_vector.ok()) return dense_started.query_vector.status();
+  ASSIGN_OR_RETURN(
+      std::vector<Hit> dense,
+      DenseArm(arm, *dense_started.query_vector, std::move(dense_started.neighbors), visibility));
 
   auto arm_hits = [](const std::vector<Hit>& hits) {
     std::vector<ArmHit> out;
@@ -315,7 +319,7 @@ absl::Status Recaller::KeepInScope(temporal::Visibility& visibility,
   std::vector<int64_t> ids;
   for (size_t next = 0; next < candidates.size() && hits.size() < want;) {
     const size_t still_wanted = static_cast<size_t>(skip) + want - hits.size();
-    const size_t take = std::min(candidates.size() - next, still_wanted + kScopeSlack);
+    const size_t take = std::min(candidates.size() - next, ScopeRead(still_wanted));
     ids.clear();
     for (size_t i = next; i < next + take; ++i) ids.push_back(candidates[i].version_id);
     RETURN_IF_ERROR(visibility.Filter(ids, [&](size_t i, const temporal::VisibleVersion& v) {
@@ -352,7 +356,7 @@ absl::Status Recaller::Collect(temporal::Visibility& visibility, const text::Key
   // (its own order); the next page only when scope and filters rejected too many. At 1M
   // memories joining every match of a query's rarer terms (~1,000 rows) to their versions
   // took 17 ms where ranking them alone took 3 ms.
-  int64_t page_size = int64_t{skip} + static_cast<int64_t>(want + seen.size() + kScopeSlack);
+  int64_t page_size = int64_t{skip} + static_cast<int64_t>(ScopeRead(want + seen.size()));
   int64_t ranked_before = 0;     // Ranked: matches already paged through.
   std::optional<int64_t> below;  // Newest first: the last page's oldest match.
   std::vector<Candidate> candidates;
