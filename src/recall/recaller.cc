@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "recall/fusion.h"
@@ -128,13 +129,15 @@ absl::StatusOr<RecallResult> Recaller::Recall(const RecallRequest& request) {
     absl::StatusOr<std::vector<float>> query_vector;
     std::optional<std::vector<vector::Neighbor>> neighbors;
   };
-  std::future<DenseStart> dense_start =
-      std::async(std::launch::async, [this, &request, k = kOverFetch * arm.limit] {
-        DenseStart start{.query_vector = vectors_->EmbedQuery(request.query)};
-        if (start.query_vector.ok())
-          start.neighbors = vectors_->SearchIndex(*start.query_vector, k);
-        return start;
-      });
+  std::future<DenseStart> dense_start = beside_.Run([this, &request, k = kOverFetch * arm.limit] {
+    DenseStart start{.query_vector = vectors_->EmbedQuery(request.query)};
+    if (start.query_vector.ok()) start.neighbors = vectors_->SearchIndex(*start.query_vector, k);
+    return start;
+  });
+  // The search reads `request`: it ends before this returns, whichever way.
+  const absl::Cleanup searched = [&dense_start] {
+    if (dense_start.valid()) dense_start.wait();
+  };
   // The dense arm's first candidates (as many as its first KeepInScope takes) are read in
   // scope with the keyword arm's first page: one read of visibility where two were.
   std::optional<DenseStart> started;

@@ -14,6 +14,7 @@
 #include "text/fts_index.h"
 #include "text/fts_query.h"
 #include "text/term_stats.h"
+#include "util/helper_thread.h"
 #include "vector/vector_service.h"
 
 namespace strata::recall {
@@ -34,7 +35,7 @@ class Recaller {
   //   versions out of scope, or an exact scan when the index is not ready or the scope is
   //   too selective for it. Matches above the embedder's similarity floor, and none unless
   //   the best stands out from chance (vector::BestIsEvidence).
-  // - hybrid: both arms at once (the dense search on another thread), fused by reciprocal
+  // - hybrid: both arms at once (the dense search on a thread kept for it), fused by reciprocal
   //   rank (fusion.h).
   // - auto: hybrid when the vector index is ready and holds vectors (or, while it loads, the
   //   store is small enough to scan), else fts5.
@@ -102,6 +103,9 @@ class Recaller {
   text::TermStats term_stats_;
   // Kept across recalls for what it learns (on PostgreSQL, which terms have segments).
   text::FtsIndex index_;
+  // Where a hybrid recall's dense search runs beside its keyword arm. Last: it ends, having
+  // run what it was handed, before what its tasks use.
+  util::HelperThread beside_;
 };
 
 }  // namespace strata::recall
