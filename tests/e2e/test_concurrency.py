@@ -19,6 +19,7 @@ Run: python3 tests/e2e/test_concurrency.py <path-to-strata-binary>
 
 import os
 import random
+import re
 import sqlite3
 import subprocess
 import sys
@@ -45,7 +46,9 @@ BUSY_MESSAGE = ("the database is busy: another writer has held its lock for more
 PG_BUSY_MESSAGE = ("the database is busy: another session held a lock past lock_timeout; "
                    "nothing was written, try again")
 # pg/schema.h kChangeLock: every write transaction of strata takes it at BEGIN.
-PG_CHANGE_LOCK = 0x5374726174610002
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src", "pg",
+                       "schema.h")) as _schema:
+    PG_CHANGE_LOCK = int(re.search(r"kChangeLock = (0x[0-9A-Fa-f]+)", _schema.read()).group(1), 16)
 
 
 def token(side, n):
