@@ -133,8 +133,14 @@ class EmbedTool(EmbedCase):
             c, targets, [tool_call(2, "embed", {"category": "target", "limit": 100})])
         self.assertEqual(structured(self, first),
                          {"embedded": 100, "attempted": 100, "failed": 0, "remaining": 150})
+        # Between the two calls the worker may get through the filler and on to some targets
+        # (CI ran it once with 72 of them done first): this call does the rest.
         rest = self.call_ok(c, "embed", {"category": "target", "limit": 1000})
-        self.assertEqual(rest, {"embedded": 150, "attempted": 150, "failed": 0, "remaining": 0})
+        self.assertEqual((rest["remaining"], rest["failed"]), (0, 0))
+        self.assertEqual(rest["attempted"], rest["embedded"])
+        self.assertLessEqual(rest["embedded"], 150)
+        self.assertEqual(self.call_ok(c, "embed", {"category": "target"}),
+                         {"embedded": 0, "attempted": 0, "failed": 0, "remaining": 0})
 
     def test_progress_notifications_come_before_the_response(self):
         c = self.serve()
