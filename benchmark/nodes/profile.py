@@ -70,21 +70,25 @@ class Meter:
         self.nodes = cpu_seconds(self.node_pids) - self.nodes0
 
 
-def time_query(client, query, mode, repeat):
-    """Prints the median time of `repeat` recalls of `query` (after 2) and what the first
-    found."""
+def time_query(client, query, mode, repeat, meter):
+    """Prints the median time of `repeat` recalls of `query` (after 2), the CPU time a recall
+    `meter` (a Meter) counts, and what the first found."""
     arguments = {"query": query, "mode": mode, "limit": 10}
     for _ in range(2):
         found = client.call("perseus_vault_recall", arguments)
     samples = []
-    for _ in range(repeat):
-        began = time.perf_counter()
-        client.call("perseus_vault_recall", arguments)
-        samples.append(time.perf_counter() - began)
-    keys = [item.get("key") for item in (found or {}).get("results", [])][:3]
+    with meter as cpu:
+        for _ in range(repeat):
+            began = time.perf_counter()
+            client.call("perseus_vault_recall", arguments)
+            samples.append(time.perf_counter() - began)
+    keys = [item.get("key") for item in (found or {}).get("items", [])][:3]
     print(json.dumps({"phase": "query", "mode": mode, "query": query,
                       "median_ms": round(statistics.median(samples) * 1000, 2),
-                      "min_ms": round(min(samples) * 1000, 2), "first_keys": keys}), flush=True)
+                      "min_ms": round(min(samples) * 1000, 2),
+                      "pg_cpu_ms": round(cpu.pg * 1000 / repeat, 2),
+                      "nodes_cpu_ms": round(cpu.nodes * 1000 / repeat, 2),
+                      "first_keys": keys}), flush=True)
 
 
 def main():
@@ -146,7 +150,8 @@ def main():
             clients = [nodes.Client(node) for node in node_list]
             if args.query:
                 for query in args.query:
-                    time_query(clients[0], query, mode, args.repeat)
+                    time_query(clients[0], query, mode, args.repeat,
+                               Meter(cluster_dir, node_list))
                 continue
             warm = random.Random(99)
             for q in range(50):

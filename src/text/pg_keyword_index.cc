@@ -14,6 +14,7 @@
 #include "pg/schema.h"
 #include "text/bm25.h"
 #include "text/tokenizer.h"
+#include "util/id_map.h"
 #include "util/status_macros.h"
 #include "util/sv.h"
 
@@ -327,13 +328,27 @@ struct Posting {
 struct Postings {
   absl::flat_hash_map<std::string, std::vector<Posting>> exact;
   absl::flat_hash_map<std::string, std::vector<Posting>> prefixed;
-  absl::flat_hash_map<int64_t, int64_t> lengths;
+  util::IdMap<int64_t> lengths;                  // By version id.
+  int64_t first_version = 0, last_version = -1;  // The range of those ids.
   int64_t rows = 0;    // Indexed versions.
   int64_t tokens = 0;  // In all of them, all fields.
+
+  // A map by version id, or by a version's field (FieldKey), for the versions read.
+  template <typename T>
+  util::IdMap<T> ByVersion() const {
+    return util::IdMap<T>(first_version, last_version, lengths.size());
+  }
+  template <typename T>
+  util::IdMap<T> ByField(size_t count) const {
+    return util::IdMap<T>(first_version * kFields, last_version * kFields + kFields - 1, count);
+  }
 };
 
 // Version id and field.
 using FieldOf = std::pair<int64_t, int>;
+
+// A version's field as one integer, for Postings::ByField's maps.
+int64_t FieldKey(FieldOf field) { return field.first * kFields + field.second; }
 
 }  // namespace
 
@@ -975,6 +990,7 @@ absl::StatusOr<std::optional<Postings>> ReadPostingsOnce(store::Db& db,
   const auto in_bounds = [&](int64_t id) { return id > after && id < before; };
   absl::flat_hash_set<int64_t> rows_read;  // Read twice with segments (by two of the branches).
   std::vector<int64_t> blocks_read;
+  std::vector<std::pair<int64_t, int64_t>> lengths;  // Version id, tokens; into postings.lengths.
   while (true) {
     ASSIGN_OR_RETURN(const bool row, s.Step());
     if (!row) break;
@@ -1002,7 +1018,7 @@ absl::StatusOr<std::optional<Postings>> ReadPostingsOnce(store::Db& db,
         ForEachEntry(s.Text(3), [&](int64_t offset, std::string_view tokens) {
           int64_t length = 0;
           std::from_chars(tokens.data(), tokens.data() + tokens.size(), length);
-          if (in_bounds(first + offset)) postings.lengths[first + offset] = length;
+          if (in_bounds(first + offset)) lengths.emplace_back(first + offset, length);
         });
         continue;
       }
@@ -1011,7 +1027,7 @@ absl::StatusOr<std::optional<Postings>> ReadPostingsOnce(store::Db& db,
     }
     const int64_t version_id = s.Int(1);
     if (segments && !rows_read.insert(version_id).second) continue;
-    postings.lengths[version_id] = SumInts(s.Text(4));
+    lengths.emplace_back(version_id, SumInts(s.Text(4)));
     // Each term of the row with its positions; most rows hold a few of the query's terms
     // among dozens (a common term's read is every version's row), so nothing is copied
     // until one is.
@@ -1041,6 +1057,14 @@ absl::StatusOr<std::optional<Postings>> ReadPostingsOnce(store::Db& db,
   for (size_t i = 0; i < exact.size(); ++i) {
     if (!exact_lists[i].empty()) postings.exact[exact[i]] = std::move(exact_lists[i]);
   }
+  if (!lengths.empty()) {
+    const auto [low, high] = std::minmax_element(lengths.begin(), lengths.end());
+    postings.first_version = low->first;
+    postings.last_version = high->first;
+  }
+  postings.lengths =
+      util::IdMap<int64_t>(postings.first_version, postings.last_version, lengths.size());
+  for (const auto& [version_id, tokens] : lengths) postings.lengths.Set(version_id, tokens);
   return postings;
 }
 
@@ -1107,24 +1131,26 @@ std::vector<std::pair<FieldOf, int64_t>> Instances(const PhraseTokens& phrase,
     }
   }
   // The first token's fields are walked; the later tokens' looked up.
-  std::vector<absl::flat_hash_map<FieldOf, const Positions*>> later(phrase.size());
+  std::vector<util::IdMap<const Positions*>> later(phrase.size());
   for (size_t k = 1; k < phrase.size(); ++k) {
     if (single[k] != nullptr) {
-      later[k].reserve(single[k]->size());
+      later[k] = postings.ByField<const Positions*>(single[k]->size());
       for (const Posting& p : *single[k]) {
-        later[k].emplace(FieldOf(p.version_id, p.field), &p.positions);
+        later[k].TryEmplace(FieldKey({p.version_id, p.field}), &p.positions);
       }
     } else {
-      later[k].reserve(gathered[k].size());
-      for (const auto& [field, positions] : gathered[k]) later[k].emplace(field, &positions);
+      later[k] = postings.ByField<const Positions*>(gathered[k].size());
+      for (const auto& [field, positions] : gathered[k]) {
+        later[k].TryEmplace(FieldKey(field), &positions);
+      }
     }
   }
   std::vector<const Positions*> rest(phrase.size());
   const auto count = [&](FieldOf field, const Positions& first) {
     for (size_t k = 1; k < phrase.size(); ++k) {
-      const auto it = later[k].find(field);
-      if (it == later[k].end()) return;
-      rest[k] = it->second;
+      const Positions* const* positions = later[k].Find(FieldKey(field));
+      if (positions == nullptr) return;
+      rest[k] = *positions;
     }
     int64_t n = 0;
     for (const int32_t start : first) {
@@ -1168,8 +1194,7 @@ absl::StatusOr<std::vector<RankedMatch>> PgKeywordIndex::Rank(const KeywordMatch
   // phrase, the phrase's instances in it, each weighted by its field's weight. In arrays, not
   // an allocation a match: a common term matches every version.
   const size_t n = phrases.size();
-  absl::flat_hash_map<int64_t, size_t> slot_of;
-  slot_of.reserve(postings.lengths.size());
+  util::IdMap<size_t> slot_of = postings.ByVersion<size_t>();
   std::vector<int64_t> ids;
   std::vector<uint64_t> bits;
   std::vector<size_t> last_phrase;  // The last phrase found in the slot, to count each once.
@@ -1178,14 +1203,14 @@ absl::StatusOr<std::vector<RankedMatch>> PgKeywordIndex::Rank(const KeywordMatch
   for (size_t p = 0; p < n; ++p) {
     int64_t holding = 0;
     for (const auto& [field, count] : Instances(phrases[p], postings)) {
-      const auto [it, added] = slot_of.try_emplace(field.first, ids.size());
+      const auto [at, added] = slot_of.TryEmplace(field.first, ids.size());
       if (added) {
         ids.push_back(field.first);
         bits.push_back(0);
         last_phrase.push_back(n);
         freq.resize(freq.size() + n, 0.0);
       }
-      const size_t slot = it->second;
+      const size_t slot = *at;
       if (last_phrase[slot] != p) {
         last_phrase[slot] = p;
         ++holding;
@@ -1202,11 +1227,11 @@ absl::StatusOr<std::vector<RankedMatch>> PgKeywordIndex::Rank(const KeywordMatch
   for (size_t slot = 0; slot < ids.size(); ++slot) {
     // Read in the same snapshot as the postings: a version is there unless a write raced
     // a read outside a transaction.
-    const auto length = postings.lengths.find(ids[slot]);
-    if (length == postings.lengths.end()) continue;
+    const int64_t* length = postings.lengths.Find(ids[slot]);
+    if (length == nullptr) continue;
     const std::span<const double> its(freq.data() + slot * n, n);
     ranked.push_back({.version_id = ids[slot],
-                      .score = Bm25Score(idf, its, length->second, mean_length),
+                      .score = Bm25Score(idf, its, *length, mean_length),
                       .phrases = bits[slot]});
   }
   const auto better = [](const RankedMatch& a, const RankedMatch& b) {
