@@ -60,7 +60,7 @@ class IdMap {
   size_t size() const { return dense_size_ + hashed_.size(); }
 
  private:
-  // Larger ranges stay hashed (an 8-byte value's vector would pass 128 MiB).
+  // Larger ranges stay hashed: a vector over 2^24 ids of 8-byte values is 256 MiB.
   static constexpr uint64_t kMaxDense = uint64_t{1} << 24;
 
   std::optional<T>* DenseSlot(int64_t id) {
