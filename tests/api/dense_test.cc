@@ -562,8 +562,10 @@ TEST_P(DenseDeathTest, MetaWithAFieldOfTheWrongTypeDoesNotCrashTheStore) {
   meta.insert(meta.find_first_of(",}", at + 9), "\"");
   WriteAll(meta_path, meta);
   // The child runs the test again from its start, in a directory of its own, and _Exit runs
-  // no destructor: it removes its directory itself.
-  const auto exit_with = [this](int code) {
+  // no destructor: it closes its store (whose worker may be saving the index there: a file
+  // it wrote during remove_all kept the directory) and removes its directory itself.
+  const auto exit_with = [this](absl::StatusOr<std::unique_ptr<Store>>& store, int code) {
+    if (store.ok()) store->reset();
     std::error_code ignored;
     std::filesystem::remove_all(dir_.path(), ignored);
     std::_Exit(code);
@@ -571,9 +573,9 @@ TEST_P(DenseDeathTest, MetaWithAFieldOfTheWrongTypeDoesNotCrashTheStore) {
   EXPECT_EXIT(
       {
         absl::StatusOr<std::unique_ptr<Store>> store = Open();
-        if (!store.ok()) exit_with(2);
+        if (!store.ok()) exit_with(store, 2);
         const bool ready = Eventually([&] { return Embeddings(**store).index_state == "ready"; });
-        exit_with(ready ? 0 : 3);
+        exit_with(store, ready ? 0 : 3);
       },
       ::testing::ExitedWithCode(0), "");
 }
