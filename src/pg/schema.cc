@@ -193,10 +193,11 @@ ALTER TABLE text_totals SET (autovacuum_vacuum_threshold = 1000,
       // (temporal/version_table.cc). The sequence cannot tell: it does not roll back, so an
       // import killed mid-way would leave its ids taken by no memory. A purge moves this mark
       // in its own transaction instead; it starts at the largest id the sequence ever gave.
-      R"sql(
+      absl::StrCat(R"sql(
 INSERT INTO meta (name, value)
   VALUES ('memory_id_deleted_high_water',
-          COALESCE(pg_sequence_last_value('memories_id_seq'), 0)::text);
+          COALESCE(pg_sequence_last_value(')sql",
+                   kMemoryIdSequence, R"sql('), 0)::text);
 CREATE FUNCTION strata_memory_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   UPDATE meta SET value = OLD.id::text
@@ -206,7 +207,7 @@ END;
 $$;
 CREATE TRIGGER memories_id_deleted_high_water AFTER DELETE ON memories
   FOR EACH ROW EXECUTE FUNCTION strata_memory_deleted();
-)sql",
+)sql"),
       // 5: SQLite's schema 10, a vector's links in the index of the node that embedded it, so
       // that the other nodes index it without searching their graphs (docs/decisions.md, "Links
       // shared between nodes").

@@ -62,4 +62,9 @@ inline constexpr int64_t kKeywordLock = 0x5374726174610003;
 // (text::PgKeywordIndex::BuildSegments), tried, not waited for: one node builds at a time.
 inline constexpr int64_t kSegmentLock = 0x5374726174610004;
 
+// The sequences of the identity columns memories.id and versions.id, by the names PostgreSQL
+// gives them (table_column_seq), for the statements that draw or move ids themselves.
+inline constexpr char kMemoryIdSequence[] = "memories_id_seq";
+inline constexpr char kVersionIdSequence[] = "versions_id_seq";
+
 }  // namespace strata::pg

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "pg/schema.h"
 #include "util/json_text.h"
 #include "util/status_macros.h"
 
@@ -234,12 +235,12 @@ absl::Status VersionTable::InsertVersionRow(VersionRow& row) {
       NextIdSql("versions", "version_id_deleted_high_water"),
       ", ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
   // The id SendIdDraw drew (?13), or a new one.
-  static constexpr char kPostgres[] =
+  static const std::string kPostgres = absl::StrCat(
       "INSERT INTO versions (id, memory_id, version, body_json, body_hash, type, tags_json, "
       "source, importance, valid_from_unix_ms, valid_to_unix_ms, recorded_at_unix_ms, "
-      "superseded_at_unix_ms) VALUES (COALESCE(CAST(?13 AS bigint), "
-      "nextval('versions_id_seq')), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
-      "?10, ?11, ?12) RETURNING id";
+      "superseded_at_unix_ms) VALUES (COALESCE(CAST(?13 AS bigint), nextval('",
+      pg::kVersionIdSequence,
+      "')), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) RETURNING id");
   ASSIGN_OR_RETURN(store::Stmt s,
                    db_->Prepare(OnSqlite(*db_) ? kSqlite : kPostgres, store::Plan::kOnce));
   s.Bind(1, row.version.memory_id);
@@ -305,11 +306,11 @@ absl::StatusOr<VersionTable::DrawnIds> VersionTable::TakeIdDraw() {
 
 absl::Status VersionTable::SendIdDraw() {
   if (OnSqlite(*db_) || id_draw_) return absl::OkStatus();
-  // The identity columns' sequences by name (PostgreSQL's table_column_seq), resolved once
-  // when prepared: pg_get_serial_sequence searched the catalog on every call (6 us of a
-  // 41 us draw, pgbench).
-  ASSIGN_OR_RETURN(store::Stmt s,
-                   db_->Prepare("SELECT nextval('memories_id_seq'), nextval('versions_id_seq')"));
+  // The identity columns' sequences by name, resolved once when prepared:
+  // pg_get_serial_sequence searched the catalog on every call (6 us of a 41 us draw, pgbench).
+  static const std::string kDraw = absl::StrCat("SELECT nextval('", pg::kMemoryIdSequence,
+                                                "'), nextval('", pg::kVersionIdSequence, "')");
+  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare(kDraw));
   RETURN_IF_ERROR(s.Send());
   id_draw_.emplace(std::move(s));
   return absl::OkStatus();
@@ -340,7 +341,7 @@ absl::StatusOr<int64_t> VersionTable::InsertIdentityAt(const Identity& identity,
                                                        int64_t last_event_at_unix_ms) {
   // One row of VALUES: an INSERT ... SELECT would open a statement journal, and with it
   // a savepoint that flushes FTS5's pending terms into a segment per memory.
-  static constexpr char kSqlite[] =
+  static const std::string kSqlite =
       "INSERT INTO memories (id, category, key, workspace, created_at_unix_ms, "
       "last_event_at_unix_ms) VALUES ((SELECT CASE WHEN ?1 > CAST(value AS INTEGER) "
       "AND NOT EXISTS (SELECT 1 FROM memories WHERE id = ?1) THEN ?1 ELSE MAX("
@@ -349,13 +350,14 @@ absl::StatusOr<int64_t> VersionTable::InsertIdentityAt(const Identity& identity,
   // The same rule, with PostgreSQL's mark (pg/schema.cc migration 4). Taking an id above
   // every one the sequence has handed out moves the sequence up to it, so no later id
   // collides; one below was handed out to a transaction that rolled back.
-  static constexpr char kPostgres[] =
+  static const std::string kPostgres = absl::StrCat(
       "INSERT INTO memories (id, category, key, workspace, created_at_unix_ms, "
       "last_event_at_unix_ms) VALUES (CASE WHEN ?1 > (SELECT value::BIGINT FROM meta "
       "WHERE name = 'memory_id_deleted_high_water') AND NOT EXISTS (SELECT 1 FROM memories "
-      "WHERE id = ?1) THEN (CASE WHEN ?1 > COALESCE(pg_sequence_last_value("
-      "'memories_id_seq'), 0) THEN setval('memories_id_seq', ?1) ELSE ?1 END) ELSE "
-      "nextval('memories_id_seq') END, ?2, ?3, ?4, ?5, ?6) RETURNING id";
+      "WHERE id = ?1) THEN (CASE WHEN ?1 > COALESCE(pg_sequence_last_value('",
+      pg::kMemoryIdSequence, "'), 0) THEN setval('", pg::kMemoryIdSequence,
+      "', ?1) ELSE ?1 END) ELSE nextval('", pg::kMemoryIdSequence,
+      "') END, ?2, ?3, ?4, ?5, ?6) RETURNING id");
   ASSIGN_OR_RETURN(store::Stmt s,
                    db_->Prepare(OnSqlite(*db_) ? kSqlite : kPostgres, store::Plan::kOnce));
   s.Bind(1, preferred_id).Bind(2, identity.category).Bind(3, identity.key);
