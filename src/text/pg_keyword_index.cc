@@ -328,19 +328,18 @@ struct Posting {
 struct Postings {
   absl::flat_hash_map<std::string, std::vector<Posting>> exact;
   absl::flat_hash_map<std::string, std::vector<Posting>> prefixed;
-  util::IdMap<int64_t> lengths;                  // By version id.
-  int64_t first_version = 0, last_version = -1;  // The range of those ids.
-  int64_t rows = 0;    // Indexed versions.
-  int64_t tokens = 0;  // In all of them, all fields.
+  util::IdMap<int64_t, -1> lengths;  // By version id, over the range of those read.
+  int64_t rows = 0;                  // Indexed versions.
+  int64_t tokens = 0;                // In all of them, all fields.
 
   // A map by version id, or by a version's field (FieldKey), for the versions read.
-  template <typename T>
-  util::IdMap<T> ByVersion() const {
-    return util::IdMap<T>(first_version, last_version, lengths.size());
+  template <typename Map>
+  Map ByVersion() const {
+    return Map(lengths.low(), lengths.high(), lengths.size());
   }
-  template <typename T>
-  util::IdMap<T> ByField(size_t count) const {
-    return util::IdMap<T>(first_version * kFields, last_version * kFields + kFields - 1, count);
+  template <typename Map>
+  Map ByField(size_t count) const {
+    return Map(lengths.low() * kFields, lengths.high() * kFields + kFields - 1, count);
   }
 };
 
@@ -1059,11 +1058,8 @@ absl::StatusOr<std::optional<Postings>> ReadPostingsOnce(store::Db& db,
   }
   if (!lengths.empty()) {
     const auto [low, high] = std::minmax_element(lengths.begin(), lengths.end());
-    postings.first_version = low->first;
-    postings.last_version = high->first;
+    postings.lengths = decltype(postings.lengths)(low->first, high->first, lengths.size());
   }
-  postings.lengths =
-      util::IdMap<int64_t>(postings.first_version, postings.last_version, lengths.size());
   for (const auto& [version_id, tokens] : lengths) postings.lengths.Set(version_id, tokens);
   return postings;
 }
@@ -1131,15 +1127,16 @@ std::vector<std::pair<FieldOf, int64_t>> Instances(const PhraseTokens& phrase,
     }
   }
   // The first token's fields are walked; the later tokens' looked up.
-  std::vector<util::IdMap<const Positions*>> later(phrase.size());
+  using PositionsByField = util::IdMap<const Positions*, nullptr>;
+  std::vector<PositionsByField> later(phrase.size());
   for (size_t k = 1; k < phrase.size(); ++k) {
     if (single[k] != nullptr) {
-      later[k] = postings.ByField<const Positions*>(single[k]->size());
+      later[k] = postings.ByField<PositionsByField>(single[k]->size());
       for (const Posting& p : *single[k]) {
         later[k].TryEmplace(FieldKey({p.version_id, p.field}), &p.positions);
       }
     } else {
-      later[k] = postings.ByField<const Positions*>(gathered[k].size());
+      later[k] = postings.ByField<PositionsByField>(gathered[k].size());
       for (const auto& [field, positions] : gathered[k]) {
         later[k].TryEmplace(FieldKey(field), &positions);
       }
@@ -1194,7 +1191,7 @@ absl::StatusOr<std::vector<RankedMatch>> PgKeywordIndex::Rank(const KeywordMatch
   // phrase, the phrase's instances in it, each weighted by its field's weight. In arrays, not
   // an allocation a match: a common term matches every version.
   const size_t n = phrases.size();
-  util::IdMap<size_t> slot_of = postings.ByVersion<size_t>();
+  auto slot_of = postings.ByVersion<util::IdMap<size_t, SIZE_MAX>>();
   std::vector<int64_t> ids;
   std::vector<uint64_t> bits;
   std::vector<size_t> last_phrase;  // The last phrase found in the slot, to count each once.
