@@ -156,5 +156,33 @@ TEST(SchemaTest, Migration4OnAnUnusedSequenceMarksNothing) {
   EXPECT_EQ(DeletedMark(*conn), "0");
 }
 
+TEST(SchemaTest, Migration10StoresABlocksLengthsUncompressedThoseBeforeToo) {
+  auto conn = Open(testing::FreshDatabaseUri());
+  ASSERT_NE(conn, nullptr);
+  ASSERT_TRUE(Migrate(*conn, 9).ok());
+  // A block's lengths as the builder writes them: 1,024 offset:tokens, which pglz shrinks.
+  constexpr char kBlock[] =
+      "INSERT INTO text_segment_blocks (first_version, last_version, terms, lengths) "
+      "SELECT $1::bigint, $1::bigint + 1023, '{}', string_agg(i || ':' || (i % 7 + 80), ';') "
+      "FROM generate_series(0, 1023) AS i";
+  ASSERT_TRUE(conn->Query(kBlock, {"1"}).ok());
+  constexpr char kCompressed[] =
+      "SELECT count(pg_column_compression(lengths)) FROM text_segment_blocks";
+  auto compressed = conn->QueryInt(kCompressed);
+  ASSERT_TRUE(compressed.ok()) << compressed.status();
+  ASSERT_EQ(*compressed, 1);  // Else the test shows nothing.
+  auto before = conn->Query("SELECT lengths FROM text_segment_blocks");
+  ASSERT_TRUE(before.ok()) << before.status();
+
+  ASSERT_TRUE(Migrate(*conn).ok());
+  ASSERT_TRUE(conn->Query(kBlock, {"1025"}).ok());
+  compressed = conn->QueryInt(kCompressed);
+  ASSERT_TRUE(compressed.ok()) << compressed.status();
+  EXPECT_EQ(*compressed, 0);
+  auto after = conn->Query("SELECT lengths FROM text_segment_blocks WHERE first_version = 1");
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_EQ(after->rows, before->rows);
+}
+
 }  // namespace
 }  // namespace strata::pg
