@@ -68,13 +68,13 @@ absl::Status StoreVectors(store::Db& db, int64_t space, int dimension,
                           std::span<const int64_t> version_ids, std::span<const float> vectors,
                           std::span<const std::vector<int64_t>> links = {});
 
-// Calls fn(row_id, version_id, vector, links) for the vectors of `space` with row id >
-// after_row, in row order, at most `limit` (links empty when none were stored). Returns how
-// many rows were read.
+// Reads the vector rows with row id > after_row, in row order, at most `limit`, and calls
+// fn(row_id, version_id, vector, links) for those of `space` (links empty when none were
+// stored). Moves after_row to the last row read; returns how many rows were read.
 using VectorRowFn = std::function<void(int64_t row_id, int64_t version_id,
                                        std::span<const float> vector,
                                        std::span<const int64_t> links)>;
 absl::StatusOr<int64_t> ReadVectorsAfter(store::Db& db, int64_t space, int dimension,
-                                         int64_t after_row, int64_t limit, const VectorRowFn& fn);
+                                         int64_t& after_row, int64_t limit, const VectorRowFn& fn);
 
 }  // namespace strata::vector

@@ -144,9 +144,8 @@ absl::StatusOr<int64_t> PublishedIndex::AddVectorsAfter(store::Db& db, HnswIndex
     links.clear();
     ASSIGN_OR_RETURN(const int64_t rows,
                      ReadVectorsAfter(db, space_.id, space_.dimension, watermark, kReadChunk,
-                                      [&](int64_t row_id, int64_t version_id,
-                                          std::span<const float> v, std::span<const int64_t> l) {
-                                        watermark = row_id;
+                                      [&](int64_t, int64_t version_id, std::span<const float> v,
+                                          std::span<const int64_t> l) {
                                         labels.push_back(version_id);
                                         vectors.insert(vectors.end(), v.begin(), v.end());
                                         links.emplace_back(l.begin(), l.end());
@@ -190,15 +189,13 @@ absl::StatusOr<IndexCheck> PublishedIndex::MeasureRecall(store::Db& db, int quer
   std::vector<float> all;
   int64_t after = 0;
   while (true) {
-    ASSIGN_OR_RETURN(
-        const int64_t rows,
-        ReadVectorsAfter(db, space_.id, dim, after, kReadChunk,
-                         [&](int64_t row_id, int64_t version_id, std::span<const float> v,
-                             std::span<const int64_t>) {
-                           after = row_id;
-                           labels.push_back(version_id);
-                           all.insert(all.end(), v.begin(), v.end());
-                         }));
+    ASSIGN_OR_RETURN(const int64_t rows,
+                     ReadVectorsAfter(db, space_.id, dim, after, kReadChunk,
+                                      [&](int64_t, int64_t version_id, std::span<const float> v,
+                                          std::span<const int64_t>) {
+                                        labels.push_back(version_id);
+                                        all.insert(all.end(), v.begin(), v.end());
+                                      }));
     if (rows < kReadChunk) break;
   }
   const size_t n = labels.size();

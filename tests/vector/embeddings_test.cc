@@ -93,10 +93,13 @@ class EmbeddingsTest : public ::testing::TestWithParam<store::Dialect> {
     return StoreVectors(*db_, space, kDim, version_ids, vectors, links);
   }
 
+  // The vectors of `space` among the next `limit` rows after `after_row`; how many rows
+  // (of every space) were read and the last one's id in read_ and read_through_.
   std::vector<ReadRow> ReadAfter(int64_t space, int64_t after_row, int64_t limit = 100) {
     std::vector<ReadRow> rows;
+    read_through_ = after_row;
     absl::StatusOr<int64_t> n = ReadVectorsAfter(
-        *db_, space, kDim, after_row, limit,
+        *db_, space, kDim, read_through_, limit,
         [&](int64_t row, int64_t version, std::span<const float> v,
             std::span<const int64_t> links) {
           const auto top = std::max_element(v.begin(), v.end());
@@ -105,9 +108,11 @@ class EmbeddingsTest : public ::testing::TestWithParam<store::Dialect> {
                           .axis = static_cast<int>(top - v.begin()),
                           .links = {links.begin(), links.end()}});
         });
-    EXPECT_THAT(n, IsOkAndHolds(static_cast<int64_t>(rows.size())));
+    EXPECT_OK(n.status());
+    read_ = n.value_or(-1);
     return rows;
   }
+  int64_t read_ = 0, read_through_ = 0;
 
   static std::vector<int64_t> Versions(const std::vector<ReadRow>& rows) {
     std::vector<int64_t> out;
@@ -197,8 +202,13 @@ TEST_P(EmbeddingsTest, ReadVectorsAfterReturnsRowsInWriteOrderAfterTheWatermark)
   EXPECT_LT(rows[0].row, rows[1].row);
   EXPECT_LT(rows[1].row, rows[2].row);
   for (const ReadRow& r : rows) EXPECT_EQ(v[r.axis], r.version);
+  EXPECT_EQ(read_, 3);
+  EXPECT_EQ(read_through_, rows[2].row);
   EXPECT_THAT(Versions(ReadAfter(space.id, rows[0].row, 1)), ElementsAre(v[1]));
+  EXPECT_EQ(read_through_, rows[1].row);
   EXPECT_THAT(ReadAfter(space.id, rows[2].row), IsEmpty());
+  EXPECT_EQ(read_, 0);
+  EXPECT_EQ(read_through_, rows[2].row);
   EXPECT_THAT(LastVectorRow(*db_), IsOkAndHolds(rows[2].row));
   EXPECT_THAT(VectorRowSequence(*db_), IsOkAndHolds(rows[2].row));
 }
@@ -246,6 +256,16 @@ TEST_P(EmbeddingsTest, VectorsBelongToTheirSpaceAndGoWithTheirVersion) {
   EXPECT_THAT(Versions(in_one), ElementsAre(a, b));
   ASSERT_THAT(Versions(in_two), ElementsAre(b));
   EXPECT_EQ(in_two[0].axis, 2);
+  // A reader of one space reads past the other's rows: counted, and its mark moves past them.
+  EXPECT_THAT(ReadAfter(two.id, 0, 2), IsEmpty());
+  EXPECT_EQ(read_, 2);
+  EXPECT_EQ(read_through_, in_one[1].row);
+  EXPECT_THAT(Versions(ReadAfter(two.id, read_through_)), ElementsAre(b));
+  EXPECT_EQ(read_, 1);
+  EXPECT_EQ(read_through_, in_two[0].row);
+  EXPECT_THAT(ReadAfter(one.id, read_through_), IsEmpty());
+  EXPECT_EQ(read_, 0);
+  EXPECT_EQ(read_through_, in_two[0].row);
   EXPECT_THAT(CountPending(*db_, two.id, {}), IsOkAndHolds(1));
 
   // Deleting b's memory deletes its vectors in both spaces; the sequence stays where it was.

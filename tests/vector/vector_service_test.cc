@@ -463,8 +463,8 @@ TEST_F(VectorServiceTest, EachVectorIsStoredWithItsLinksInTheWritersIndex) {
     }
   }
   ASSERT_OK(service_->Backfill(*db_, {}, 1000, {}).status());
-  int64_t rows = 0;
-  ASSERT_OK(ReadVectorsAfter(*db_, service_->space().id, kDim, 0, 1000,
+  int64_t rows = 0, after = 0;
+  ASSERT_OK(ReadVectorsAfter(*db_, service_->space().id, kDim, after, 1000,
                              [&](int64_t, int64_t version, std::span<const float>,
                                  std::span<const int64_t> links) {
                                ++rows;
