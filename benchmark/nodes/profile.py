@@ -106,6 +106,10 @@ def main():
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--no-vacuum", action="store_true",
                     help="after --load, recall at once as run.py does (no VACUUM ANALYZE)")
+    ap.add_argument("--explain-over", type=float, metavar="MS",
+                    help="with --load: log the plan of every statement slower than MS "
+                         "(auto_explain, with actual rows and buffers) to the cluster's "
+                         "server.log, in the directory DIR/cluster/cluster names")
     ap.add_argument("--stop", action="store_true", help="stop the kept cluster and remove it")
     args = ap.parse_args()
     cluster_dir = os.path.join(args.dir, "cluster")
@@ -118,10 +122,15 @@ def main():
     if args.load:
         uri = subprocess.run([PG_CLUSTER, "start", cluster_dir], check=True, capture_output=True,
                              text=True).stdout.strip()
-        psql(uri, "ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'")
+        libraries = "pg_stat_statements" + (", auto_explain" if args.explain_over else "")
+        psql(uri, "ALTER SYSTEM SET shared_preload_libraries = %s" % libraries)
         subprocess.run([PG_CLUSTER, "restart", cluster_dir], check=True)
         psql(uri, "CREATE EXTENSION pg_stat_statements")
         psql(uri, "ALTER SYSTEM SET pg_stat_statements.track_planning = on")
+        if args.explain_over:
+            for setting in ("log_min_duration = '%gms'" % args.explain_over, "log_analyze = on",
+                            "log_buffers = on"):
+                psql(uri, "ALTER SYSTEM SET auto_explain." + setting)
         psql(uri, "SELECT pg_reload_conf()")
         with open(uri_file, "w") as f:
             f.write("%s\n%d\n" % (uri, args.load))

@@ -24,14 +24,17 @@ struct Unindexed {
 
 // The versions with ids in (after, through] that have no keyword rows, oldest first. Their
 // ids first, from the two primary keys alone (no version's body read for one that is
-// indexed: 1.7 -> 0.8 ms for 1,000 ids at 40K, 27 -> 13 for 20,000).
+// indexed: 1.7 -> 0.8 ms for 1,000 ids at 40K, 27 -> 13 for 20,000). The keyword rows'
+// bounds repeat the versions': with them PostgreSQL merges the two keys' ranges instead of
+// looking each version up (1,000 ids at 100K: 1.1 -> 0.67 ms, pgbench).
 absl::StatusOr<std::vector<Unindexed>> UnindexedVersions(store::Db& db, int64_t after,
                                                          int64_t through, int64_t limit) {
   ASSIGN_OR_RETURN(
       store::Stmt s,
       db.Prepare("SELECT v.id, v.body_json, m.key, m.category FROM (SELECT id FROM versions "
                  "WHERE id > ?1 AND id <= ?2 AND NOT EXISTS (SELECT 1 FROM text_documents d "
-                 "WHERE d.version_id = versions.id) ORDER BY id LIMIT ?3) AS u "
+                 "WHERE d.version_id = versions.id AND d.version_id > ?1 AND d.version_id <= ?2) "
+                 "ORDER BY id LIMIT ?3) AS u "
                  "JOIN versions v ON v.id = u.id JOIN memories m ON m.id = v.memory_id "
                  "ORDER BY v.id"));
   s.Bind(1, after).Bind(2, through).Bind(3, limit);
