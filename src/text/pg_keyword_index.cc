@@ -816,10 +816,16 @@ struct SegmentPlan {
   };
   std::vector<Block> blocks;       // From version 1 on, one after another.
   std::vector<std::string> terms;  // The query's row terms some block holds segments for.
-  absl::flat_hash_set<std::string> whole_terms;      // The terms (no field) of `terms`.
   std::vector<int64_t> lacking_first, lacking_last;  // The blocks lacking one of them.
 
   int64_t covered() const { return blocks.empty() ? 0 : blocks.back().last; }
+
+  // The terms (no field) of `terms`.
+  absl::flat_hash_set<std::string> WholeTerms() const {
+    absl::flat_hash_set<std::string> whole;
+    for (const std::string& key : terms) whole.insert(key.substr(1));
+    return whole;
+  }
 
   // Whether the postings of row term `key` in version `version_id` come from a segment.
   bool FromSegment(int64_t version_id, std::string_view key) const {
@@ -855,9 +861,7 @@ absl::StatusOr<SegmentPlan> PlanSegments(store::Db& db,
     held.insert(block.terms.begin(), block.terms.end());
   }
   for (const std::string& key : candidates) {
-    if (!held.contains(key)) continue;
-    plan.terms.push_back(key);
-    plan.whole_terms.insert(key.substr(1));
+    if (held.contains(key)) plan.terms.push_back(key);
   }
   for (const SegmentPlan::Block& block : plan.blocks) {
     if (block.terms.size() == plan.terms.size()) continue;
@@ -885,7 +889,7 @@ absl::StatusOr<std::optional<Postings>> ReadPostingsOnce(store::Db& db,
                                                          const SegmentPlan& plan) {
   const std::vector<std::string> exact = TermsOf(phrases, false);
   const std::vector<std::string> prefixes = TermsOf(phrases, true);
-  const Restrictions restrictions = RestrictionsOf(phrases, plan.whole_terms);
+  const Restrictions restrictions = RestrictionsOf(phrases, plan.WholeTerms());
   std::vector<std::string> whole;  // The exact terms read whole from rows, as row terms.
   for (std::string& key : WholeRowTerms(exact, restrictions)) {
     if (std::find(plan.terms.begin(), plan.terms.end(), key) == plan.terms.end()) {
