@@ -57,6 +57,7 @@ absl::StatusOr<int64_t> KeywordBacklog::CatchUp(store::Db& db, FtsIndex& index,
   // Read before the scan: every version up to it is committed, and its grace starts now
   // unless an earlier sighting reached it.
   ASSIGN_OR_RETURN(const int64_t newest, temporal::VersionTable(&db).NewestVersionId());
+  newest_ = newest;
   sightings_.Saw(newest, now);
   const int64_t through = std::min(newest, cursor_ + kScanIds);
   ASSIGN_OR_RETURN(const std::vector<Unindexed> unindexed,
@@ -89,6 +90,8 @@ void KeepKeywordsCaughtUp(std::stop_token stop,
   std::unique_ptr<store::Db> db;
   std::optional<FtsIndex> index;
   KeywordBacklog backlog;
+  // The newest version id at the round before, and at the last merge of the pending entries.
+  int64_t before = -1, merged_at = -1;
   while (util::PauseUnlessStopped(stop, every)) {
     if (!db) {
       absl::StatusOr<std::unique_ptr<store::Db>> opened = open();
@@ -100,9 +103,9 @@ void KeepKeywordsCaughtUp(std::stop_token stop,
       db = *std::move(opened);
       index.emplace(db.get());
     }
-    if (absl::StatusOr<int64_t> caught =
-            backlog.CatchUp(*db, *index, std::chrono::steady_clock::now());
-        !caught.ok()) {
+    const absl::StatusOr<int64_t> caught =
+        backlog.CatchUp(*db, *index, std::chrono::steady_clock::now());
+    if (!caught.ok()) {
       Log(LogLevel::kWarning,
           absl::StrCat("catching up versions without keyword rows: ", caught.status().message()));
     }
@@ -112,6 +115,18 @@ void KeepKeywordsCaughtUp(std::stop_token stop,
       Log(LogLevel::kWarning,
           absl::StrCat("building the keyword index's segments: ", built.status().message()));
     }
+    // Writes stopped: the entries they left aside in the index are merged now rather than
+    // read by every keyword query until a write fills the list (and merges them, ~130 ms at
+    // 100K memories) or autovacuum does (PERF.md, "Session 39").
+    const int64_t newest = backlog.newest();
+    if (caught.ok() && *caught == 0 && newest == before && newest != merged_at) {
+      merged_at = newest;
+      if (absl::Status merged = PgKeywordIndex::MergePending(*db); !merged.ok()) {
+        Log(LogLevel::kWarning,
+            absl::StrCat("merging the keyword index's pending entries: ", merged.message()));
+      }
+    }
+    before = newest;
   }
 }
 

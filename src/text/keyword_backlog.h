@@ -37,6 +37,8 @@ class KeywordBacklog {
   // `index` is on `db`. Errors: as the statements (the cursor stays where it was).
   absl::StatusOr<int64_t> CatchUp(store::Db& db, FtsIndex& index,
                                   util::Sightings::Clock::time_point now);
+  // The newest version id the last CatchUp read (0 before one).
+  int64_t newest() const { return newest_; }
 
   // Version ids one scan looks at: the first scans of a large store walk it a window at a
   // time instead of all at once (~0.7 us an id: each is a probe of text_documents' key; a
@@ -47,6 +49,7 @@ class KeywordBacklog {
 
  private:
   int64_t cursor_ = 0;  // Every version at or below it has keyword rows, or had.
+  int64_t newest_ = 0;
   util::Sightings sightings_{kKeywordGrace};
 };
 
@@ -57,8 +60,10 @@ inline constexpr int kSegmentBlocksEachRound = 8;
 // A serving node's catch-up, a thread's whole work: every `every` until `stop`, a
 // KeywordBacklog's CatchUp on a connection of its own from `open`, so that a version left
 // without keyword rows is indexed after the grace whether or not anyone writes, and no
-// write's answer waits for a scan; then the keyword index's next segments. A failure (opening
-// the connection, a statement) is logged and tried again at the next round.
+// write's answer waits for a scan; then the keyword index's next segments; and once no
+// version came for a round, the index's pending entries merged (PgKeywordIndex::
+// MergePending), once until versions come again. A failure (opening the connection, a
+// statement) is logged and tried again at the next round.
 void KeepKeywordsCaughtUp(std::stop_token stop,
                           const std::function<absl::StatusOr<std::unique_ptr<store::Db>>()>& open,
                           std::chrono::milliseconds every);

@@ -733,6 +733,11 @@ absl::StatusOr<int> PgKeywordIndex::BuildSegments(store::Db& db, const SegmentOp
   return built;
 }
 
+absl::Status PgKeywordIndex::MergePending(store::Db& db) {
+  // The index of schema migration 7, its list's limit migration 8's.
+  return db.Exec("SELECT gin_clean_pending_list('text_documents_terms')");
+}
+
 absl::StatusOr<const absl::flat_hash_set<std::string>*> PgKeywordIndex::SegmentTerms() {
   const auto now = std::chrono::steady_clock::now();
   if (segment_terms_at_ && now - *segment_terms_at_ < kSegmentTermsFor) return &segment_terms_;

@@ -136,6 +136,11 @@ class PgKeywordIndex final : public store::CommitHook {
   // the same `options` for a store's whole life.
   static absl::StatusOr<int> BuildSegments(store::Db& db, const SegmentOptions& options,
                                            int max_blocks);
+  // Merges the entries GIN keeps aside for fast inserts into the terms' index (its pending
+  // list, up to 512 kB, which every keyword query reads whole): what the write that fills
+  // the list does, or autovacuum, later. Errors: as the statement (PostgreSQL lets only the
+  // index's owner).
+  static absl::Status MergePending(store::Db& db);
 
   // store::CommitHook: counts what Add added up; forgets it.
   absl::Status BeforeCommit() override;

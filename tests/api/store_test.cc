@@ -44,6 +44,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
+using ::testing::SizeIs;
 using ::testing::UnorderedElementsAre;
 
 constexpr int64_t kNow = 1772323200000;  // 2026-03-01T00:00:00Z
@@ -1704,6 +1705,25 @@ TEST_P(KeywordRowsBeside, AServingNodeIndexesAVersionLeftWithoutThemWhileNobodyW
   ASSERT_OK_AND_ASSIGN(const RecallResult after, store_->Recall(Query("ptarmigan")));
   EXPECT_EQ(after.items[0].score, before.items[0].score);
   EXPECT_EQ(MiscountedStatistics(/*indexes=*/2), 0);  // The store's and the idle node's.
+}
+
+TEST_P(KeywordRowsBeside, AServingNodeMergesTheIndexsPendingEntriesOnceWritesStop) {
+  for (int i = 0; i < 5; ++i) {
+    Write(Id(absl::StrCat("bird", i)),
+          absl::StrCat(R"("a ptarmigan in winter plumage )", i, R"(")"));
+  }
+  ASSERT_OK(db_->Exec("CREATE EXTENSION IF NOT EXISTS pgstattuple"));
+  const std::string pending = "SELECT pending_tuples FROM pgstatginindex('text_documents_terms')";
+  // GIN keeps a write's entries aside (nothing here merges them: no serving node yet).
+  ASSERT_GT(Count(pending), 0);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Store> idle,
+                       Store::Open({.path = path_, .clock = &clock_, .embedder = "none"}));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (Count(pending) > 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(Count(pending), 0);
+  EXPECT_THAT(Keys(store_->Recall(Query("ptarmigan"))), SizeIs(5));
 }
 
 TEST_P(KeywordRowsBeside, ATermIsCountedOnceForSeveralVersionsAndNeverBelowItsPostings) {
