@@ -538,7 +538,7 @@ def main():
     for setting in args.pg_set:
         if not re.fullmatch(r"\w+=.+", setting):
             ap.error("--pg-set: NAME=VALUE, got %r" % setting)
-    report = {"benchmark": "nodes", "machine": machine(), "commit": commit(),
+    report = {"benchmark": "nodes", "machine": machine(), "commit": commit(args.strata),
               "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
               "store": args.store, "profile": args.profile, "size": args.size,
               "nodes": args.nodes,

@@ -76,11 +76,14 @@ def machine():
     return info
 
 
-def commit():
+def commit(binary=None):
+    """The checkout's commit ("-dirty" with changes): of the one `binary` was built in, when
+    given (an A/B's other binary is built in a worktree of its own), else this one's."""
+    where = os.path.dirname(os.path.abspath(binary)) if binary else ROOT
     try:
-        head = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
+        head = subprocess.run(["git", "-C", where, "rev-parse", "--short", "HEAD"], capture_output=True,
                               text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
+        dirty = subprocess.run(["git", "-C", where, "status", "--porcelain", "--untracked-files=no"],
                                capture_output=True, text=True).stdout.strip()
         return head + ("-dirty" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
@@ -402,7 +405,7 @@ def main():
     report = {
         "machine": machine(),
         "binary": version,
-        "commit": commit(),
+        "commit": commit(args.binary),
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "durability": "normal",
         "profile": args.profile,
