@@ -239,6 +239,22 @@ int DoctorPostgres(const DoctorOptions& options) {
   } else {
     report.Ok("keyword index", "every version indexed");
   }
+  // A database larger than the server's buffers is read from the operating system's cache:
+  // a recall's pages cost a system call and a copy each (README, "Many nodes on one
+  // PostgreSQL").
+  auto database = (*conn)->QueryInt("SELECT pg_database_size(current_database())");
+  auto buffers = (*conn)->QueryInt("SELECT pg_size_bytes(current_setting('shared_buffers'))");
+  if (!database.ok() || !buffers.ok()) {
+    report.Error("memory", std::string((database.ok() ? buffers : database).status().message()));
+  } else if (*database > *buffers) {
+    report.Warning("memory", absl::StrCat("database ", Bytes(*database),
+                                          ", larger than shared_buffers (", Bytes(*buffers),
+                                          "): recalls read its pages from the operating "
+                                          "system's cache; set shared_buffers to hold it"));
+  } else {
+    report.Ok("memory",
+              absl::StrCat("database ", Bytes(*database), ", shared_buffers ", Bytes(*buffers)));
+  }
   return report.ExitCode();
 }
 

@@ -124,6 +124,10 @@ class DoctorPostgres(StrataTestCase):
         code, checks = self.doctor(self.uri)
         self.assertEqual(code, 0, checks)
         self.assertEqual(checks["keyword index"], ("ok", "every version indexed"))
+        # A few memories fit the test cluster's buffers (PostgreSQL's default, 128 MB).
+        self.assertEqual(checks["memory"][0], "ok", checks)
+        self.assertRegex(checks["memory"][1],
+                         r"^database \d+ MiB, shared_buffers 128 MiB$")
         # As a node stopped between a write's commit and its keyword rows' leaves it.
         self.psql(self.uri, "DELETE FROM text_documents WHERE version_id = "
                             "(SELECT min(id) FROM versions)")
@@ -133,6 +137,28 @@ class DoctorPostgres(StrataTestCase):
         self.assertIn("1 versions without keyword rows", checks["keyword index"][1])
 
     remember = Doctor.remember
+
+    def test_a_database_larger_than_shared_buffers_is_a_warning(self):
+        self.db = self.uri
+        self.remember(3)
+        # This program's own cluster (tests/pg/with_cluster), restarted with 1 MB of buffers
+        # and then with its own again.
+        tool, cluster_dir = os.environ["STRATA_TEST_PG_CLUSTER"].split(" ", 1)
+
+        def restart_with(setting):
+            self.psql(self.uri, "ALTER SYSTEM " + setting)
+            subprocess.run([tool, "restart", cluster_dir], check=True, timeout=RUN_TIMEOUT,
+                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+
+        restart_with("SET shared_buffers = '1MB'")
+        try:
+            code, checks = self.doctor(self.uri)
+        finally:
+            restart_with("RESET shared_buffers")
+        self.assertEqual(code, 0, checks)
+        self.assertEqual(checks["memory"][0], "warning", checks)
+        self.assertRegex(checks["memory"][1],
+                         r"^database \d+ MiB, larger than shared_buffers \(1 MiB\): ")
 
     def test_newer_schema_is_an_error(self):
         self.psql(self.uri, "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, "
