@@ -220,16 +220,21 @@ void ForEachRowTerm(std::string_view terms, std::string_view positions, Fn fn) {
 // A segment's postings and a block's lengths (PgKeywordIndex::BuildSegments): entries apart by
 // ';', each a version's offset from the block's first, ':', then its value (positions as
 // AppendPositions writes them, or tokens). Calls fn(offset, value) for each.
+// One pass, byte by byte: a common term's read is ~100,000 short entries, where a search for
+// each delimiter and a conversion call each cost more than the bytes (a fifth of a node's
+// CPU in such a query).
 template <typename Fn>
 void ForEachEntry(std::string_view list, Fn fn) {
-  while (!list.empty()) {
-    const size_t end = std::min(list.find(';'), list.size());
-    const std::string_view entry = list.substr(0, end);
-    list.remove_prefix(std::min(end + 1, list.size()));
-    const size_t colon = std::min(entry.find(':'), entry.size());
+  const char* p = list.data();
+  const char* const end = p + list.size();
+  while (p < end) {
     int64_t offset = 0;
-    std::from_chars(entry.data(), entry.data() + colon, offset);
-    fn(offset, entry.substr(std::min(colon + 1, entry.size())));
+    for (; p < end && *p != ':' && *p != ';'; ++p) offset = offset * 10 + (*p - '0');
+    if (p < end && *p == ':') ++p;
+    const char* const value = p;
+    while (p < end && *p != ';') ++p;
+    fn(offset, std::string_view(value, p - value));
+    if (p < end) ++p;  // The ';'.
   }
 }
 
