@@ -117,7 +117,8 @@ void KeepKeywordsCaughtUp(std::stop_token stop,
     }
     // Writes stopped: the entries they left aside in the index are merged now rather than
     // read by every keyword query until a write fills the list (and merges them, ~130 ms at
-    // 100K memories) or autovacuum does (PERF.md, "Session 39").
+    // 100K memories at rest) or autovacuum does (docs/decisions.md, "The pending entries
+    // merged once writes stop").
     const int64_t newest = backlog.newest();
     if (caught.ok() && *caught == 0 && newest == before && newest != merged_at) {
       merged_at = newest;
