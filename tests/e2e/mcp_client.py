@@ -57,6 +57,14 @@ def fresh_pg_database(label):
     return base + "&dbname=" + name
 
 
+def restart_pg_cluster(timeout=120):
+    """Restarts the cluster tests/pg/with_cluster started for this program (its tool and
+    directory in STRATA_TEST_PG_CLUSTER)."""
+    tool, cluster_dir = os.environ["STRATA_TEST_PG_CLUSTER"].split(" ", 1)
+    subprocess.run([tool, "restart", cluster_dir], check=True, timeout=timeout,
+                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+
+
 def store_args(db, tmp):
     """The arguments naming the store `db`: `--db db`, and on PostgreSQL an `--index-dir` in
     `tmp` (a node keeps its vector index in a local directory, not in the database)."""

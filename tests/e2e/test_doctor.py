@@ -14,7 +14,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import mcp_client  # noqa: E402
-from mcp_client import StrataTestCase, fresh_pg_database, psql  # noqa: E402
+from mcp_client import StrataTestCase, fresh_pg_database, psql, restart_pg_cluster  # noqa: E402
 
 RUN_TIMEOUT = 60  # only against hangs
 LINE = re.compile(r"^(ok     |warning|error  )  ([a-z ]+): (.*)$")
@@ -143,12 +143,9 @@ class DoctorPostgres(StrataTestCase):
         self.remember(3)
         # This program's own cluster (tests/pg/with_cluster), restarted with 1 MB of buffers
         # and then with its own again.
-        tool, cluster_dir = os.environ["STRATA_TEST_PG_CLUSTER"].split(" ", 1)
-
         def restart_with(setting):
             self.psql(self.uri, "ALTER SYSTEM " + setting)
-            subprocess.run([tool, "restart", cluster_dir], check=True, timeout=RUN_TIMEOUT,
-                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+            restart_pg_cluster(timeout=RUN_TIMEOUT)
 
         restart_with("SET shared_buffers = '1MB'")
         try:

@@ -9,7 +9,6 @@ STRATA_TEST_PG_URI and how to restart it in STRATA_TEST_PG_CLUSTER:
 """
 
 import os
-import subprocess
 import sys
 import tempfile
 import threading
@@ -19,7 +18,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import mcp_client  # noqa: E402
-from mcp_client import fresh_pg_database, wait_indexed  # noqa: E402
+from mcp_client import fresh_pg_database, restart_pg_cluster, wait_indexed  # noqa: E402
 from test_http import HttpServer, Session, remember  # noqa: E402
 
 # Bounds against hangs only, never asserted as timings.
@@ -168,9 +167,7 @@ class TwoNodes(unittest.TestCase):
         for t in threads:
             t.start()
         self.wait_for(lambda: len(acknowledged) >= 20, "writes before the restart")
-        tool, cluster_dir = os.environ["STRATA_TEST_PG_CLUSTER"].split(" ", 1)
-        subprocess.run([tool, "restart", cluster_dir], check=True, timeout=120,
-                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+        restart_pg_cluster()
         before = len(acknowledged)
         self.wait_for(lambda: len(acknowledged) >= before + 20, "writes after the restart")
         stop.set()
