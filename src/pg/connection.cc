@@ -238,9 +238,15 @@ absl::Status Connection::Configure() {
   //   at 3,000 versions, growing with the table). Planning costs ~20-50 us a statement.
   // - No JIT: a keyword ranking's estimates (arrays unnested, CTEs) pass jit_above_cost, and
   //   compiling it took 35 ms of a 40 ms statement at 100K memories for ~1 ms of execution.
+  // - No parallel workers: a statement here is a few ms, and starting a Gather's workers
+  //   costs more than that. A common-term keyword read at 100K memories, whose estimate
+  //   (~12,000 rows, ~900 read) passed the parallel cost thresholds once the tables were
+  //   analyzed, took 40-68 ms with 2 workers against ~14 without, and ~90 ms of the server's
+  //   CPU: cores the other requests wait for.
   ++round_trips_;
-  const Result result(
-      Pq().PQexec(conn_, "SET plan_cache_mode = force_custom_plan; SET jit = off"));
+  const Result result(Pq().PQexec(conn_,
+                                  "SET plan_cache_mode = force_custom_plan; SET jit = off; "
+                                  "SET max_parallel_workers_per_gather = 0"));
   if (!Succeeded(result.result_)) return Failed(result.result_, /*was_in_transaction=*/false);
   return absl::OkStatus();
 }

@@ -50,13 +50,17 @@ TEST(ConnectionTest, RunsParameterizedQueries) {
 TEST(ConnectionTest, SessionSettingsHoldWhateverTheUriSets) {
   const std::string uri = testing::FreshDatabaseUri();
   // A URI with libpq `options` of its own, which replace any given beside it.
-  auto conn = Connection::Open(uri + "&options=-c%20plan_cache_mode%3Dauto%20-c%20jit%3Don");
+  auto conn = Connection::Open(uri +
+                               "&options=-c%20plan_cache_mode%3Dauto%20-c%20jit%3Don"
+                               "%20-c%20max_parallel_workers_per_gather%3D2");
   ASSERT_TRUE(conn.ok()) << conn.status();
   auto rows = (*conn)->Query(
-      "SELECT current_setting('plan_cache_mode'), current_setting('jit')");
+      "SELECT current_setting('plan_cache_mode'), current_setting('jit'), "
+      "current_setting('max_parallel_workers_per_gather')");
   ASSERT_TRUE(rows.ok()) << rows.status();
   EXPECT_EQ(rows->rows[0][0], "force_custom_plan");
   EXPECT_EQ(rows->rows[0][1], "off");
+  EXPECT_EQ(rows->rows[0][2], "0");
 }
 
 TEST(ConnectionTest, ErrorsByKind) {
