@@ -156,32 +156,50 @@ TEST(SchemaTest, Migration4OnAnUnusedSequenceMarksNothing) {
   EXPECT_EQ(DeletedMark(*conn), "0");
 }
 
-TEST(SchemaTest, Migration10StoresABlocksLengthsUncompressedThoseBeforeToo) {
+// Migrates a fresh database to `before`, writes a row of `table` by `insert` (its $1, "1")
+// whose `column` pglz compresses, migrates to the latest and writes another ($1 "1025"):
+// the second is stored uncompressed and the first reads as it did.
+void ExpectStoredUncompressedFrom(int before, const std::string& table, const std::string& column,
+                                  const std::string& insert) {
   auto conn = Open(testing::FreshDatabaseUri());
   ASSERT_NE(conn, nullptr);
-  ASSERT_TRUE(Migrate(*conn, 9).ok());
-  // A block's lengths as the builder writes them: 1,024 offset:tokens, which pglz shrinks.
-  constexpr char kBlock[] =
-      "INSERT INTO text_segment_blocks (first_version, last_version, terms, lengths) "
-      "SELECT $1::bigint, $1::bigint + 1023, '{}', string_agg(i || ':' || (i % 7 + 80), ';') "
-      "FROM generate_series(0, 1023) AS i";
-  ASSERT_TRUE(conn->Query(kBlock, {"1"}).ok());
-  constexpr char kCompressed[] =
-      "SELECT count(pg_column_compression(lengths)) FROM text_segment_blocks";
-  auto compressed = conn->QueryInt(kCompressed);
+  ASSERT_TRUE(Migrate(*conn, before).ok());
+  ASSERT_TRUE(conn->Query(insert, {"1"}).ok());
+  const std::string compressed_count =
+      "SELECT count(pg_column_compression(" + column + ")) FROM " + table;
+  auto compressed = conn->QueryInt(compressed_count);
   ASSERT_TRUE(compressed.ok()) << compressed.status();
   ASSERT_EQ(*compressed, 1);  // Else the test shows nothing.
-  auto before = conn->Query("SELECT lengths FROM text_segment_blocks");
-  ASSERT_TRUE(before.ok()) << before.status();
+  const std::string first = "SELECT " + column + " FROM " + table + " WHERE first_version = 1";
+  auto before_rows = conn->Query(first);
+  ASSERT_TRUE(before_rows.ok()) << before_rows.status();
 
   ASSERT_TRUE(Migrate(*conn).ok());
-  ASSERT_TRUE(conn->Query(kBlock, {"1025"}).ok());
-  compressed = conn->QueryInt(kCompressed);
+  ASSERT_TRUE(conn->Query(insert, {"1025"}).ok());
+  compressed = conn->QueryInt(compressed_count);
   ASSERT_TRUE(compressed.ok()) << compressed.status();
   EXPECT_EQ(*compressed, 0);
-  auto after = conn->Query("SELECT lengths FROM text_segment_blocks WHERE first_version = 1");
-  ASSERT_TRUE(after.ok()) << after.status();
-  EXPECT_EQ(after->rows, before->rows);
+  auto after_rows = conn->Query(first);
+  ASSERT_TRUE(after_rows.ok()) << after_rows.status();
+  EXPECT_EQ(after_rows->rows, before_rows->rows);
+}
+
+TEST(SchemaTest, Migration10StoresABlocksLengthsUncompressedThoseBeforeToo) {
+  // A block's lengths as the builder writes them: 1,024 offset:tokens.
+  ExpectStoredUncompressedFrom(
+      9, "text_segment_blocks", "lengths",
+      "INSERT INTO text_segment_blocks (first_version, last_version, terms, lengths) "
+      "SELECT $1::bigint, $1::bigint + 1023, '{}', string_agg(i || ':' || (i % 7 + 80), ';') "
+      "FROM generate_series(0, 1023) AS i");
+}
+
+TEST(SchemaTest, Migration11StoresASegmentsPostingsUncompressedThoseBeforeToo) {
+  // A common term's segment as the builder writes it: offset:positions for 1,024 versions.
+  ExpectStoredUncompressedFrom(
+      10, "text_segments", "postings",
+      "INSERT INTO text_segments (term, first_version, postings) "
+      "SELECT 'entity', $1::bigint, string_agg(i || ':' || (i % 5) || ',' || (i % 11 + 9), ';') "
+      "FROM generate_series(0, 1023) AS i");
 }
 
 }  // namespace
