@@ -35,13 +35,10 @@ nodes = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(nodes)
 
 PG_CLUSTER = os.path.join(ROOT, "tools", "pg-cluster")
-cpu_seconds = nodes.cpu_seconds
-cluster_pids = nodes.postgres_pids
-psql = nodes.psql
 
 
 def top_statements(uri, limit):
-    rows = psql(uri, "SELECT round((total_exec_time / calls)::numeric, 4), "
+    rows = nodes.psql(uri, "SELECT round((total_exec_time / calls)::numeric, 4), "
                      "round((total_plan_time / calls)::numeric, 4), calls, "
                      "left(regexp_replace(query, '\\s+', ' ', 'g'), 100) FROM pg_stat_statements "
                      "WHERE calls > 0 AND query NOT LIKE '%%pg_stat_statements%%' "
@@ -61,13 +58,13 @@ class Meter:
         self.cluster_dir, self.node_pids = cluster_dir, [n.proc.pid for n in node_list]
 
     def __enter__(self):
-        self.pg0 = cpu_seconds(cluster_pids(self.cluster_dir))
-        self.nodes0 = cpu_seconds(self.node_pids)
+        self.pg0 = nodes.cpu_seconds(nodes.postgres_pids(self.cluster_dir))
+        self.nodes0 = nodes.cpu_seconds(self.node_pids)
         return self
 
     def __exit__(self, *exc):
-        self.pg = cpu_seconds(cluster_pids(self.cluster_dir)) - self.pg0
-        self.nodes = cpu_seconds(self.node_pids) - self.nodes0
+        self.pg = nodes.cpu_seconds(nodes.postgres_pids(self.cluster_dir)) - self.pg0
+        self.nodes = nodes.cpu_seconds(self.node_pids) - self.nodes0
 
 
 def time_query(client, query, mode, repeat, meter):
@@ -123,15 +120,15 @@ def main():
         uri = subprocess.run([PG_CLUSTER, "start", cluster_dir], check=True, capture_output=True,
                              text=True).stdout.strip()
         libraries = "pg_stat_statements" + (", auto_explain" if args.explain_over else "")
-        psql(uri, "ALTER SYSTEM SET shared_preload_libraries = %s" % libraries)
+        nodes.psql(uri, "ALTER SYSTEM SET shared_preload_libraries = %s" % libraries)
         subprocess.run([PG_CLUSTER, "restart", cluster_dir], check=True)
-        psql(uri, "CREATE EXTENSION pg_stat_statements")
-        psql(uri, "ALTER SYSTEM SET pg_stat_statements.track_planning = on")
+        nodes.psql(uri, "CREATE EXTENSION pg_stat_statements")
+        nodes.psql(uri, "ALTER SYSTEM SET pg_stat_statements.track_planning = on")
         if args.explain_over:
             for setting in ("log_min_duration = '%gms'" % args.explain_over, "log_analyze = on",
                             "log_buffers = on"):
-                psql(uri, "ALTER SYSTEM SET auto_explain." + setting)
-        psql(uri, "SELECT pg_reload_conf()")
+                nodes.psql(uri, "ALTER SYSTEM SET auto_explain." + setting)
+        nodes.psql(uri, "SELECT pg_reload_conf()")
         with open(uri_file, "w") as f:
             f.write("%s\n%d\n" % (uri, args.load))
     uri, loaded = nodes.kept_store(args.dir)
@@ -140,7 +137,7 @@ def main():
     try:
         node_list = [nodes.Node(args.strata, uri, args.dir, n, "builtin") for n in range(2)]
         if args.load:
-            psql(uri, "SELECT pg_stat_statements_reset()")
+            nodes.psql(uri, "SELECT pg_stat_statements_reset()")
             with Meter(cluster_dir, node_list) as cpu:
                 seconds, _ = nodes.load(node_list, args.load, 4)
             print(json.dumps({"phase": "load", "size": args.load,
@@ -150,7 +147,7 @@ def main():
                               "statements": top_statements(uri, args.statements)}), flush=True)
             nodes.drain(node_list)
             if not args.no_vacuum:
-                psql(uri, "VACUUM ANALYZE")
+                nodes.psql(uri, "VACUUM ANALYZE")
         for n, node in enumerate(node_list):
             nodes.Client(node).call("remember", {"category": "fact", "key": "profile-%d" % n,
                                                  "body": {"text": "cursor %d" % n}})
@@ -166,7 +163,7 @@ def main():
             for q in range(50):
                 clients[q % 2].call("perseus_vault_recall", {
                     "query": nodes.recall_query(warm, size), "mode": mode, "limit": 10})
-            psql(uri, "SELECT pg_stat_statements_reset()")
+            nodes.psql(uri, "SELECT pg_stat_statements_reset()")
             rng = random.Random(7)
             samples = []
             with Meter(cluster_dir, node_list) as cpu:
