@@ -18,6 +18,7 @@ import os from 'node:os';
 import path from 'node:path';
 import process from 'node:process';
 import { fileURLToPath } from 'node:url';
+import { isDeepStrictEqual } from 'node:util';
 
 import { ON_POSTGRES, newStore } from './stores.mjs';
 
@@ -319,12 +320,31 @@ class Session {
     return withTimeout(this.exited, EXIT_TIMEOUT_MS, `${this.label}: exit`);
   }
 
+  // Whether `error` is the SDK's report of a progress notification it handled after its
+  // request's response although strata wrote it before: the SDK hands a notification to its
+  // handler a turn after reading it and a response at once, so those read in one chunk with
+  // the response find their token gone (typescript-sdk issue 2580, a race servers cannot
+  // avoid; on a loaded machine the client reads several lines at a time). The wire order
+  // (the tap) tells that case from a notification strata sent late or with a wrong token.
+  sentBeforeItsResponse(error) {
+    const found = /^Received a progress notification for an unknown token: (.*)$/s
+      .exec(error?.message ?? '');
+    if (!found) return false;
+    const notification = JSON.parse(found[1]);
+    const at = this.tap.received.findIndex((m) => m.method === 'notifications/progress'
+      && isDeepStrictEqual(m.params, notification.params));
+    const answered = this.tap.received.findIndex((m) => m.method === undefined
+      && m.id === notification.params?.progressToken);
+    return at >= 0 && answered > at;
+  }
+
   // The checks every session ends with.
   async finish(expectedTools, which = 'every listed tool') {
     await check(`${this.label}: ${which}: results validated against the outputSchema`,
       () => assert.deepEqual([...this.validatedTools].sort(), [...expectedTools].sort()));
     await check(`${this.label}: every server message parsed as JSON-RPC; the SDK reported no error`,
-      () => assert.deepEqual(this.errors.map(String), []));
+      () => assert.deepEqual(
+        this.errors.filter((e) => !this.sentBeforeItsResponse(e)).map(String), []));
     const pid = this.pid;
     await check(`${this.label}: strata exits 0 by itself when the client closes its stdin`,
       async () => {
@@ -717,22 +737,31 @@ async function progressSessions(root) {
         assert.ok(r.embedded > 0, 'a backlog: the background worker had not reached the '
           + `targets yet, so this call embedded them: ${JSON.stringify(r)}`);
         assert.deepEqual([r.failed, r.remaining], [0, 0]);
-        assert.ok(updates.length >= 1, 'at least one progress notification');
         const request = s.tap.sent.findLast((m) => m.method === 'tools/call');
         const token = request.params._meta?.progressToken;
         assert.notEqual(token, undefined, 'the SDK sent a progressToken');
+        // As strata wrote them: each before the result, with the request's token.
+        const answered = s.tap.received.findIndex((m) => m.method === undefined
+          && m.id === request.id);
         const sent = s.tap.received.filter((m) => m.method === 'notifications/progress');
-        assert.equal(sent.length, updates.length, 'every notification reached onprogress');
+        assert.ok(sent.length >= 1, 'at least one progress notification');
         assert.ok(sent.every((m) => m.params.progressToken === token), 'with that token');
+        assert.ok(sent.every((m) => s.tap.received.indexOf(m) < answered), 'before the result');
         let last = 0;
-        for (const u of updates) {
-          assert.ok(u.progress > last && u.progress <= u.total, JSON.stringify(updates));
-          assert.equal(u.total, updates[0].total, 'one total');
-          last = u.progress;
+        for (const { params } of sent) {
+          assert.ok(params.progress > last && params.progress <= params.total,
+            JSON.stringify(sent));
+          assert.equal(params.total, sent[0].params.total, 'one total');
+          last = params.progress;
         }
-        assert.deepEqual([last, updates[0].total], [r.embedded, r.embedded],
+        assert.deepEqual([last, sent[0].params.total], [r.embedded, r.embedded],
           'the last notification says all of them are done');
-        console.log(`# embed: ${updates.length} progress notifications for ${r.embedded} memories`);
+        // onprogress got them in order, but for those the SDK read with the result
+        // (Session.sentBeforeItsResponse).
+        assert.deepEqual(updates.map((u) => [u.progress, u.total]),
+          sent.slice(0, updates.length).map((m) => [m.params.progress, m.params.total]));
+        console.log(`# embed: ${sent.length} progress notifications for ${r.embedded} memories, `
+          + `${updates.length} reached onprogress`);
       });
     await check('progress: without onprogress, no progressToken and no notifications',
       async () => {
