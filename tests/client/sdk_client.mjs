@@ -320,6 +320,11 @@ class Session {
     return withTimeout(this.exited, EXIT_TIMEOUT_MS, `${this.label}: exit`);
   }
 
+  // Where the response to request `id` stands among the messages received (-1: none yet).
+  responseAt(id) {
+    return this.tap.received.findIndex((m) => m.method === undefined && m.id === id);
+  }
+
   // Whether `error` is the SDK's report of a progress notification it handled after its
   // request's response although strata wrote it before: the SDK hands a notification to its
   // handler a turn after reading it and a response at once, so those read in one chunk with
@@ -333,9 +338,7 @@ class Session {
     const notification = JSON.parse(found[1]);
     const at = this.tap.received.findIndex((m) => m.method === 'notifications/progress'
       && isDeepStrictEqual(m.params, notification.params));
-    const answered = this.tap.received.findIndex((m) => m.method === undefined
-      && m.id === notification.params?.progressToken);
-    return at >= 0 && answered > at;
+    return at >= 0 && this.responseAt(notification.params?.progressToken) > at;
   }
 
   // The checks every session ends with.
@@ -741,8 +744,7 @@ async function progressSessions(root) {
         const token = request.params._meta?.progressToken;
         assert.notEqual(token, undefined, 'the SDK sent a progressToken');
         // As strata wrote them: each before the result, with the request's token.
-        const answered = s.tap.received.findIndex((m) => m.method === undefined
-          && m.id === request.id);
+        const answered = s.responseAt(request.id);
         const sent = s.tap.received.filter((m) => m.method === 'notifications/progress');
         assert.ok(sent.length >= 1, 'at least one progress notification');
         assert.ok(sent.every((m) => m.params.progressToken === token), 'with that token');
