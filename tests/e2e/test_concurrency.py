@@ -29,6 +29,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import mcp_client  # noqa: E402
+from fake_embedder import FakeEmbedder  # noqa: E402
 from mcp_client import WORDS, StrataTestCase, error_text, sentence  # noqa: E402
 
 SEED = int(os.environ.get("STRATA_CONCURRENCY_SEED",
@@ -296,12 +297,21 @@ class BusyDatabase(StrataTestCase):
 
     def test_write_behind_a_busy_embedding_worker_fails_clearly(self):
         # The worker has vectors to store when the lock is taken, so it waits for the same
-        # lock inside strata; a write then queues behind it.
-        c = self.serve()
+        # lock inside strata; a write then queues behind it. The embedder holds the worker's
+        # first batch until the lock is taken (with the built-in one, a loaded machine once
+        # let the worker store all 3,000 vectors first).
+        embedder = FakeEmbedder()
+        self.addCleanup(embedder.close)
+        embedder.hold()
+        c = self.serve("--embedder", embedder.spec)
         items = [self.write("b%04d" % i, "backlog note %d about %s" % (i, WORDS[i % len(WORDS)]))
                  for i in range(3000)]
         self.assertEqual(self.call_ok(c, "remember_batch", {"items": items})["created"], 3000)
         holder = self.hold_write_lock()
+        embedder.release()
+        self.assertTrue(embedder.wait_answered(
+            lambda texts: any("backlog note" in t for t in texts), REPAIR_DEADLINE),
+            "the worker asked for no vector of the backlog")
         # Until the worker is stuck: it stores no more vectors though some are pending.
         deadline = time.monotonic() + REPAIR_DEADLINE
         before = self.call_ok(c, "stats", {})["embeddings"]
