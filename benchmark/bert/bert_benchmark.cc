@@ -82,7 +82,7 @@ std::vector<std::vector<int32_t>> Texts(int count, int tokens) {
 // range(3): 1 for int8 Linear layers.
 void BM_BertEncode(benchmark::State& state) {
   const auto backend = static_cast<GemmBackend>(state.range(2));
-  if (backend == GemmBackend::kBlas && !BlasCompiledIn()) {
+  if (backend == GemmBackend::kBlas && !BlasAvailable()) {
     state.SkipWithError("built without OpenBLAS");
     return;
   }

@@ -61,10 +61,15 @@ BertModelSpec SpecOf(const nlohmann::json& model, const std::string& dtype) {
           .dtype = dtype};
 }
 
+// Where the build found OpenBLAS, its library opens (it is not linked: gemm.cc opens it).
+TEST(Gemm, OpenBlasServesWhereTheBuildFoundIt) {
+  EXPECT_EQ(BlasAvailable(), STRATA_TEST_OPENBLAS != 0);
+}
+
 // kPacked runs its portable kernel on a CPU without AVX-512: tested either way.
 std::vector<GemmBackend> Backends() {
   std::vector<GemmBackend> backends = {GemmBackend::kPortable, GemmBackend::kPacked};
-  if (BlasCompiledIn()) backends.push_back(GemmBackend::kBlas);
+  if (BlasAvailable()) backends.push_back(GemmBackend::kBlas);
   return backends;
 }
 

@@ -176,7 +176,7 @@ absl::StatusOr<std::unique_ptr<BertEncoder>> BertEncoder::Open(const std::filesy
                              .output = QuantizeRows(l.output_weight)});
     }
   }
-  if (!BlasCompiledIn() && options.gemm == GemmBackend::kBlas) {
+  if (!BlasAvailable() && options.gemm == GemmBackend::kBlas) {
     options.gemm = GemmBackend::kPortable;
   }
   if (options.gemm == GemmBackend::kPortable) {

@@ -7,6 +7,7 @@
 
 #if STRATA_BERT_OPENBLAS
 #include <cblas.h>
+#include <dlfcn.h>
 #endif
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -14,6 +15,30 @@
 
 namespace strata::embed::bert {
 namespace {
+
+#if STRATA_BERT_OPENBLAS
+// OpenBLAS's sgemm, from the library opened on first use (dlopen) rather than linked: linked,
+// it cost every start of strata ~6 ms of relocations (with libgfortran and libquadmath), and
+// the thread pool its constructor starts spun on the other core (sched_yield) while strata
+// started, though most CPUs never call it (PackedLinear and the attention kernels). Null
+// when the library cannot be opened: Gemm then runs the portable kernel.
+decltype(&::cblas_sgemm) OpenBlasSgemm() {
+  static const decltype(&::cblas_sgemm) sgemm = []() -> decltype(&::cblas_sgemm) {
+    void* lib = nullptr;
+    for (const char* name : {STRATA_OPENBLAS_LIBDIR "/libopenblas.so.0", "libopenblas.so.0"}) {
+      if ((lib = dlopen(name, RTLD_NOW | RTLD_LOCAL)) != nullptr) break;
+    }
+    if (lib == nullptr) return nullptr;
+    auto set_threads = reinterpret_cast<decltype(&::openblas_set_num_threads)>(
+        dlsym(lib, "openblas_set_num_threads"));
+    auto found = reinterpret_cast<decltype(&::cblas_sgemm)>(dlsym(lib, "cblas_sgemm"));
+    if (set_threads == nullptr || found == nullptr) return nullptr;
+    set_threads(1);
+    return found;
+  }();
+  return sgemm;
+}
+#endif
 
 // Lanes of independent partial sums: the compiler turns each step over them into one vector
 // multiply-add (they are independent, so no reassociation is needed).
@@ -340,24 +365,25 @@ void AttentionContext(const float* p, int ld_p, const float* v, int ld, int leng
        0.0f, context, ldc);
 }
 
-bool BlasCompiledIn() { return STRATA_BERT_OPENBLAS != 0; }
+bool BlasAvailable() {
+#if STRATA_BERT_OPENBLAS
+  return OpenBlasSgemm() != nullptr;
+#else
+  return false;
+#endif
+}
 
 GemmBackend DefaultGemmBackend() {
   if (PackedKernelAvailable()) return GemmBackend::kPacked;
-  return BlasCompiledIn() ? GemmBackend::kBlas : GemmBackend::kPortable;
+  return BlasAvailable() ? GemmBackend::kBlas : GemmBackend::kPortable;
 }
 
 void Gemm(GemmBackend backend, bool transpose_b, int m, int n, int k, float alpha, const float* a,
           int lda, const float* b, int ldb, float beta, float* c, int ldc) {
 #if STRATA_BERT_OPENBLAS
-  if (backend != GemmBackend::kPortable) {
-    static const bool one_thread = [] {
-      openblas_set_num_threads(1);
-      return true;
-    }();
-    (void)one_thread;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, transpose_b ? CblasTrans : CblasNoTrans, m, n, k,
-                alpha, a, lda, b, ldb, beta, c, ldc);
+  if (backend != GemmBackend::kPortable && OpenBlasSgemm() != nullptr) {
+    OpenBlasSgemm()(CblasRowMajor, CblasNoTrans, transpose_b ? CblasTrans : CblasNoTrans, m, n, k,
+                    alpha, a, lda, b, ldb, beta, c, ldc);
     return;
   }
 #else

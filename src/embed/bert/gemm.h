@@ -1,6 +1,7 @@
 #pragma once
 // Single-precision matrix products for the encoder: OpenBLAS on one thread when the build
-// found it, else (or when asked) a plain blocked C++ kernel the compiler vectorizes; and for
+// found its headers and the library opens, else (or when asked) a plain blocked C++ kernel the
+// compiler vectorizes; and for
 // the Linear layers, weights packed once at load for an AVX-512 kernel (no per-call repack).
 
 #include <vector>
@@ -13,8 +14,9 @@ namespace strata::embed::bert {
 // AttentionScores and AttentionContext.
 enum class GemmBackend { kBlas, kPortable, kPacked };
 
-// Whether this build links OpenBLAS (found at configure time).
-bool BlasCompiledIn();
+// Whether OpenBLAS serves kBlas: the build found its headers, and its library (opened on the
+// first call, not linked) could be opened.
+bool BlasAvailable();
 // kPacked where PackedLinear has its AVX-512 kernel, else kBlas when compiled in, else
 // kPortable.
 GemmBackend DefaultGemmBackend();
@@ -22,8 +24,8 @@ GemmBackend DefaultGemmBackend();
 // Row-major C[m x n] = alpha * A[m x k] * op(B) + beta * C, where op(B) is B [k x n], or
 // B^T for a B of [n x k] when `transpose_b` (a torch Linear weight). lda/ldb/ldc are row
 // strides in floats. kBlas (and kPacked) fall back to kPortable when OpenBLAS is not
-// compiled in.
-// OpenBLAS is set to one thread on first use: on a busy machine more were measured far
+// available (BlasAvailable).
+// OpenBLAS is set to one thread when opened: on a busy machine more were measured far
 // slower. Thread safety: may be called from several threads at once.
 void Gemm(GemmBackend backend, bool transpose_b, int m, int n, int k, float alpha, const float* a,
           int lda, const float* b, int ldb, float beta, float* c, int ldc);
