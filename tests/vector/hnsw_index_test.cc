@@ -41,6 +41,11 @@ using ::testing::HasSubstr;
 constexpr int kDim = 64;
 constexpr char kFingerprint[] = "test/1/64/";
 
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
 std::span<const float> Row(const std::vector<float>& vectors, size_t i, int dim = kDim) {
   return std::span<const float>(vectors.data() + i * dim, dim);
 }
@@ -342,6 +347,22 @@ TEST_F(HnswIndexTest, ChanceIsTheSameAfterSaveAndLoad) {
   ExpectSameChance(*index, *loaded.first, queries_);
 }
 
+// Load reads hnswlib's file format itself (in one pass): what it loads, saved again, is the
+// same file byte for byte, upper levels, removed vectors and spare capacity included.
+TEST_F(HnswIndexTest, ALoadedIndexSavesTheSameBytes) {
+  const std::unique_ptr<HnswIndex> index = Build(/*parallel=*/true);
+  index->Remove(labels_[0]);
+  index->Remove(labels_[kPoints / 2]);
+  ASSERT_OK(index->Save(path_, {.fingerprint = kFingerprint, .watermark = 5000}));
+  ASSERT_OK_AND_ASSIGN(auto loaded, HnswIndex::Load(path_, kFingerprint, kDim));
+  const std::string again = path_ + ".again";
+  ASSERT_OK(loaded.first->Save(again, loaded.second));
+  const std::string saved = ReadAll(path_);
+  ASSERT_GT(saved.size(), kPoints * kDim);
+  EXPECT_TRUE(saved == ReadAll(again)) << "the second save differs";
+  EXPECT_EQ(loaded.first->size(), index->size());
+}
+
 TEST_F(HnswIndexTest, ChanceWithoutRemovedVectorsIsThatOfAnIndexNeverGivenThem) {
   const std::unique_ptr<HnswIndex> index = Build(/*parallel=*/true);
   for (size_t i = 0; i < kPoints / 2; ++i) index->Remove(labels_[i]);
@@ -470,10 +491,6 @@ class HnswIndexFileTest : public HnswIndexTest {
     ASSERT_OK(HnswIndex::Load(path_, kFingerprint, kDim));
   }
 
-  static std::string ReadAll(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  }
   static void WriteAll(const std::string& path, const std::string& bytes) {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     out << bytes;
