@@ -381,9 +381,9 @@ GemmBackend DefaultGemmBackend() {
 void Gemm(GemmBackend backend, bool transpose_b, int m, int n, int k, float alpha, const float* a,
           int lda, const float* b, int ldb, float beta, float* c, int ldc) {
 #if STRATA_BERT_OPENBLAS
-  if (backend != GemmBackend::kPortable && OpenBlasSgemm() != nullptr) {
-    OpenBlasSgemm()(CblasRowMajor, CblasNoTrans, transpose_b ? CblasTrans : CblasNoTrans, m, n, k,
-                    alpha, a, lda, b, ldb, beta, c, ldc);
+  if (const auto sgemm = backend == GemmBackend::kPortable ? nullptr : OpenBlasSgemm()) {
+    sgemm(CblasRowMajor, CblasNoTrans, transpose_b ? CblasTrans : CblasNoTrans, m, n, k, alpha, a,
+          lda, b, ldb, beta, c, ldc);
     return;
   }
 #else

@@ -1,8 +1,8 @@
 #pragma once
 // Single-precision matrix products for the encoder: OpenBLAS on one thread when the build
 // found its headers and the library opens, else (or when asked) a plain blocked C++ kernel the
-// compiler vectorizes; and for
-// the Linear layers, weights packed once at load for an AVX-512 kernel (no per-call repack).
+// compiler vectorizes; and for the Linear layers, weights packed once at load for an AVX-512
+// kernel (no per-call repack).
 
 #include <vector>
 
@@ -17,7 +17,7 @@ enum class GemmBackend { kBlas, kPortable, kPacked };
 // Whether OpenBLAS serves kBlas: the build found its headers, and its library (opened on the
 // first call, not linked) could be opened.
 bool BlasAvailable();
-// kPacked where PackedLinear has its AVX-512 kernel, else kBlas when compiled in, else
+// kPacked where PackedLinear has its AVX-512 kernel, else kBlas when available, else
 // kPortable.
 GemmBackend DefaultGemmBackend();
 
