@@ -55,6 +55,11 @@ std::string Visibility::ScopeSql() const {
   return sql;
 }
 
+std::string Visibility::MemoriesJoinSql() const {
+  const RecallFilters& f = scope_.filters;
+  return f.category || f.workspace ? " JOIN memories m ON m.id = v.memory_id" : "";
+}
+
 void Visibility::BindScope(store::Stmt& s) const {
   auto bind = [&s](const char* name, auto value) {
     if (const int index = s.ParameterIndex(name); index > 0) s.Bind(index, value);
@@ -111,11 +116,9 @@ absl::Status Visibility::Filter(std::span<const int64_t> version_ids,
                           : "SELECT v.id, v.memory_id FROM unnest(CAST(:ids AS bigint[])) AS "
                             "c(value) JOIN versions v ON v.id = c.value";
     // Planned once for any ids: each is a primary key lookup, however many there are.
-    ASSIGN_OR_RETURN(
-        store::Stmt s,
-        db_->Prepare(
-            absl::StrCat(ids, " JOIN memories m ON m.id = v.memory_id WHERE TRUE", ScopeSql()),
-            store::Plan::kGeneric));
+    ASSIGN_OR_RETURN(store::Stmt s,
+                     db_->Prepare(absl::StrCat(ids, MemoriesJoinSql(), " WHERE TRUE", ScopeSql()),
+                                  store::Plan::kGeneric));
     s.Bind(s.ParameterIndex(":ids"), store::IdListOf(*db_, unread));
     BindScope(s);
     RETURN_IF_ERROR(Visit(s, [this](const VisibleVersion& v) {
@@ -131,9 +134,9 @@ absl::Status Visibility::Filter(std::span<const int64_t> version_ids,
 }
 
 absl::Status Visibility::Newest(size_t cap, absl::FunctionRef<bool(const VisibleVersion&)> visit) {
-  std::string sql = absl::StrCat(
-      "SELECT v.id, v.memory_id FROM versions v JOIN memories m ON m.id = v.memory_id WHERE TRUE",
-      ScopeSql(), " ORDER BY v.recorded_at_unix_ms DESC, v.id DESC");
+  std::string sql =
+      absl::StrCat("SELECT v.id, v.memory_id FROM versions v", MemoriesJoinSql(), " WHERE TRUE",
+                   ScopeSql(), " ORDER BY v.recorded_at_unix_ms DESC, v.id DESC");
   // Without the walk every row is visible, so the database can keep just the first rows.
   const bool capped = cap > 0 && !walk_needed();
   if (capped) absl::StrAppend(&sql, " LIMIT :cap");

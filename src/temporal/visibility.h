@@ -71,6 +71,10 @@ class Visibility {
  private:
   // The scope's conditions on v (versions) and m (memories), and their parameters.
   std::string ScopeSql() const;
+  // The join of v to m, when ScopeSql reads m (a category or workspace filter); else none:
+  // every version has its memory (a foreign key), and a recall's candidates each cost a
+  // lookup of it for nothing.
+  std::string MemoriesJoinSql() const;
   void BindScope(store::Stmt& s) const;
   // Steps `s` (columns: version id, memory id, then anything), visiting what the walk keeps.
   absl::Status Visit(store::Stmt& s, absl::FunctionRef<bool(const VisibleVersion&)> visit);
