@@ -105,8 +105,15 @@ class StoreImpl final : public Store {
                               ? std::jthread(text::KeepKeywordsCaughtUp, open_keyword_catch_up,
                                              std::chrono::milliseconds(text::kKeywordCatchUpEvery))
                               : std::jthread()) {}
-  // Writes still waiting in a group are committed: their callers were told of them.
-  ~StoreImpl() override { FlushGroup(); }
+  // Writes still waiting in a group are committed: their callers were told of them. Then
+  // what recall counted of the common terms is kept for the next start.
+  ~StoreImpl() override {
+    FlushGroup();
+    if (absl::Status s = recaller_.SaveTermStats(); !s.ok()) {
+      Log(LogLevel::kWarning,
+          absl::StrCat("keeping the common terms for the next start: ", s.message()));
+    }
+  }
 
   absl::StatusOr<WriteResult> Remember(const WriteRequest& request) override {
     RETURN_IF_ERROR(ValidateWrite(request));

@@ -43,6 +43,10 @@ class Recaller {
   // out of its bound (strata.h); the embedder's error for a query it cannot embed.
   absl::StatusOr<RecallResult> Recall(const RecallRequest& request);
 
+  // Keeps what recall learned of the keyword index's common terms for the next process
+  // (text::TermStats::Save). REQUIRES: no transaction open.
+  absl::Status SaveTermStats() { return term_stats_.Save(); }
+
  private:
   struct Hit {
     int64_t version_id;

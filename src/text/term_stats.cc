@@ -4,15 +4,24 @@
 #include <limits>
 #include <utility>
 
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "text/fts5_records.h"
 #include "text/fts_query.h"
 #include "text/pg_keyword_index.h"
 #include "util/status_macros.h"
+#include "util/sv.h"
 
 namespace strata::text {
 namespace {
 
 constexpr size_t kMaxCachedTerms = 4096;
+// The meta row Save keeps the common terms in: a line each, the index size when counted, a
+// space, the term (query terms hold no ASCII space or line break: text/fts_query.h).
+constexpr char kSavedName[] = "keyword_common_terms";
+// At most this many saved (a store's common terms are a few dozen words).
+constexpr size_t kMaxSavedTerms = 256;
 // A saturated row's count exceeds every half IsCommon compares a bound with (rows / 2 up to
 // 2 * kSampleRows rows, kSampleRows / 2 past them): it is never taken for a rare term's, by
 // this build or an older one reading the same store (a count reserved ahead, kReservedDocuments,
@@ -72,7 +81,60 @@ absl::StatusOr<bool> TermStats::IsCommon(const std::string& term, int64_t rows, 
   }
   if (cache_.size() >= kMaxCachedTerms) cache_.clear();
   cache_[term] = Entry{.common = common, .rows_at = rows};
+  if (saved_ && counted_.size() < kMaxCachedTerms) {
+    const auto it = saved_->find(term);
+    const bool changes = common ? it == saved_->end() || it->second != rows : it != saved_->end();
+    if (changes) counted_[term] = cache_[term];
+  }
   return common;
+}
+
+absl::StatusOr<TermStats::SavedTerms> TermStats::ReadSaved() {
+  SavedTerms saved;
+  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare("SELECT value FROM meta WHERE name = ?1"));
+  s.Bind(1, std::string_view(kSavedName));
+  ASSIGN_OR_RETURN(const bool row, s.Step());
+  if (!row || s.IsNull(0)) return saved;
+  for (const absl::string_view line : absl::StrSplit(ToAbsl(s.Text(0)), '\n', absl::SkipEmpty())) {
+    const size_t space = line.find(' ');
+    int64_t rows_at = 0;
+    // A line this build cannot read is left out: the term is counted again.
+    if (space == absl::string_view::npos || space + 1 == line.size() ||
+        !absl::SimpleAtoi(line.substr(0, space), &rows_at)) {
+      continue;
+    }
+    saved.emplace(line.substr(space + 1), rows_at);
+  }
+  return saved;
+}
+
+absl::Status TermStats::Save() {
+  if (counted_.empty()) return absl::OkStatus();
+  ASSIGN_OR_RETURN(store::Transaction txn, store::Transaction::BeginBeside(*db_));
+  // Read again in the transaction: another process may have saved since.
+  ASSIGN_OR_RETURN(SavedTerms saved, ReadSaved());
+  for (const auto& [term, entry] : counted_) {
+    if (entry.common) {
+      saved[term] = entry.rows_at;
+    } else {
+      saved.erase(term);
+    }
+  }
+  std::string value;
+  size_t kept = 0;
+  for (const auto& [term, rows_at] : saved) {
+    if (kept++ == kMaxSavedTerms) break;
+    absl::StrAppend(&value, rows_at, " ", term, "\n");
+  }
+  ASSIGN_OR_RETURN(store::Stmt s,
+                   db_->Prepare("INSERT INTO meta (name, value) VALUES (?1, ?2) "
+                                "ON CONFLICT (name) DO UPDATE SET value = excluded.value"));
+  s.Bind(1, std::string_view(kSavedName)).Bind(2, value);
+  RETURN_IF_ERROR(s.Run());
+  RETURN_IF_ERROR(txn.Commit());
+  saved_ = std::move(saved);
+  counted_.clear();
+  return absl::OkStatus();
 }
 
 absl::StatusOr<SplitTerms> TermStats::Split(const std::vector<std::string>& terms) {
@@ -97,6 +159,13 @@ absl::StatusOr<SplitTerms> TermStats::Split(const std::vector<std::string>& term
   if (rows < kPruneMinRows) {
     out.selective = terms;
     return out;
+  }
+  if (!saved_) {
+    ASSIGN_OR_RETURN(saved_, ReadSaved());
+    for (const auto& [term, rows_at] : *saved_) {
+      if (cache_.size() >= kMaxCachedTerms) break;
+      cache_.try_emplace(term, Entry{.common = true, .rows_at = rows_at});
+    }
   }
   for (size_t i = 0; i < terms.size(); ++i) {
     std::optional<bool> common = Cached(terms[i], rows);

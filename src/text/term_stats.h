@@ -34,6 +34,11 @@ struct SplitTerms {
 // 2 * kSampleRows versions all of them (stopping at half), in a larger one among the newest
 // kSampleRows, so that the count costs the same at 100K and 1M. Answers are cached until the
 // index size moves by a tenth.
+// The common ones outlive the process: Save keeps them in the store (a meta row), and a
+// TermStats reads what was saved before its first count. A common term's count reads half a
+// sample of its matches, from pages a process just started has not read yet: at 1M memories
+// of Perseus Vault's corpus the first recall after a start took 63-67 ms against ~5 for the
+// next, most of it counting "entity" and "group" (PERF.md, "Cold start").
 // Thread safety: as the Db it borrows.
 class TermStats {
  public:
@@ -42,6 +47,12 @@ class TermStats {
   // Splits `terms`. When there are fewer than two (then nothing is read), when every term is
   // common, or when the index holds fewer than kPruneMinRows versions, all are selective.
   absl::StatusOr<SplitTerms> Split(const std::vector<std::string>& terms);
+
+  // Saves what this TermStats counted since it read the saved answers, with those another
+  // process saved meanwhile (the terms counted here as rare leave them), in a write
+  // transaction of its own; nothing when it counted nothing that changes them.
+  // REQUIRES: no transaction open on the Db.
+  absl::Status Save();
 
   // The number of versions in the keyword index (FTS5's own row count; text_totals's).
   absl::StatusOr<int64_t> IndexedRows();
@@ -56,9 +67,19 @@ class TermStats {
   // Counts `term`'s matches (none when `bound`, at least their number, says it is rare) and
   // caches the answer.
   absl::StatusOr<bool> IsCommon(const std::string& term, int64_t rows, int64_t bound);
+  // Common terms, each with the index size it was counted at.
+  using SavedTerms = absl::flat_hash_map<std::string, int64_t>;
+  // The saved ones.
+  absl::StatusOr<SavedTerms> ReadSaved();
 
   store::Db* db_;  // Not owned; outlives this.
   absl::flat_hash_map<std::string, Entry> cache_;
+  // The saved answers when first read (they are in cache_ too, as room allowed); nullopt
+  // until then.
+  std::optional<SavedTerms> saved_;
+  // Counted here since, where they change the saved ones: the answers Save writes (a rare
+  // one takes its term out).
+  absl::flat_hash_map<std::string, Entry> counted_;
 };
 
 }  // namespace strata::text

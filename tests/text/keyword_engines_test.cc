@@ -36,6 +36,7 @@ namespace {
 
 using ::strata::testing::IsOkAndHolds;
 using ::testing::Contains;
+using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
 using ::testing::SizeIs;
@@ -336,6 +337,65 @@ TEST_F(KeywordEnginesTest, TermStatsSplitAlike) {
   // The ranking of a corpus this size, too.
   RankAlike({.terms = {"every", "most", "half", "few", "runners"}}, 0, 50);
   RankAlike({.terms = {"abcдеф"}}, 10, 20);
+}
+
+// What TermStats saved of `db`'s common terms (its meta row), "" when nothing.
+std::string SavedCommonTerms(store::Db& db) {
+  absl::StatusOr<store::Stmt> s =
+      db.Prepare("SELECT value FROM meta WHERE name = 'keyword_common_terms'");
+  EXPECT_OK(s);
+  if (!s.ok()) return "";
+  absl::StatusOr<bool> row = s->Step();
+  EXPECT_OK(row);
+  return row.ok() && *row ? std::string(s->Text(0)) : "";
+}
+
+void SetSavedCommonTerms(store::Db& db, const std::string& value) {
+  absl::StatusOr<store::Stmt> s = db.Prepare(
+      "INSERT INTO meta (name, value) VALUES ('keyword_common_terms', ?1) "
+      "ON CONFLICT (name) DO UPDATE SET value = excluded.value");
+  ASSERT_OK(s);
+  s->Bind(1, value);
+  ASSERT_OK(s->Run());
+}
+
+// The common terms a TermStats counted are saved for the next one, which takes them without
+// counting while the index is within a tenth of the size they were counted at; a term
+// counted rare since leaves them.
+TEST_F(KeywordEnginesTest, CommonTermsOutliveTheirTermStats) {
+  const std::vector<Document> docs = CountedCorpus();
+  Add(docs);
+  const int64_t rows = static_cast<int64_t>(docs.size());
+  for (store::Db* db : Engines()) {
+    SCOPED_TRACE(db == sqlite_.get() ? "sqlite" : "postgresql");
+    {
+      TermStats first(db);
+      ASSERT_OK_AND_ASSIGN(const SplitTerms split, first.Split({"every", "few"}));
+      EXPECT_EQ(split.common, std::vector<std::string>{"every"});
+      ASSERT_OK(first.Save());
+    }
+    EXPECT_EQ(SavedCommonTerms(*db), absl::StrCat(rows, " every\n"));
+    // Saved, a term in no version at all is taken as common: it was not counted.
+    SetSavedCommonTerms(*db, absl::StrCat(rows, " every\n", rows - rows / 20, " absent\n"));
+    {
+      TermStats second(db);
+      ASSERT_OK_AND_ASSIGN(const SplitTerms split, second.Split({"absent", "few"}));
+      EXPECT_EQ(split.common, std::vector<std::string>{"absent"});
+      EXPECT_EQ(split.selective, std::vector<std::string>{"few"});
+      // Nothing it counted changes what is saved.
+      ASSERT_OK(second.Save());
+      EXPECT_THAT(SavedCommonTerms(*db), HasSubstr(" absent\n"));
+    }
+    // Counted at twice the size, it is counted again: rare, and no longer saved.
+    SetSavedCommonTerms(*db, absl::StrCat(rows, " every\n", rows * 2, " absent\n"));
+    {
+      TermStats third(db);
+      ASSERT_OK_AND_ASSIGN(const SplitTerms split, third.Split({"absent", "few"}));
+      EXPECT_THAT(split.common, IsEmpty());
+      ASSERT_OK(third.Save());
+    }
+    EXPECT_EQ(SavedCommonTerms(*db), absl::StrCat(rows, " every\n"));
+  }
 }
 
 // text_term_stats and text_totals of `db`, a row a string.
