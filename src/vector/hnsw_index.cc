@@ -33,53 +33,159 @@ namespace {
 constexpr int kMetaFormat = 1;
 constexpr size_t kInitialCapacity = 1024;
 
-// A fast 64-bit checksum of a file (8 bytes at a time, multiply-xor); catches truncation and
-// garbage, not tampering. -1 when the file cannot be read.
-absl::StatusOr<uint64_t> FileChecksum(const std::string& path, int64_t& bytes) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return absl::NotFoundError(absl::StrCat(path, ": cannot open"));
-  std::vector<char> buffer(1 << 20);
-  uint64_t h = 0x9E3779B97F4A7C15ULL;
-  bytes = 0;
-  size_t n;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), f)) > 0) {
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-      uint64_t w;
-      std::memcpy(&w, buffer.data() + i, 8);
-      h = (h ^ w) * 0xff51afd7ed558ccdULL;
-      h ^= h >> 29;
+// A fast 64-bit checksum of a file's bytes (8 bytes at a time, multiply-xor, the last
+// size % 8 one at a time); catches truncation and garbage, not tampering. Fed in pieces of any
+// size: it keeps up to 7 bytes of a word between them.
+class Checksum {
+ public:
+  void Update(const char* data, size_t n) {
+    bytes_ += static_cast<int64_t>(n);
+    if (pending_ > 0) {
+      const size_t take = std::min(n, sizeof word_ - pending_);
+      std::memcpy(word_ + pending_, data, take);
+      pending_ += take;
+      data += take;
+      n -= take;
+      if (pending_ < sizeof word_) return;
+      MixWord(word_);
+      pending_ = 0;
     }
-    for (; i < n; ++i) h = (h ^ static_cast<unsigned char>(buffer[i])) * 0x100000001b3ULL;
-    bytes += static_cast<int64_t>(n);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) MixWord(data + i);
+    std::memcpy(word_, data + i, n - i);
+    pending_ = n - i;
   }
-  const bool failed = std::ferror(f) != 0;
-  std::fclose(f);
-  if (failed) return absl::DataLossError(absl::StrCat(path, ": read error"));
-  return h;
-}
+  uint64_t Final() const {
+    uint64_t h = h_;
+    for (size_t i = 0; i < pending_; ++i) {
+      h = (h ^ static_cast<unsigned char>(word_[i])) * 0x100000001b3ULL;
+    }
+    return h;
+  }
+  int64_t bytes() const { return bytes_; }
 
-using Graph = hnswlib::HierarchicalNSW<float>;
+ private:
+  void MixWord(const char* at) {
+    uint64_t w;
+    std::memcpy(&w, at, 8);
+    h_ = (h_ ^ w) * 0xff51afd7ed558ccdULL;
+    h_ ^= h_ >> 29;
+  }
+
+  uint64_t h_ = 0x9E3779B97F4A7C15ULL;
+  char word_[8];
+  size_t pending_ = 0;
+  int64_t bytes_ = 0;
+};
 
 struct CloseFile {
   void operator()(std::FILE* f) const { std::fclose(f); }
 };
 
-// Reads each value's bytes in turn, as hnswlib's readBinaryPOD does; false when the file ends
-// first.
-template <typename... T>
-bool ReadValues(std::FILE* f, T&... values) {
-  return ((std::fread(&values, sizeof values, 1, f) == 1) && ...);
+// A file read front to back and checksummed (Checksum) as it is read.
+class ChecksummedFile {
+ public:
+  // Errors: NotFound when the file cannot be opened, DataLoss when it cannot be read.
+  static absl::StatusOr<ChecksummedFile> Open(const std::string& path) {
+    std::unique_ptr<std::FILE, CloseFile> file(std::fopen(path.c_str(), "rb"));
+    if (file == nullptr) return absl::NotFoundError(absl::StrCat(path, ": cannot open"));
+    struct stat st;
+    if (::fstat(::fileno(file.get()), &st) != 0) {
+      return absl::DataLossError(absl::StrCat(path, ": stat"));
+    }
+    return ChecksummedFile(std::move(file), static_cast<size_t>(st.st_size));
+  }
+
+  // The file's size when opened.
+  size_t size() const { return size_; }
+  // Reads the next `n` bytes into `out`; false when the file ends (or fails) first.
+  bool Read(void* out, size_t n) {
+    auto* to = static_cast<char*>(out);
+    while (n > 0) {
+      if (at_ == filled_ && !Fill(n)) return false;
+      // A large read goes straight to `out` (Fill read nothing into the buffer then).
+      if (direct_ > 0) {
+        const size_t got = std::fread(to, 1, std::min(n, direct_), file_.get());
+        checksum_.Update(to, got);
+        direct_ = 0;
+        if (got == 0) return false;
+        to += got;
+        n -= got;
+        continue;
+      }
+      const size_t take = std::min(n, filled_ - at_);
+      std::memcpy(to, buffer_.data() + at_, take);
+      at_ += take;
+      to += take;
+      n -= take;
+    }
+    return true;
+  }
+  template <typename... T>
+  bool ReadValues(T&... values) {
+    return (Read(&values, sizeof values) && ...);
+  }
+  // Reads what is left; true when that was nothing.
+  bool AtEnd() {
+    bool nothing = at_ == filled_;
+    while (Fill(0)) nothing = false;
+    at_ = filled_;
+    return nothing;
+  }
+  bool failed() const { return std::ferror(file_.get()) != 0; }
+  // The checksum and size of what was read.
+  uint64_t checksum() const { return checksum_.Final(); }
+  int64_t bytes() const { return checksum_.bytes(); }
+
+ private:
+  ChecksummedFile(std::unique_ptr<std::FILE, CloseFile> file, size_t size)
+      : file_(std::move(file)), size_(size), buffer_(kBufferBytes) {}
+
+  // Refills the empty buffer, or, for a read of `wanted` bytes at least as large as it, sets
+  // direct_ instead; false at the end of the file.
+  bool Fill(size_t wanted) {
+    if (wanted >= kBufferBytes) {
+      direct_ = wanted;
+      return true;
+    }
+    filled_ = std::fread(buffer_.data(), 1, buffer_.size(), file_.get());
+    at_ = 0;
+    checksum_.Update(buffer_.data(), filled_);
+    return filled_ > 0;
+  }
+
+  static constexpr size_t kBufferBytes = 1 << 20;
+  std::unique_ptr<std::FILE, CloseFile> file_;
+  size_t size_;
+  std::vector<char> buffer_;
+  size_t at_ = 0, filled_ = 0;
+  size_t direct_ = 0;  // A direct read of up to this many bytes is next.
+  Checksum checksum_;
+};
+
+// The checksum of the file at `path`, and its size in `bytes`.
+absl::StatusOr<uint64_t> FileChecksum(const std::string& path, int64_t& bytes) {
+  ASSIGN_OR_RETURN(ChecksummedFile file, ChecksummedFile::Open(path));
+  file.AtEnd();
+  if (file.failed()) return absl::DataLossError(absl::StrCat(path, ": read error"));
+  bytes = file.bytes();
+  return file.checksum();
 }
 
+using Graph = hnswlib::HierarchicalNSW<float>;
+
 // Fills `g`, constructed empty (HierarchicalNSW(space)), as hnswlib 0.6.2's loadIndex would
-// from the file at `path`, reading it once from front to back. loadIndex first walks every
-// element to check the layout, with two tellg()s an element (an lseek each, ~2 us on this VM),
-// then reads the file again: a 100K store's index was ready 0.65 s after start with it, 0.36 s
-// with this (PERF.md, "Session 42"). Here Load has matched the file's size and checksum with
-// its meta, and the layout is checked as it is read: sizes or a count that do not fit the space
-// and the file are FailedPrecondition. On an error `g` holds only what its destructor can free.
-absl::Status ReadGraph(const std::string& path, hnswlib::SpaceInterface<float>& space, Graph& g) {
+// from `file` (named `path`), reading it once front to back; returns the capacity the file
+// gives. The graph gets that capacity when it is at most twice the elements held plus an
+// initial capacity (as a graph grows: HnswIndex::ReserveLocked), else room for the elements
+// alone, and Load grows it once the file's checksum is known good: garbage allocates at most
+// about twice the file's size. loadIndex first walks every element to check the layout, with
+// two tellg()s an element (an lseek each, ~2 us on this VM), then reads the file again: a 100K
+// store's index was ready 0.65 s after start with it, 0.36 s with this (PERF.md, "Session
+// 42"). The layout is checked as it is read: sizes or a count that do not fit the space and
+// the file are FailedPrecondition. On an error `g` holds only what its destructor can free.
+absl::StatusOr<size_t> ReadGraph(const std::string& path, ChecksummedFile& file,
+                                 hnswlib::SpaceInterface<float>& space, Graph& g) {
   // What the destructor frees, safe to free before anything is read (the empty constructor
   // leaves them unset).
   g.data_level0_memory_ = nullptr;
@@ -88,13 +194,7 @@ absl::Status ReadGraph(const std::string& path, hnswlib::SpaceInterface<float>& 
   g.cur_element_count = 0;
   g.num_deleted_ = 0;
 
-  std::unique_ptr<std::FILE, CloseFile> file(std::fopen(path.c_str(), "rb"));
-  if (file == nullptr) return absl::NotFoundError(absl::StrCat(path, ": cannot open"));
-  std::FILE* f = file.get();
-  std::setvbuf(f, nullptr, _IOFBF, 1 << 20);
-  struct stat st;
-  if (::fstat(::fileno(f), &st) != 0) return absl::DataLossError(absl::StrCat(path, ": stat"));
-  const auto file_bytes = static_cast<size_t>(st.st_size);
+  const size_t file_bytes = file.size();
   auto corrupt = [&path](const char* what) {
     return absl::FailedPreconditionError(
         absl::StrCat(path, ": not an index of this space (", what, ")"));
@@ -102,9 +202,10 @@ absl::Status ReadGraph(const std::string& path, hnswlib::SpaceInterface<float>& 
 
   // The header, in saveIndex's order.
   size_t count = 0;
-  if (!ReadValues(f, g.offsetLevel0_, g.max_elements_, count, g.size_data_per_element_,
-                  g.label_offset_, g.offsetData_, g.maxlevel_, g.enterpoint_node_, g.maxM_,
-                  g.maxM0_, g.M_, g.mult_, g.ef_construction_)) {
+  size_t capacity = 0;
+  if (!file.ReadValues(g.offsetLevel0_, capacity, count, g.size_data_per_element_, g.label_offset_,
+                       g.offsetData_, g.maxlevel_, g.enterpoint_node_, g.maxM_, g.maxM0_, g.M_,
+                       g.mult_, g.ef_construction_)) {
     return corrupt("header cut short");
   }
   g.data_size_ = space.get_data_size();
@@ -119,29 +220,30 @@ absl::Status ReadGraph(const std::string& path, hnswlib::SpaceInterface<float>& 
       g.size_data_per_element_ != g.label_offset_ + sizeof(hnswlib::labeltype)) {
     return corrupt("element layout");
   }
-  if (count > g.max_elements_ || count > file_bytes / g.size_data_per_element_ ||
-      g.max_elements_ > std::numeric_limits<size_t>::max() / g.size_data_per_element_) {
+  if (count > capacity || count > file_bytes / g.size_data_per_element_ ||
+      capacity > std::numeric_limits<size_t>::max() / g.size_data_per_element_) {
     return corrupt("element count");
   }
   // loadIndex's capacity: the file's, or none when the graph is empty.
-  const size_t capacity = count == 0 ? 0 : g.max_elements_;
-  g.max_elements_ = capacity;
+  if (count == 0) capacity = 0;
+  const size_t room = capacity <= 2 * count + kInitialCapacity ? capacity : count;
+  g.max_elements_ = room;
 
-  g.data_level0_memory_ = static_cast<char*>(std::malloc(capacity * g.size_data_per_element_));
-  if (g.data_level0_memory_ == nullptr && capacity > 0) {
+  g.data_level0_memory_ = static_cast<char*>(std::malloc(room * g.size_data_per_element_));
+  if (g.data_level0_memory_ == nullptr && room > 0) {
     return absl::ResourceExhaustedError(absl::StrCat(path, ": no memory for ", count, " elements"));
   }
-  if (count > 0 && std::fread(g.data_level0_memory_, g.size_data_per_element_, count, f) != count) {
+  if (!file.Read(g.data_level0_memory_, count * g.size_data_per_element_)) {
     return corrupt("elements cut short");
   }
-  std::vector<std::mutex>(capacity).swap(g.link_list_locks_);
+  std::vector<std::mutex>(room).swap(g.link_list_locks_);
   std::vector<std::mutex>(Graph::max_update_element_locks).swap(g.link_list_update_locks_);
-  g.visited_list_pool_ = new hnswlib::VisitedListPool(1, static_cast<int>(capacity));
-  g.linkLists_ = static_cast<char**>(std::malloc(sizeof(char*) * capacity));
-  if (g.linkLists_ == nullptr && capacity > 0) {
+  g.visited_list_pool_ = new hnswlib::VisitedListPool(1, static_cast<int>(room));
+  g.linkLists_ = static_cast<char**>(std::malloc(sizeof(char*) * room));
+  if (g.linkLists_ == nullptr && room > 0) {
     return absl::ResourceExhaustedError(absl::StrCat(path, ": no memory for ", count, " elements"));
   }
-  g.element_levels_ = std::vector<int>(capacity);
+  g.element_levels_ = std::vector<int>(room);
   g.revSize_ = 1.0 / g.mult_;
   g.ef_ = 10;
   g.label_lookup_.reserve(count);
@@ -152,7 +254,7 @@ absl::Status ReadGraph(const std::string& path, hnswlib::SpaceInterface<float>& 
     g.label_lookup_[g.getExternalLabel(static_cast<hnswlib::tableint>(i))] =
         static_cast<hnswlib::tableint>(i);
     hnswlib::linklistsizeint bytes = 0;
-    if (!ReadValues(f, bytes)) return corrupt("links cut short");
+    if (!file.ReadValues(bytes)) return corrupt("links cut short");
     g.linkLists_[i] = nullptr;
     if (bytes == 0) continue;
     if (bytes % g.size_links_per_element_ != 0 || bytes > file_bytes) return corrupt("links");
@@ -161,14 +263,14 @@ absl::Status ReadGraph(const std::string& path, hnswlib::SpaceInterface<float>& 
       return absl::ResourceExhaustedError(absl::StrCat(path, ": no memory for links"));
     }
     g.element_levels_[i] = static_cast<int>(bytes / g.size_links_per_element_);
-    if (std::fread(g.linkLists_[i], 1, bytes, f) != bytes) return corrupt("links cut short");
+    if (!file.Read(g.linkLists_[i], bytes)) return corrupt("links cut short");
   }
-  if (std::ferror(f) != 0) return absl::DataLossError(absl::StrCat(path, ": read error"));
-  if (std::fgetc(f) != EOF) return corrupt("bytes after the last element");
+  if (file.failed()) return absl::DataLossError(absl::StrCat(path, ": read error"));
+  if (!file.AtEnd()) return corrupt("bytes after the last element");
   for (size_t i = 0; i < count; ++i) {
     if (g.isMarkedDeleted(static_cast<hnswlib::tableint>(i))) ++g.num_deleted_;
   }
-  return absl::OkStatus();
+  return capacity;
 }
 
 absl::Status SyncAndRename(const std::string& from, const std::string& to) {
@@ -248,17 +350,25 @@ absl::StatusOr<std::pair<std::unique_ptr<HnswIndex>, IndexMeta>> HnswIndex::Load
                                                       meta["fingerprint"].get<std::string>(),
                                                       ", not ", fingerprint));
   }
-  int64_t bytes = 0;
-  ASSIGN_OR_RETURN(const uint64_t checksum, FileChecksum(path, bytes));
-  if (bytes != meta["bytes"].get<int64_t>() ||
-      absl::StrCat(checksum) != meta["checksum"].get<std::string>()) {
+  // The graph is read and checksummed in one pass (the file twice was 0.6 GB read at 1M);
+  // its size first, and its checksum before it is used or grown.
+  ASSIGN_OR_RETURN(ChecksummedFile file, ChecksummedFile::Open(path));
+  const auto mismatch = [&path](size_t bytes) {
     return absl::FailedPreconditionError(
         absl::StrCat(path, ": truncated or corrupt (", bytes, " bytes, checksum mismatch)"));
+  };
+  if (static_cast<int64_t>(file.size()) != meta["bytes"].get<int64_t>()) {
+    return mismatch(file.size());
   }
   auto index = std::make_unique<HnswIndex>(dimension);
   try {
     auto graph = std::make_unique<hnswlib::HierarchicalNSW<float>>(index->space_.get());
-    RETURN_IF_ERROR(ReadGraph(path, *index->space_, *graph));
+    ASSIGN_OR_RETURN(const size_t capacity, ReadGraph(path, file, *index->space_, *graph));
+    if (file.bytes() != meta["bytes"].get<int64_t>() ||
+        absl::StrCat(file.checksum()) != meta["checksum"].get<std::string>()) {
+      return mismatch(static_cast<size_t>(file.bytes()));
+    }
+    if (capacity > graph->max_elements_) graph->resizeIndex(capacity);
     graph->setEf(kEf);
     index->graph_ = std::move(graph);
     index->ResampleLocked();  // Not shared yet: alone.

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -496,6 +497,46 @@ class HnswIndexFileTest : public HnswIndexTest {
     out << bytes;
   }
 };
+
+// The checksum a meta file holds, as the format defines it: 8 bytes at a time (a
+// little-endian word, multiply-xor), then the last size % 8 one at a time.
+uint64_t FormatChecksum(const std::string& bytes) {
+  uint64_t h = 0x9E3779B97F4A7C15ULL;
+  size_t i = 0;
+  for (; i + 8 <= bytes.size(); i += 8) {
+    uint64_t w;
+    std::memcpy(&w, bytes.data() + i, 8);
+    h = (h ^ w) * 0xff51afd7ed558ccdULL;
+    h ^= h >> 29;
+  }
+  for (; i < bytes.size(); ++i) h = (h ^ static_cast<unsigned char>(bytes[i])) * 0x100000001b3ULL;
+  return h;
+}
+
+// Load reads and checksums the file in one pass, growing the graph to the file's capacity
+// only once the checksum holds; a capacity far past the elements held loads too, and saves
+// the same bytes.
+TEST_F(HnswIndexFileTest, ALargeCapacityLoadsOnceTheChecksumHolds) {
+  std::string bytes = ReadAll(path_);
+  nlohmann::json meta = nlohmann::json::parse(ReadAll(path_ + ".meta"));
+  EXPECT_EQ(meta["checksum"].get<std::string>(), std::to_string(FormatChecksum(bytes)));
+  // hnswlib's header: offsetLevel0_, then max_elements_ (the capacity), then the count.
+  uint64_t count = 0;
+  std::memcpy(&count, bytes.data() + 16, 8);
+  ASSERT_EQ(count, 500u);
+  const uint64_t capacity = 4 * count + 5000;
+  std::memcpy(bytes.data() + 8, &capacity, 8);
+  WriteAll(path_, bytes);
+  EXPECT_THAT(HnswIndex::Load(path_, kFingerprint, kDim),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("checksum mismatch")));
+  meta["checksum"] = std::to_string(FormatChecksum(bytes));
+  WriteAll(path_ + ".meta", meta.dump());
+  ASSERT_OK_AND_ASSIGN(auto loaded, HnswIndex::Load(path_, kFingerprint, kDim));
+  EXPECT_EQ(loaded.first->size(), 500u);
+  const std::string again = path_ + ".again";
+  ASSERT_OK(loaded.first->Save(again, loaded.second));
+  EXPECT_TRUE(ReadAll(again) == bytes) << "the second save differs";
+}
 
 TEST_F(HnswIndexFileTest, AnotherFingerprintIsFailedPrecondition) {
   EXPECT_THAT(HnswIndex::Load(path_, "test/1/128/", 128),
