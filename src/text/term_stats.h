@@ -36,9 +36,9 @@ struct SplitTerms {
 // index size moves by a tenth.
 // The common ones outlive the process: Save keeps them in the store (a meta row), and a
 // TermStats reads what was saved before its first count. A common term's count reads half a
-// sample of its matches, from pages a process just started has not read yet: at 1M memories
-// of Perseus Vault's corpus the first recall after a start took 63-67 ms against ~5 for the
-// next, most of it counting "entity" and "group" (PERF.md, "Cold start").
+// sample of its matches, from pages a process just started has not read yet: on Perseus
+// Vault's corpus a start's first recall counted "entity" and "group" again, 2-3 ms of it at
+// 10K and 100K memories (PERF.md, "Session 43").
 // Thread safety: as the Db it borrows.
 class TermStats {
  public:
