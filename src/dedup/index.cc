@@ -11,6 +11,7 @@
 #include "dedup/band_map.h"
 #include "dedup/content.h"
 #include "dedup/signature.h"
+#include "store/schema.h"
 #include "temporal/version_table.h"
 #include "text/body_text.h"
 #include "util/int64_blob.h"
@@ -18,6 +19,9 @@
 
 namespace strata::dedup {
 namespace {
+
+// The meta row naming the signature scheme the dedup keys were made with.
+constexpr char kSchemeName[] = "dedup_scheme";
 
 absl::StatusOr<std::vector<int64_t>> DecodeKeys(std::string_view blob, int64_t memory_id) {
   std::optional<std::vector<int64_t>> keys = DecodeInt64s(blob);
@@ -336,19 +340,12 @@ absl::StatusOr<int64_t> DedupIndex::CountAliases(const temporal::Scope& scope) {
 }
 
 absl::StatusOr<std::string> DedupIndex::StoredScheme() {
-  ASSIGN_OR_RETURN(store::Stmt s,
-                   db_->Prepare("SELECT value FROM meta WHERE name = 'dedup_scheme'"));
-  ASSIGN_OR_RETURN(bool row, s.Step());
-  if (!row) return std::string();
-  return std::string(s.Text(0));
+  ASSIGN_OR_RETURN(const std::optional<std::string> scheme, store::ReadMeta(*db_, kSchemeName));
+  return scheme.value_or(std::string());
 }
 
 absl::Status DedupIndex::SetStoredScheme(const std::string& scheme) {
-  ASSIGN_OR_RETURN(store::Stmt s,
-                   db_->Prepare("INSERT INTO meta (name, value) VALUES ('dedup_scheme', ?1) "
-                                "ON CONFLICT (name) DO UPDATE SET value = excluded.value"));
-  s.Bind(1, scheme);
-  return s.Run();
+  return store::WriteMeta(*db_, kSchemeName, scheme);
 }
 
 }  // namespace strata::dedup

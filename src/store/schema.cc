@@ -263,4 +263,19 @@ absl::Status Migrate(Db& db, int target) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::optional<std::string>> ReadMeta(Db& db, std::string_view name) {
+  ASSIGN_OR_RETURN(Stmt s, db.Prepare("SELECT value FROM meta WHERE name = ?1"));
+  s.Bind(1, name);
+  ASSIGN_OR_RETURN(const bool row, s.Step());
+  if (!row || s.IsNull(0)) return std::nullopt;
+  return std::string(s.Text(0));
+}
+
+absl::Status WriteMeta(Db& db, std::string_view name, std::string_view value) {
+  ASSIGN_OR_RETURN(Stmt s, db.Prepare("INSERT INTO meta (name, value) VALUES (?1, ?2) "
+                                      "ON CONFLICT (name) DO UPDATE SET value = excluded.value"));
+  s.Bind(1, name).Bind(2, value);
+  return s.Run();
+}
+
 }  // namespace strata::store

@@ -1,7 +1,12 @@
 #pragma once
 // The schema as numbered migrations, tracked in PRAGMA user_version.
 
+#include <optional>
+#include <string>
+#include <string_view>
+
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "store/db.h"
 
 namespace strata::store {
@@ -20,5 +25,11 @@ absl::Status Migrate(Db& db, int target);
 
 // The file's PRAGMA user_version.
 absl::StatusOr<int> SchemaVersion(Db& db);
+
+// The `meta` table's value named `name` (both stores keep one), nullopt when there is none.
+// Each owner keeps its own names.
+absl::StatusOr<std::optional<std::string>> ReadMeta(Db& db, std::string_view name);
+// Sets that value, in the caller's transaction if there is one.
+absl::Status WriteMeta(Db& db, std::string_view name, std::string_view value);
 
 }  // namespace strata::store

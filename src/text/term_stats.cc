@@ -7,6 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "store/schema.h"
 #include "text/fts5_records.h"
 #include "text/fts_query.h"
 #include "text/pg_keyword_index.h"
@@ -91,11 +92,9 @@ absl::StatusOr<bool> TermStats::IsCommon(const std::string& term, int64_t rows, 
 
 absl::StatusOr<TermStats::SavedTerms> TermStats::ReadSaved() {
   SavedTerms saved;
-  ASSIGN_OR_RETURN(store::Stmt s, db_->Prepare("SELECT value FROM meta WHERE name = ?1"));
-  s.Bind(1, std::string_view(kSavedName));
-  ASSIGN_OR_RETURN(const bool row, s.Step());
-  if (!row || s.IsNull(0)) return saved;
-  for (const absl::string_view line : absl::StrSplit(ToAbsl(s.Text(0)), '\n', absl::SkipEmpty())) {
+  ASSIGN_OR_RETURN(const std::optional<std::string> value, store::ReadMeta(*db_, kSavedName));
+  if (!value) return saved;
+  for (const absl::string_view line : absl::StrSplit(*value, '\n', absl::SkipEmpty())) {
     const size_t space = line.find(' ');
     int64_t rows_at = 0;
     // A line this build cannot read is left out: the term is counted again.
@@ -112,7 +111,8 @@ absl::Status TermStats::Save() {
   if (counted_.empty()) return absl::OkStatus();
   ASSIGN_OR_RETURN(store::Transaction txn, store::Transaction::BeginBeside(*db_));
   // Read again in the transaction: another process may have saved since.
-  ASSIGN_OR_RETURN(SavedTerms saved, ReadSaved());
+  ASSIGN_OR_RETURN(const SavedTerms before, ReadSaved());
+  SavedTerms saved = before;
   for (const auto& [term, entry] : counted_) {
     if (entry.common) {
       saved[term] = entry.rows_at;
@@ -122,15 +122,16 @@ absl::Status TermStats::Save() {
   }
   std::string value;
   size_t kept = 0;
-  for (const auto& [term, rows_at] : saved) {
-    if (kept++ == kMaxSavedTerms) break;
-    absl::StrAppend(&value, rows_at, " ", term, "\n");
+  for (auto it = saved.begin(); it != saved.end();) {
+    if (kept++ == kMaxSavedTerms) {
+      saved.erase(it++);
+      continue;
+    }
+    absl::StrAppend(&value, it->second, " ", it->first, "\n");
+    ++it;
   }
-  ASSIGN_OR_RETURN(store::Stmt s,
-                   db_->Prepare("INSERT INTO meta (name, value) VALUES (?1, ?2) "
-                                "ON CONFLICT (name) DO UPDATE SET value = excluded.value"));
-  s.Bind(1, std::string_view(kSavedName)).Bind(2, value);
-  RETURN_IF_ERROR(s.Run());
+  // Unchanged when another process saved the same answers first.
+  if (saved != before) RETURN_IF_ERROR(store::WriteMeta(*db_, kSavedName, value));
   RETURN_IF_ERROR(txn.Commit());
   saved_ = std::move(saved);
   counted_.clear();

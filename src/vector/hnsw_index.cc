@@ -102,16 +102,14 @@ class ChecksummedFile {
   bool Read(void* out, size_t n) {
     auto* to = static_cast<char*>(out);
     while (n > 0) {
-      if (at_ == filled_ && !Fill(n)) return false;
-      // A large read goes straight to `out` (Fill read nothing into the buffer then).
-      if (direct_ > 0) {
-        const size_t got = std::fread(to, 1, std::min(n, direct_), file_.get());
-        checksum_.Update(to, got);
-        direct_ = 0;
-        if (got == 0) return false;
-        to += got;
-        n -= got;
-        continue;
+      if (at_ == filled_) {
+        // A read at least as large as the buffer goes straight to `out`.
+        if (n >= kBufferBytes) {
+          const size_t got = std::fread(to, 1, n, file_.get());
+          checksum_.Update(to, got);
+          return got == n;
+        }
+        if (!Fill()) return false;
       }
       const size_t take = std::min(n, filled_ - at_);
       std::memcpy(to, buffer_.data() + at_, take);
@@ -128,7 +126,7 @@ class ChecksummedFile {
   // Reads what is left; true when that was nothing.
   bool AtEnd() {
     bool nothing = at_ == filled_;
-    while (Fill(0)) nothing = false;
+    while (Fill()) nothing = false;
     at_ = filled_;
     return nothing;
   }
@@ -141,13 +139,8 @@ class ChecksummedFile {
   ChecksummedFile(std::unique_ptr<std::FILE, CloseFile> file, size_t size)
       : file_(std::move(file)), size_(size), buffer_(kBufferBytes) {}
 
-  // Refills the empty buffer, or, for a read of `wanted` bytes at least as large as it, sets
-  // direct_ instead; false at the end of the file.
-  bool Fill(size_t wanted) {
-    if (wanted >= kBufferBytes) {
-      direct_ = wanted;
-      return true;
-    }
+  // Refills the empty buffer; false at the end of the file.
+  bool Fill() {
     filled_ = std::fread(buffer_.data(), 1, buffer_.size(), file_.get());
     at_ = 0;
     checksum_.Update(buffer_.data(), filled_);
@@ -159,7 +152,6 @@ class ChecksummedFile {
   size_t size_;
   std::vector<char> buffer_;
   size_t at_ = 0, filled_ = 0;
-  size_t direct_ = 0;  // A direct read of up to this many bytes is next.
   Checksum checksum_;
 };
 
@@ -364,9 +356,8 @@ absl::StatusOr<std::pair<std::unique_ptr<HnswIndex>, IndexMeta>> HnswIndex::Load
   try {
     auto graph = std::make_unique<hnswlib::HierarchicalNSW<float>>(index->space_.get());
     ASSIGN_OR_RETURN(const size_t capacity, ReadGraph(path, file, *index->space_, *graph));
-    if (file.bytes() != meta["bytes"].get<int64_t>() ||
-        absl::StrCat(file.checksum()) != meta["checksum"].get<std::string>()) {
-      return mismatch(static_cast<size_t>(file.bytes()));
+    if (absl::StrCat(file.checksum()) != meta["checksum"].get<std::string>()) {
+      return mismatch(file.size());
     }
     if (capacity > graph->max_elements_) graph->resizeIndex(capacity);
     graph->setEf(kEf);
