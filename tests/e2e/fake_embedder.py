@@ -24,6 +24,12 @@ def vector_of(text):
     return [v / 32768.0 for v in struct.unpack("<%dh" % DIMENSION, digest[:2 * DIMENSION])]
 
 
+def openai_spec(port, dim, model="fake", **options):
+    """The --embedder value for an OpenAI-style endpoint on loopback `port`, then `options`."""
+    return "openai:url=http://127.0.0.1:%d/v1/embeddings,model=%s,dim=%d%s" % (
+        port, model, dim, "".join(",%s=%s" % option for option in options.items()))
+
+
 class FakeEmbedder:
 
     def __init__(self):
@@ -64,8 +70,7 @@ class FakeEmbedder:
     @property
     def spec(self):
         """The --embedder value; a minute's timeout, so that a held request does not fail."""
-        return "openai:url=http://127.0.0.1:%d/v1/embeddings,model=fake,dim=%d,timeout_ms=60000" \
-            % (self._server.server_address[1], DIMENSION)
+        return openai_spec(self._server.server_address[1], DIMENSION, timeout_ms=60000)
 
     def slow_when(self, predicate, seconds):
         """Every later request whose list of texts satisfies `predicate` takes `seconds`."""

@@ -24,7 +24,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import mcp_client  # noqa: E402
-from fake_embedder import FakeEmbedder  # noqa: E402
+from fake_embedder import FakeEmbedder, openai_spec  # noqa: E402
 from mcp_client import StrataTestCase, now_ms, schema_problems  # noqa: E402
 
 # Versions written ahead of the ones a test embeds itself (see the module doc), and how long
@@ -490,8 +490,7 @@ class UnreachableEmbedder(EmbedCase):
         # A port bound but never listening: connections to it are refused.
         self.closed = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.closed.bind(("127.0.0.1", 0))
-        self.spec = "openai:url=http://127.0.0.1:%d/v1/embeddings,model=m,dim=8,retries=0" \
-            % self.closed.getsockname()[1]
+        self.spec = openai_spec(self.closed.getsockname()[1], 8, model="m", retries=0)
 
     def tearDown(self):
         try:
