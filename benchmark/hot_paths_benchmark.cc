@@ -333,6 +333,28 @@ void BM_IndexBuild(benchmark::State& state) {
 }
 BENCHMARK(BM_IndexBuild)->Arg(20000)->Iterations(1)->Unit(benchmark::kMillisecond);
 
+// Saving an index of n embeddings of corpus texts (HnswIndex::Save: the graph file written and
+// checksummed, fsynced and renamed, then its meta), as a node does when it stops.
+void BM_IndexSave(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  const CorpusVectors corpus(n);
+  vector::HnswIndex index(corpus.dim);
+  index.AddParallel(corpus.labels, corpus.vectors, 2);
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / absl::StrCat("strata-bm-save-", ::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "index.hnsw").string();
+  for (auto _ : state) {
+    if (absl::Status s = index.Save(path, {.fingerprint = "bench", .watermark = n}); !s.ok()) {
+      state.SkipWithError(std::string(s.message()).c_str());
+      break;
+    }
+  }
+  state.counters["bytes"] = static_cast<double>(std::filesystem::file_size(path));
+  std::filesystem::remove_all(dir);
+}
+BENCHMARK(BM_IndexSave)->Arg(20000)->Unit(benchmark::kMillisecond);
+
 // A second node's index of n embeddings, built from the links the first node's index gave
 // each one (HnswIndex::Links, read as the embedding worker reads them: after each batch of 64
 // it inserted), on two threads: the insertion that skips the search. Reported beside the

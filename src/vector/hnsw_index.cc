@@ -39,7 +39,6 @@ constexpr size_t kInitialCapacity = 1024;
 class Checksum {
  public:
   void Update(const char* data, size_t n) {
-    bytes_ += static_cast<int64_t>(n);
     if (pending_ > 0) {
       const size_t take = std::min(n, sizeof word_ - pending_);
       std::memcpy(word_ + pending_, data, take);
@@ -62,7 +61,6 @@ class Checksum {
     }
     return h;
   }
-  int64_t bytes() const { return bytes_; }
 
  private:
   void MixWord(const char* at) {
@@ -75,7 +73,6 @@ class Checksum {
   uint64_t h_ = 0x9E3779B97F4A7C15ULL;
   char word_[8];
   size_t pending_ = 0;
-  int64_t bytes_ = 0;
 };
 
 struct CloseFile {
@@ -131,9 +128,8 @@ class ChecksummedFile {
     return nothing;
   }
   bool failed() const { return std::ferror(file_.get()) != 0; }
-  // The checksum and size of what was read.
+  // The checksum of what was read.
   uint64_t checksum() const { return checksum_.Final(); }
-  int64_t bytes() const { return checksum_.bytes(); }
 
  private:
   ChecksummedFile(std::unique_ptr<std::FILE, CloseFile> file, size_t size)
@@ -155,14 +151,68 @@ class ChecksummedFile {
   Checksum checksum_;
 };
 
-// The checksum of the file at `path`, and its size in `bytes`.
-absl::StatusOr<uint64_t> FileChecksum(const std::string& path, int64_t& bytes) {
-  ASSIGN_OR_RETURN(ChecksummedFile file, ChecksummedFile::Open(path));
-  file.AtEnd();
-  if (file.failed()) return absl::DataLossError(absl::StrCat(path, ": read error"));
-  bytes = file.bytes();
-  return file.checksum();
-}
+// A new file written front to back and checksummed (Checksum) as it is written, a buffer at
+// a time.
+class ChecksummedWriter {
+ public:
+  // Errors: Internal when the file cannot be created.
+  static absl::StatusOr<ChecksummedWriter> Create(const std::string& path) {
+    std::unique_ptr<std::FILE, CloseFile> file(std::fopen(path.c_str(), "wb"));
+    if (file == nullptr) return absl::InternalError(absl::StrCat(path, ": cannot create"));
+    return ChecksummedWriter(std::move(file), path);
+  }
+
+  void Write(const void* data, size_t n) {
+    const auto* from = static_cast<const char*>(data);
+    bytes_ += n;
+    if (n > buffer_.size() - filled_) {
+      Flush();
+      // A write at least as large as the buffer goes straight to the file.
+      if (n >= buffer_.size()) {
+        checksum_.Update(from, n);
+        std::fwrite(from, 1, n, file_.get());
+        return;
+      }
+    }
+    std::memcpy(buffer_.data() + filled_, from, n);
+    filled_ += n;
+  }
+  template <typename... T>
+  void WriteValues(const T&... values) {
+    (Write(&values, sizeof values), ...);
+  }
+  // Writes what is buffered and closes the file; Internal when any write failed (a full
+  // disk, say).
+  absl::Status Close() {
+    Flush();
+    const bool failed = std::ferror(file_.get()) != 0;
+    if (std::fclose(file_.release()) != 0 || failed) {
+      return absl::InternalError(absl::StrCat(path_, ": write error"));
+    }
+    return absl::OkStatus();
+  }
+  // The checksum and size of what was written.
+  uint64_t checksum() const { return checksum_.Final(); }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  ChecksummedWriter(std::unique_ptr<std::FILE, CloseFile> file, std::string path)
+      : file_(std::move(file)), path_(std::move(path)), buffer_(kBufferBytes) {}
+
+  void Flush() {
+    checksum_.Update(buffer_.data(), filled_);
+    std::fwrite(buffer_.data(), 1, filled_, file_.get());
+    filled_ = 0;
+  }
+
+  static constexpr size_t kBufferBytes = 1 << 20;
+  std::unique_ptr<std::FILE, CloseFile> file_;
+  std::string path_;
+  std::vector<char> buffer_;
+  size_t filled_ = 0;
+  size_t bytes_ = 0;
+  Checksum checksum_;
+};
 
 using Graph = hnswlib::HierarchicalNSW<float>;
 
@@ -263,6 +313,21 @@ absl::StatusOr<size_t> ReadGraph(const std::string& path, ChecksummedFile& file,
     if (g.isMarkedDeleted(static_cast<hnswlib::tableint>(i))) ++g.num_deleted_;
   }
   return capacity;
+}
+
+// Writes `g` to `file` as hnswlib 0.6.2's saveIndex does (the format ReadGraph reads), so the
+// file is checksummed as it is written rather than read back after (0.6 GB at 1M).
+void WriteGraph(const Graph& g, ChecksummedWriter& file) {
+  file.WriteValues(g.offsetLevel0_, g.max_elements_, g.cur_element_count, g.size_data_per_element_,
+                   g.label_offset_, g.offsetData_, g.maxlevel_, g.enterpoint_node_, g.maxM_,
+                   g.maxM0_, g.M_, g.mult_, g.ef_construction_);
+  file.Write(g.data_level0_memory_, g.cur_element_count * g.size_data_per_element_);
+  for (size_t i = 0; i < g.cur_element_count; ++i) {
+    const hnswlib::linklistsizeint bytes =
+        g.element_levels_[i] > 0 ? g.size_links_per_element_ * g.element_levels_[i] : 0;
+    file.WriteValues(bytes);
+    if (bytes > 0) file.Write(g.linkLists_[i], bytes);
+  }
 }
 
 absl::Status SyncAndRename(const std::string& from, const std::string& to) {
@@ -376,23 +441,20 @@ absl::Status HnswIndex::Save(const std::string& path, const IndexMeta& meta) con
   static std::atomic<uint64_t> saves{0};
   const std::string unique = absl::StrCat(".", ::getpid(), ".", saves++, ".tmp");
   const std::string tmp = path + unique;
+  ASSIGN_OR_RETURN(ChecksummedWriter file, ChecksummedWriter::Create(tmp));
   {
     RoomLock::Hold hold(lock_, kSearches);
-    try {
-      graph_->saveIndex(tmp);
-    } catch (const std::exception& e) {
-      return absl::InternalError(absl::StrCat(tmp, ": ", e.what()));
-    }
+    WriteGraph(*graph_, file);
   }
-  int64_t bytes = 0;
-  ASSIGN_OR_RETURN(const uint64_t checksum, FileChecksum(tmp, bytes));
+  if (absl::Status closed = file.Close(); !closed.ok()) {
+    std::remove(tmp.c_str());
+    return closed;
+  }
   RETURN_IF_ERROR(SyncAndRename(tmp, path));
-  const nlohmann::json json = {{"format", kMetaFormat},
-                               {"graph", GraphParams()},
-                               {"fingerprint", meta.fingerprint},
-                               {"watermark", meta.watermark},
-                               {"bytes", bytes},
-                               {"checksum", absl::StrCat(checksum)}};
+  const nlohmann::json json = {
+      {"format", kMetaFormat},           {"graph", GraphParams()},
+      {"fingerprint", meta.fingerprint}, {"watermark", meta.watermark},
+      {"bytes", file.bytes()},           {"checksum", absl::StrCat(file.checksum())}};
   const std::string meta_tmp = path + ".meta" + unique;
   {
     std::ofstream out(meta_tmp, std::ios::trunc);
