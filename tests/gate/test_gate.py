@@ -6,6 +6,8 @@ import sys
 import tempfile
 import unittest
 
+import fake_report
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 GATE = os.path.join(ROOT, "benchmark", "scale", "gate.py")
 
@@ -22,13 +24,7 @@ def fake_size(**overrides):
         "peak_rss_bytes": 30 << 20,
         "dedup": {"candidates_median": 0},
     }
-    for path, value in overrides.items():
-        target = size
-        keys = path.split(".")
-        for key in keys[:-1]:
-            target = target[key]
-        target[keys[-1]] = value
-    return size
+    return fake_report.changed(size, overrides)
 
 
 class GateTest(unittest.TestCase):

@@ -7,6 +7,8 @@ import sys
 import tempfile
 import unittest
 
+import fake_report
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 TARGETS = os.path.join(ROOT, "benchmark", "nodes", "targets.py")
 
@@ -23,14 +25,7 @@ RUN = {
 
 def run_with(**changes):
     """RUN with `changes` ("recall_after_load.fts5.p99_ms": 11.2) made."""
-    run = copy.deepcopy(RUN)
-    for path, v in changes.items():
-        target = run
-        keys = path.split(".")
-        for key in keys[:-1]:
-            target = target[key]
-        target[keys[-1]] = v
-    return run
+    return fake_report.changed(RUN, changes)
 
 
 class NodesTargetsTest(unittest.TestCase):
