@@ -38,6 +38,7 @@
 #include "mcp/dispatcher.h"
 #include "strata/strata.h"
 #include "util/json_text.h"
+#include "util/log.h"
 
 namespace strata::http {
 namespace {
@@ -503,27 +504,28 @@ void Service::ReloadTokens() {
   if (!options_.jwt.jwks_file.empty()) {
     absl::StatusOr<JwtVerifier> verifier = JwtVerifier::Load(options_.jwt);
     if (!verifier.ok()) {
-      std::cerr << "strata: SIGHUP: keeping the JWKS keys in use: "
-                << verifier.status().message() << "\n";
+      Log(LogLevel::kWarning,
+          absl::StrCat("SIGHUP: keeping the JWKS keys in use: ", verifier.status().message()));
     } else {
       const size_t count = verifier->size();
       {
         absl::MutexLock lock(&tokens_mu_);
         jwt_ = std::make_shared<const JwtVerifier>(*std::move(verifier));
       }
-      std::cerr << "strata: SIGHUP: re-read " << options_.jwt.jwks_file << ": " << count
-                << (count == 1 ? " key" : " keys") << "\n";
+      Log(LogLevel::kInfo, absl::StrCat("SIGHUP: re-read ", options_.jwt.jwks_file, ": ", count,
+                                        count == 1 ? " key" : " keys"));
     }
   }
   if (options_.token_file.empty()) {
     if (options_.jwt.jwks_file.empty()) {
-      std::cerr << "strata: SIGHUP: no --auth-token-file or --auth-jwks to re-read\n";
+      Log(LogLevel::kInfo, "SIGHUP: no --auth-token-file or --auth-jwks to re-read");
     }
     return;
   }
   absl::StatusOr<TokenTable> table = TokenTable::Load(options_.token_file);
   if (!table.ok()) {
-    std::cerr << "strata: SIGHUP: keeping the tokens in use: " << table.status().message() << "\n";
+    Log(LogLevel::kWarning,
+        absl::StrCat("SIGHUP: keeping the tokens in use: ", table.status().message()));
     return;
   }
   const size_t count = table->size();
@@ -531,8 +533,8 @@ void Service::ReloadTokens() {
     absl::MutexLock lock(&tokens_mu_);
     tokens_ = std::make_shared<const TokenTable>(*std::move(table));
   }
-  std::cerr << "strata: SIGHUP: re-read " << options_.token_file << ": " << count
-            << (count == 1 ? " token" : " tokens") << "\n";
+  Log(LogLevel::kInfo, absl::StrCat("SIGHUP: re-read ", options_.token_file, ": ", count,
+                                    count == 1 ? " token" : " tokens"));
 }
 
 // HOST as written in a URL: an IPv6 literal in brackets.
