@@ -11,9 +11,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <functional>
-#include <iterator>
 #include <memory>
 #include <optional>
 #include <set>
@@ -41,7 +39,9 @@
 namespace strata {
 namespace {
 
+using ::strata::testing::ReadAll;
 using ::strata::testing::StatusIs;
+using ::strata::testing::WriteAll;
 using ::testing::_;
 using ::testing::Contains;
 using ::testing::ElementsAre;
@@ -107,16 +107,6 @@ std::vector<std::string> Keys(const absl::StatusOr<RecallResult>& result) {
 std::set<std::string> KeySet(const absl::StatusOr<RecallResult>& result) {
   const std::vector<std::string> keys = Keys(result);
   return std::set<std::string>(keys.begin(), keys.end());
-}
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-void WriteAll(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << bytes;
 }
 
 class DenseTest : public ::testing::TestWithParam<store::Dialect> {

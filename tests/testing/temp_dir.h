@@ -1,5 +1,6 @@
 #pragma once
-// A temporary directory removed with everything in it when the object dies.
+// A temporary directory removed with everything in it when the object dies, and the whole
+// contents of a file read or written at once.
 
 #include <filesystem>
 #include <string>
@@ -21,5 +22,10 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+// The bytes of the file at `path` ("" when it cannot be read).
+std::string ReadAll(const std::string& path);
+// Replaces the file at `path` with `bytes`.
+void WriteAll(const std::string& path, const std::string& bytes);
 
 }  // namespace strata::testing

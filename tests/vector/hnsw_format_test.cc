@@ -4,8 +4,6 @@
 // defines functions outside `inline`, so this test is its own executable, linked with
 // --allow-multiple-definition (the copies are the same header's).
 
-#include <fstream>
-#include <iterator>
 #include <memory>
 #include <random>
 #include <string>
@@ -22,14 +20,11 @@
 namespace strata::vector {
 namespace {
 
+using ::strata::testing::ReadAll;
+
 constexpr size_t kDim = 32;
 constexpr size_t kPoints = 3000;
 constexpr char kFingerprint[] = "test/1/32/";
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 // The space HnswIndex builds its graph in (hnsw_index.cc's Int8CosineSpace).
 class Int8Space final : public hnswlib::SpaceInterface<float> {

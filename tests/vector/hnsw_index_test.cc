@@ -10,8 +10,6 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <random>
 #include <string>
 #include <thread>
@@ -30,6 +28,8 @@ namespace strata::vector {
 namespace {
 
 using ::strata::testing::RandomUnitVectors;
+using ::strata::testing::ReadAll;
+using ::strata::testing::WriteAll;
 
 using ::strata::testing::StatusIs;
 using ::testing::_;
@@ -41,11 +41,6 @@ using ::testing::HasSubstr;
 
 constexpr int kDim = 64;
 constexpr char kFingerprint[] = "test/1/64/";
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 std::span<const float> Row(const std::vector<float>& vectors, size_t i, int dim = kDim) {
   return std::span<const float>(vectors.data() + i * dim, dim);
@@ -490,11 +485,6 @@ class HnswIndexFileTest : public HnswIndexTest {
     for (size_t i = 0; i < 500; ++i) index.Add(labels_[i], Row(data_, i));
     ASSERT_OK(index.Save(path_, {.fingerprint = kFingerprint, .watermark = 500}));
     ASSERT_OK(HnswIndex::Load(path_, kFingerprint, kDim));
-  }
-
-  static void WriteAll(const std::string& path, const std::string& bytes) {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << bytes;
   }
 };
 
